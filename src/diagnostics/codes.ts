@@ -1,0 +1,94 @@
+/**
+ * Every diagnostic code the library can produce. Codes are public and stable: lint output,
+ * SARIF rules and server logs carry them. Add new codes; never rename one.
+ */
+export const CODES = {
+  // Lexing and parsing
+  EMPTY_QUERY: 'The query text is empty.',
+  SYNTAX_ERROR: 'The text does not follow the grammar at this point.',
+  UNEXPECTED_END: 'The query ends where more was expected.',
+  UNTERMINATED_STRING: "A string literal has no closing quote.",
+  UNTERMINATED_IDENTIFIER: 'A double-quoted identifier has no closing quote.',
+  UNTERMINATED_COMMENT: 'A block comment has no closing */.',
+  INVALID_CHARACTER: 'A character that cannot start any token.',
+  MULTIPLE_STATEMENTS: 'More than one statement; only one SELECT is accepted.',
+  NOT_SELECT: 'A statement other than SELECT.',
+  UNSUPPORTED_JOIN: 'JOIN is not part of the dialect; relations are reached with dot notation or EXISTS.',
+  UNSUPPORTED_SET_OPERATION: 'UNION, INTERSECT and EXCEPT are not part of the dialect.',
+  UNSUPPORTED_WITH: 'Common table expressions (WITH) are not part of the dialect.',
+  UNSUPPORTED_EXTRACT: 'EXTRACT is not part of the dialect; use date_part.',
+  UNSUPPORTED_FILTER: 'Aggregate FILTER clauses are not part of the dialect; use a conditional aggregate.',
+  UNSUPPORTED_CAST: 'Casts other than ::date are not part of the dialect.',
+  UNSUPPORTED_SUBSCRIPT: 'Array subscripts are not part of the dialect.',
+  UNSUPPORTED_WINDOW: 'Window functions (OVER) are not part of the dialect.',
+  UNSUPPORTED_OPERATOR: 'An operator the dialect does not accept.',
+  UNSUPPORTED_FUNCTION: 'A known PostgreSQL function the dialect deliberately does not accept.',
+  UNSUPPORTED_SYSTEM_REFERENCE: 'A reference to a pg_* system object.',
+  // Limits
+  QUERY_TOO_LONG: 'The query text is longer than the configured maximum.',
+  NESTING_TOO_DEEP: 'Expressions or subqueries are nested deeper than the configured maximum.',
+  TOO_MANY_SELECT_ITEMS: 'The select list has more items than the configured maximum.',
+  PATH_TOO_DEEP: 'A dot path has more relation hops than the configured maximum.',
+  // Dialect rules that need no schema
+  MISSING_LIMIT: 'The top-level query has no LIMIT.',
+  INVALID_LIMIT: 'LIMIT or OFFSET is not a non-negative whole number (LIMIT must be positive).',
+  LIMIT_TOO_LARGE: 'LIMIT is larger than the configured maximum.',
+  MISSING_ALIAS: 'An aggregate or computed select item has no alias.',
+  UNKNOWN_FUNCTION: 'A function outside the whitelist.',
+  WRONG_ARGUMENT_COUNT: 'A function called with the wrong number of arguments.',
+  INVALID_ARGUMENT: 'A function argument of the wrong form (for example a date_part field that is not a string).',
+  NESTED_AGGREGATE: 'An aggregate inside another aggregate.',
+  AGGREGATE_NOT_ALLOWED: 'An aggregate in WHERE, GROUP BY or another place aggregates cannot appear.',
+  UNSUPPORTED_DATE_KEYWORD: 'CURRENT_DATE, CURRENT_TIMESTAMP and similar; dates are epoch milliseconds.',
+  DATE_STRING_COMPARISON: 'A date string compared in WHERE; dates are epoch milliseconds.',
+  TO_TIMESTAMP_COMPARISON: 'A to_timestamp(...) comparison in WHERE; compare epoch milliseconds instead.',
+  // Names and types, checked against the catalog
+  INVALID_SLUG: 'The top-level FROM object is unknown or differs from the request slug.',
+  UNKNOWN_OBJECT: 'A FROM object that the catalog does not have.',
+  UNKNOWN_COLUMN: 'A name that is neither a column of the object nor an alias in scope.',
+  NOT_A_RELATION: 'A dot path continues after a column that is not a relation.',
+  VIRTUAL_NEEDS_FIELD: 'A virtual (one-to-many) relation used without a field of its children.',
+  VIRTUAL_IN_SUBQUERY: 'IN (subquery) on a virtual-relation column; use EXISTS.',
+  SUBQUERY_COLUMNS: 'A subquery used as a value selects other than exactly one column.',
+  DUPLICATE_ALIAS: 'Two FROM items in one scope share a name.',
+  DUPLICATE_KEY: 'Two select items produce the same output key.',
+  TYPE_MISMATCH: 'An operator or function applied to values of types it does not accept.',
+  MULTISELECT_EQUALITY: 'A multiselect compared with = or <> to something other than ARRAY[NULL].',
+  UNKNOWN_OPTION: 'An enum or multiselect compared to an option slug the column does not have.',
+  UNGROUPED_COLUMN: 'A column outside any aggregate that GROUP BY does not cover.',
+  // Catalog loading
+  CATALOG_INVALID: 'The catalog payload has the wrong shape.',
+  CATALOG_UNKNOWN_TYPE: 'A column_data_type code the type map does not have.',
+  CATALOG_DUPLICATE_SLUG: 'Two objects, or two columns of one object, share a slug.',
+  CATALOG_MISSING_OBJECT: 'A relation points at an object the catalog does not have.',
+  CATALOG_BAD_VIRTUAL: 'A virtual relation whose child column is missing or is not a to-one back to the parent.',
+  // Running
+  QUERY_TIMEOUT: 'The query ran longer than the statement timeout.',
+  TOO_MANY_REQUESTS: 'The client already has the maximum number of analytics queries running.',
+  QUERY_FAILED: 'PostgreSQL rejected the query while running it (for example division by zero).',
+  DATABASE_ERROR: 'The database could not be reached or failed for a reason unrelated to the query.',
+  INVALID_OPTIONS: 'The options passed to the library are inconsistent.',
+} as const;
+
+export type DiagnosticCode = keyof typeof CODES;
+
+/** HTTP-style status for each code family; everything about the query text is 400. */
+export function statusOf(code: DiagnosticCode): number {
+  switch (code) {
+    case 'QUERY_TIMEOUT':
+      return 504;
+    case 'TOO_MANY_REQUESTS':
+      return 429;
+    case 'DATABASE_ERROR':
+      return 503;
+    case 'CATALOG_INVALID':
+    case 'CATALOG_UNKNOWN_TYPE':
+    case 'CATALOG_DUPLICATE_SLUG':
+    case 'CATALOG_MISSING_OBJECT':
+    case 'CATALOG_BAD_VIRTUAL':
+    case 'INVALID_OPTIONS':
+      return 500;
+    default:
+      return 400;
+  }
+}

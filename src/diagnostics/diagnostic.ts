@@ -1,0 +1,110 @@
+import { CODES, statusOf, type DiagnosticCode } from './codes.js';
+import { LineMap, type SourceSpan, type Span } from './span.js';
+
+export type Severity = 'error' | 'warning';
+
+export interface Diagnostic {
+  readonly code: DiagnosticCode;
+  readonly severity: Severity;
+  readonly message: string;
+  readonly span: SourceSpan;
+  readonly hint?: string;
+}
+
+/**
+ * Collects diagnostics for one source text. Stages report into a bag instead of throwing on
+ * the first problem, so a user sees everything that is wrong at once.
+ */
+export class DiagnosticBag {
+  readonly items: Diagnostic[] = [];
+  private lines: LineMap | undefined;
+
+  constructor(readonly source: string) {}
+
+  get lineMap(): LineMap {
+    return (this.lines ??= new LineMap(this.source));
+  }
+
+  error(code: DiagnosticCode, at: Span, message: string, hint?: string): void {
+    this.add('error', code, at, message, hint);
+  }
+
+  warning(code: DiagnosticCode, at: Span, message: string, hint?: string): void {
+    this.add('warning', code, at, message, hint);
+  }
+
+  get hasErrors(): boolean {
+    return this.items.some((d) => d.severity === 'error');
+  }
+
+  /** Throws an OqlError carrying every diagnostic when any is an error. */
+  throwIfErrors(): void {
+    if (this.hasErrors) throw new OqlError(this.items, this.source);
+  }
+
+  private add(severity: Severity, code: DiagnosticCode, at: Span, message: string, hint?: string): void {
+    const d: Diagnostic = hint === undefined
+      ? { code, severity, message, span: this.lineMap.resolve(at) }
+      : { code, severity, message, span: this.lineMap.resolve(at), hint };
+    this.items.push(d);
+  }
+}
+
+/**
+ * The one error type of the library. `code`, `message`, `span` and `hint` are those of the
+ * first error; `diagnostics` holds all that were found, warnings included.
+ */
+export class OqlError extends Error {
+  override readonly name = 'OqlError';
+  readonly code: DiagnosticCode;
+  readonly status: number;
+  readonly span: SourceSpan | undefined;
+  readonly hint: string | undefined;
+  readonly diagnostics: readonly Diagnostic[];
+  /** The query text the spans point into, when there is one. */
+  readonly source: string | undefined;
+
+  constructor(diagnostics: readonly Diagnostic[], source?: string) {
+    const first = diagnostics.find((d) => d.severity === 'error') ?? diagnostics[0];
+    if (!first) throw new TypeError('OqlError needs at least one diagnostic');
+    super(first.message);
+    this.code = first.code;
+    this.status = statusOf(first.code);
+    this.span = first.span;
+    this.hint = first.hint;
+    this.diagnostics = diagnostics;
+    this.source = source;
+  }
+
+  /** An error with no position in a query text (runtime, catalog and option errors). */
+  static plain(code: DiagnosticCode, message: string, hint?: string): OqlError {
+    const d: Diagnostic = {
+      code,
+      severity: 'error',
+      message,
+      span: { start: 0, end: 0, line: 1, column: 1, endLine: 1, endColumn: 1 },
+      ...(hint === undefined ? {} : { hint }),
+    };
+    return new OqlError([d]);
+  }
+
+  toJSON(): object {
+    return {
+      name: this.name,
+      code: this.code,
+      status: this.status,
+      message: this.message,
+      span: this.span,
+      hint: this.hint,
+      diagnostics: this.diagnostics,
+    };
+  }
+}
+
+export function isOqlError(e: unknown): e is OqlError {
+  return e instanceof OqlError;
+}
+
+export function describeCode(code: DiagnosticCode): string {
+  return CODES[code];
+}

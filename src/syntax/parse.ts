@@ -1,0 +1,143 @@
+import { Lexer, type IRecognitionException, type IToken } from 'chevrotain';
+import { DiagnosticBag, OqlError } from '../diagnostics/diagnostic.js';
+import type { Span } from '../diagnostics/span.js';
+import { treeDepth, type Select } from './ast.js';
+import { classifySyntaxError } from './classify.js';
+import { OqlParser } from './parser.js';
+import * as T from './tokens.js';
+
+export interface SyntaxLimits {
+  /** Longest accepted query text, in characters. Default 100,000. */
+  maxLength?: number;
+  /** Deepest accepted nesting of parentheses, brackets, CASE and prefix operators. Default 64. */
+  maxNesting?: number;
+  /** Deepest accepted syntax tree (long operator chains count too). Default 400. */
+  maxTreeDepth?: number;
+}
+
+export const DEFAULT_SYNTAX_LIMITS: Required<SyntaxLimits> = { maxLength: 100_000, maxNesting: 64, maxTreeDepth: 400 };
+
+let lexer: Lexer | undefined;
+let parser: OqlParser | undefined;
+
+// Grammar self-validation costs tens of milliseconds: tests turn it on, builds turn it off.
+function validateGrammar(): boolean {
+  return typeof process !== 'undefined' && process.env?.OQL_VALIDATE_GRAMMAR === '1';
+}
+
+export function getLexer(): Lexer {
+  return (lexer ??= new Lexer(T.allTokens, {
+    positionTracking: 'onlyOffset',
+    ensureOptimizations: false,
+    skipValidations: !validateGrammar(),
+  }));
+}
+
+/** The parser is built once per process and reused: building it is the expensive part. */
+export function getParser(): OqlParser {
+  return (parser ??= new OqlParser(validateGrammar()));
+}
+
+const OPENERS = new Set([T.LParen, T.LBracket, T.Case]);
+const CLOSERS = new Set([T.RParen, T.RBracket, T.End]);
+const PREFIX = new Set([T.Not, T.Minus, T.Plus]);
+
+/**
+ * Parses one query into its syntax tree, reporting every problem into `bag`. Returns null when
+ * the text cannot be parsed. Never throws for bad input and never recurses deeper than the
+ * configured nesting: the nesting is measured on the token stream before the parser runs.
+ */
+export function parseInto(text: string, bag: DiagnosticBag, limits: SyntaxLimits = {}): Select | null {
+  const lim = { ...DEFAULT_SYNTAX_LIMITS, ...limits };
+  if (text.length > lim.maxLength) {
+    bag.error(
+      'QUERY_TOO_LONG',
+      { start: lim.maxLength, end: text.length },
+      `the query is ${text.length.toLocaleString('en-US')} characters long; the maximum is ${lim.maxLength.toLocaleString('en-US')}`,
+      'split the report into smaller queries, or raise maxLength',
+    );
+    return null;
+  }
+  const lexed = getLexer().tokenize(text);
+  if (lexed.errors.length > 0) {
+    const e = lexed.errors[0]!;
+    const ch = text.slice(e.offset, e.offset + e.length);
+    const cp = ch.codePointAt(0) ?? 0;
+    const shown = cp < 32 || cp === 127 ? `U+${cp.toString(16).toUpperCase().padStart(4, '0')}` : `'${String.fromCodePoint(cp)}'`;
+    const width = cp > 0xffff ? 2 : 1;
+    bag.error('INVALID_CHARACTER', { start: e.offset, end: e.offset + width }, `unexpected character ${shown}`, 'identifiers use letters, digits and _; strings go in single quotes');
+    return null;
+  }
+  const tokens = lexed.tokens;
+  if (!checkTokens(text, tokens, bag, lim.maxNesting)) return null;
+
+  const p = getParser();
+  p.input = tokens;
+  const ast = p.query();
+  if (p.errors.length > 0) {
+    reportSyntaxError(text, tokens, p.errors[0]!, bag);
+    return null;
+  }
+  const { depth, deepest } = treeDepth(ast);
+  if (depth > lim.maxTreeDepth) {
+    bag.error(
+      'NESTING_TOO_DEEP',
+      spanOf(deepest),
+      `the expression is nested ${depth} levels deep; the maximum is ${lim.maxTreeDepth}`,
+      'break long operator chains into smaller expressions',
+    );
+    return null;
+  }
+  return ast;
+}
+
+/** Parses or throws an OqlError with every diagnostic. */
+export function parse(text: string, limits: SyntaxLimits = {}): Select {
+  const bag = new DiagnosticBag(text);
+  const ast = parseInto(text, bag, limits);
+  if (!ast) throw new OqlError(bag.items, text);
+  return ast;
+}
+
+function spanOf(node: { span: Span } | object): Span {
+  return 'span' in node ? (node as { span: Span }).span : { start: 0, end: 0 };
+}
+
+/** Token-level checks: empty input, unterminated literals and comments, nesting depth. */
+function checkTokens(text: string, tokens: IToken[], bag: DiagnosticBag, maxNesting: number): boolean {
+  if (tokens.length === 0) {
+    bag.error('EMPTY_QUERY', { start: 0, end: text.length }, 'the query is empty', 'write a query such as: SELECT id, name FROM account LIMIT 100');
+    return false;
+  }
+  let depth = 0;
+  let prefixRun = 0;
+  for (const t of tokens) {
+    const type = t.tokenType;
+    const at = { start: t.startOffset, end: t.startOffset + t.image.length };
+    if (type === T.UnterminatedString) {
+      bag.error('UNTERMINATED_STRING', at, 'the string starting here has no closing quote', "close it with ' (write '' for a quote inside a string)");
+      return false;
+    }
+    if (type === T.UnterminatedIdentifier) {
+      bag.error('UNTERMINATED_IDENTIFIER', at, 'the quoted identifier starting here has no closing "', 'close it with ", or write the name without quotes');
+      return false;
+    }
+    if (type === T.UnterminatedComment) {
+      bag.error('UNTERMINATED_COMMENT', { start: at.start, end: at.start + 2 }, 'the comment starting here has no closing */', 'close the comment with */');
+      return false;
+    }
+    if (OPENERS.has(type)) depth++;
+    else if (CLOSERS.has(type)) depth = Math.max(0, depth - 1);
+    prefixRun = PREFIX.has(type) ? prefixRun + 1 : 0;
+    if (depth + prefixRun > maxNesting) {
+      bag.error('NESTING_TOO_DEEP', at, `the query nests deeper than ${maxNesting} levels here`, 'flatten the expression: remove redundant parentheses or split the condition');
+      return false;
+    }
+  }
+  return true;
+}
+
+function reportSyntaxError(text: string, tokens: IToken[], e: IRecognitionException, bag: DiagnosticBag): void {
+  const d = classifySyntaxError(text, tokens, e);
+  bag.error(d.code, d.span, d.message, d.hint);
+}

@@ -1,0 +1,26 @@
+import { defineConfig } from 'tsup';
+
+// chevrotain is bundled: its own entry pulls in lodash-style helpers and imports slowly,
+// so the library and the CLI ship it inlined and start fast.
+export default defineConfig([
+  {
+    entry: { index: 'src/index.ts' },
+    format: ['esm', 'cjs'],
+    dts: true,
+    clean: true,
+    target: 'node20',
+    sourcemap: true,
+    noExternal: ['chevrotain'],
+    define: { 'process.env.OQL_VALIDATE_GRAMMAR': '"0"' },
+  },
+  {
+    entry: { cli: 'src/cli/main.ts' },
+    format: ['esm'],
+    target: 'node20',
+    sourcemap: true,
+    noExternal: ['chevrotain'],
+    external: ['@electric-sql/pglite', 'pg'],
+    banner: { js: '#!/usr/bin/env node' },
+    define: { 'process.env.OQL_VALIDATE_GRAMMAR': '"0"' },
+  },
+]);
