@@ -56,6 +56,8 @@ export const CODES = {
   MULTISELECT_EQUALITY: 'A multiselect compared with = or <> to something other than ARRAY[NULL].',
   UNKNOWN_OPTION: 'An enum or multiselect compared to an option slug the column does not have.',
   UNGROUPED_COLUMN: 'A column outside any aggregate that GROUP BY does not cover.',
+  ORDER_NOT_SELECTED: 'ORDER BY of a SELECT DISTINCT query names something the select list does not have.',
+  INVALID_ORDINAL: 'ORDER BY or GROUP BY names a select item by a position that does not exist.',
   // Catalog loading
   CATALOG_INVALID: 'The catalog payload has the wrong shape.',
   CATALOG_UNKNOWN_TYPE: 'A column_data_type code the type map does not have.',

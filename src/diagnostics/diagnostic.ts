@@ -43,6 +43,8 @@ export class DiagnosticBag {
   }
 
   private add(severity: Severity, code: DiagnosticCode, at: Span, message: string, hint?: string): void {
+    // Two stages may notice the same problem (a date string in WHERE): report it once.
+    if (this.items.some((d) => d.code === code && d.span.start === at.start && d.span.end === at.end)) return;
     const d: Diagnostic = hint === undefined
       ? { code, severity, message, span: this.lineMap.resolve(at) }
       : { code, severity, message, span: this.lineMap.resolve(at), hint };

@@ -112,8 +112,8 @@ export interface Unary {
 
 export type ArithmeticOp = '+' | '-' | '*' | '/' | '%';
 export type ComparisonOp = '=' | '<>' | '!=' | '<' | '<=' | '>' | '>=';
-export type ArrayOp = '&&' | '@>' | '<@';
-export type BinaryOp = ArithmeticOp | ComparisonOp | ArrayOp | '||';
+/** `&&` is multiselect overlap; `||`, `@>` and `<@` are recognised only to be rejected. */
+export type BinaryOp = ArithmeticOp | ComparisonOp | '&&';
 
 export interface Binary {
   readonly kind: 'Binary';
@@ -224,15 +224,6 @@ export interface AtTimeZone {
   readonly span: Span;
 }
 
-/** Forbidden: `x[1]`, `x[1:2]`. */
-export interface Subscript {
-  readonly kind: 'Subscript';
-  readonly operand: Expr;
-  readonly index: Expr;
-  readonly upper: Expr | null;
-  readonly span: Span;
-}
-
 /** Forbidden: `EXTRACT(field FROM source)`. */
 export interface ExtractExpr {
   readonly kind: 'Extract';
@@ -269,7 +260,6 @@ export type Expr =
   | ArrayExpr
   | Cast
   | AtTimeZone
-  | Subscript
   | ExtractExpr
   | DateKeyword;
 
@@ -360,11 +350,6 @@ export function forEachChild(node: Node, visit: (child: Node) => void): void {
     case 'AtTimeZone':
       visit(node.operand);
       if (node.kind === 'AtTimeZone') visit(node.zone);
-      return;
-    case 'Subscript':
-      visit(node.operand);
-      visit(node.index);
-      if (node.upper) visit(node.upper);
       return;
     case 'Extract':
       visit(node.source);

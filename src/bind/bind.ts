@@ -1,0 +1,698 @@
+import type { Catalog, ColumnDef, ObjectDef } from '../catalog/types.js';
+import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
+import type { Span } from '../diagnostics/span.js';
+import { didYouMean } from '../diagnostics/suggest.js';
+import type * as A from '../syntax/ast.js';
+import type * as B from './bound.js';
+import { forEachBoundChild, isAggregate, sameExpr } from './exprs.js';
+import { bindCall } from './functions.js';
+import { columnValueType, compareTypes, isNumeric } from './types.js';
+
+export interface BindOptions {
+  readonly catalog: Catalog;
+  /** The request slug: the top-level FROM must name this object. */
+  readonly slug: string;
+  /** Most relation hops in one dot path. Default 6. */
+  readonly maxPathDepth?: number;
+}
+
+interface Scope {
+  readonly id: number;
+  readonly object: ObjectDef;
+  /** The name the FROM item is referred to by: its alias, or its slug when it has none. */
+  readonly name: string;
+  readonly parent: Scope | null;
+}
+
+type Clause = 'select' | 'where' | 'group' | 'having' | 'order';
+
+interface Ctx {
+  readonly scope: Scope;
+  readonly clause: Clause;
+}
+
+const NULL_SPAN: Span = { start: 0, end: 0 };
+
+/** Resolves names and types of a validated query against the catalog. */
+export function bind(select: A.Select, bag: DiagnosticBag, options: BindOptions): B.BoundQuery | null {
+  const binder = new Binder(bag, options);
+  const slug = select.from.object.name;
+  const object = options.catalog.objects.get(slug);
+  if (!object || slug !== options.slug) {
+    const known = [...options.catalog.objects.keys()];
+    const detail = !object
+      ? `'${sourceOf(bag, select.from.object)}' is not an object${hintSuffix(didYouMean(slug, known))}`
+      : `the query reads from '${slug}' but the request slug is '${options.slug}'`;
+    bag.error('INVALID_SLUG', select.from.object.span, `Invalid slug: ${detail}`, !object ? `the objects are ${known.join(', ')}` : `send slug '${slug}', or query FROM ${options.slug}`);
+    return null;
+  }
+  return binder.query(select, object, null);
+}
+
+function sourceOf(bag: DiagnosticBag, node: { span: Span }): string {
+  return bag.source.slice(node.span.start, node.span.end);
+}
+
+function hintSuffix(h: string | undefined): string {
+  return h ? ` (${h})` : '';
+}
+
+class Binder {
+  private nextScope = 0;
+  private readonly maxPathDepth: number;
+
+  constructor(
+    private readonly bag: DiagnosticBag,
+    private readonly options: BindOptions,
+  ) {
+    this.maxPathDepth = options.maxPathDepth ?? 6;
+  }
+
+  query(sel: A.Select, object: ObjectDef, parent: Scope | null): B.BoundQuery {
+    const scope: Scope = { id: this.nextScope++, object, name: sel.from.alias?.name ?? object.slug, parent };
+    const outputs: B.BoundOutput[] = [];
+    for (const item of sel.items) outputs.push(...this.selectItem(item, scope));
+    this.checkDuplicateKeys(outputs, parent === null);
+    const where = sel.where ? this.condition(sel.where, { scope, clause: 'where' }) : null;
+    const groupBy = sel.groupBy.map((g) => this.groupItem(g, scope, outputs));
+    const having = sel.having ? this.condition(sel.having, { scope, clause: 'having' }) : null;
+    const orderBy = sel.orderBy.map((o) => ({ expr: this.orderItem(o, scope, outputs, sel.distinct), direction: o.direction, nulls: o.nulls }));
+    const aggregated =
+      groupBy.length > 0 || outputs.some((o) => isAggregate(o.expr)) || (having !== null && isAggregate(having));
+    const q: B.BoundQuery = {
+      kind: 'Query',
+      scope: scope.id,
+      object: object.slug,
+      distinct: sel.distinct,
+      outputs,
+      where,
+      groupBy,
+      having,
+      orderBy,
+      limit: sel.limit ? this.limitValue(sel.limit) : null,
+      offset: sel.offset ? this.limitValue(sel.offset) : null,
+      aggregated,
+      span: sel.span,
+    };
+    if (aggregated) this.checkGrouping(q);
+    return q;
+  }
+
+  private limitValue(n: A.NumberLit): B.BValue {
+    return { kind: 'Value', value: Number(n.text), pgType: 'int8', type: 'number', span: n.span };
+  }
+
+  // ---- select list ----
+
+  private selectItem(item: A.SelectItem, scope: Scope): B.BoundOutput[] {
+    const e = item.expr;
+    if (e.kind === 'Star') return this.star(e, scope);
+    const expr = this.expr(e, { scope, clause: 'select' });
+    let key: string;
+    if (item.alias) key = item.alias.name;
+    else if (e.kind === 'Path') key = this.pathKey(e, scope);
+    else key = '?column?';
+    const type = expr.kind === 'Column' ? expr.logical : expr.type;
+    return [{ key, expr, type, span: item.span }];
+  }
+
+  /** The output key of a bare column: the path as written, less a leading FROM alias. */
+  private pathKey(p: A.Path, scope: Scope): string {
+    const names = p.parts.map((x) => x.name);
+    if (names.length > 1 && names[0] === scope.name && !scope.object.columns.has(names[0]!)) names.shift();
+    return names.join('.');
+  }
+
+  private star(e: A.StarExpr, scope: Scope): B.BoundOutput[] {
+    if (e.qualifier && e.qualifier.name !== scope.name) {
+      this.bag.error('UNKNOWN_COLUMN', e.qualifier.span, `'${sourceOf(this.bag, e.qualifier)}' is not the name of the FROM object`, `write ${scope.name}.* or *`);
+      return [];
+    }
+    const outputs: B.BoundOutput[] = [];
+    for (const col of scope.object.columns.values()) {
+      if (col.type === 'virtual') continue;
+      outputs.push({ key: col.slug, expr: this.columnRef(scope, [], scope.object, col, e.span), type: col.type, span: e.span });
+    }
+    return outputs;
+  }
+
+  private checkDuplicateKeys(outputs: readonly B.BoundOutput[], top: boolean): void {
+    if (!top) return;
+    const seen = new Map<string, B.BoundOutput>();
+    for (const o of outputs) {
+      const prev = seen.get(o.key);
+      if (prev && o.key !== '?column?') {
+        this.bag.error('DUPLICATE_KEY', o.span, `the output key '${o.key}' is used twice`, `give one of the two an alias: ... AS ${o.key}_2`);
+      }
+      seen.set(o.key, o);
+    }
+  }
+
+  // ---- GROUP BY and ORDER BY ----
+
+  private groupItem(g: A.Expr, scope: Scope, outputs: readonly B.BoundOutput[]): B.BExpr {
+    // PostgreSQL: an input column wins over an output alias of the same name.
+    if (g.kind === 'Path' && g.parts.length === 1 && !this.resolvesAsColumn(g.parts[0]!.name, scope)) {
+      const out = outputs.find((o) => o.key === g.parts[0]!.name);
+      if (out) return out.expr;
+    }
+    if (g.kind === 'Number' && g.isInteger) return this.ordinal(g, outputs)?.expr ?? nullAt(g.span);
+    return this.expr(g, { scope, clause: 'group' });
+  }
+
+  private orderItem(o: A.OrderItem, scope: Scope, outputs: readonly B.BoundOutput[], distinct: boolean): B.BExpr {
+    const e = o.expr;
+    // PostgreSQL: in ORDER BY an output name wins over an input column.
+    if (e.kind === 'Path' && e.parts.length === 1) {
+      const index = outputs.findIndex((x) => x.key === e.parts[0]!.name);
+      if (index >= 0) return { kind: 'OutputRef', index, type: outputs[index]!.expr.type, span: e.span };
+    }
+    if (e.kind === 'Number' && e.isInteger) {
+      const out = this.ordinal(e, outputs);
+      return out ? { kind: 'OutputRef', index: outputs.indexOf(out), type: out.expr.type, span: e.span } : nullAt(e.span);
+    }
+    const bound = this.expr(e, { scope, clause: 'order' });
+    const index = outputs.findIndex((x) => sameExpr(x.expr, bound));
+    if (index >= 0) return { kind: 'OutputRef', index, type: bound.type, span: e.span };
+    if (distinct) {
+      this.bag.error(
+        'ORDER_NOT_SELECTED',
+        e.span,
+        `with SELECT DISTINCT, ORDER BY '${sourceOf(this.bag, e)}' must be one of the selected items`,
+        'add it to the select list, or order by a selected item',
+      );
+    }
+    return bound;
+  }
+
+  private ordinal(n: A.NumberLit, outputs: readonly B.BoundOutput[]): B.BoundOutput | undefined {
+    const i = Number(n.text);
+    const out = outputs[i - 1];
+    if (!out) {
+      this.bag.error('INVALID_ORDINAL', n.span, `there is no select item number ${n.text}; the select list has ${outputs.length}`, `write a number from 1 to ${outputs.length}, or the item's alias`);
+    }
+    return out;
+  }
+
+  private resolvesAsColumn(name: string, scope: Scope): boolean {
+    return scope.object.columns.has(name);
+  }
+
+  /** Every column outside an aggregate must be grouped (PostgreSQL would reject it when run). */
+  private checkGrouping(q: B.BoundQuery): void {
+    const check = (e: B.BExpr): void => {
+      if (q.groupBy.some((g) => sameExpr(g, e))) return;
+      switch (e.kind) {
+        case 'Column':
+          if (e.scope !== q.scope) return; // an outer reference is constant within this query
+          this.bag.error(
+            'UNGROUPED_COLUMN',
+            e.span,
+            `'${sourceOf(this.bag, e)}' is neither aggregated nor in GROUP BY`,
+            `add it to GROUP BY, or aggregate it: max(${sourceOf(this.bag, e)})`,
+          );
+          return;
+        case 'Call':
+          if (isAggregate(e)) return;
+          e.args.forEach(check);
+          return;
+        case 'Exists':
+        case 'Subquery':
+        case 'InSubquery':
+          if (e.kind === 'InSubquery') check(e.operand);
+          return;
+        default:
+          forEachBoundChild(e, check);
+      }
+    };
+    for (const o of q.outputs) check(o.expr);
+    if (q.having) check(q.having);
+    for (const o of q.orderBy) if (o.expr.kind !== 'OutputRef') check(o.expr);
+  }
+
+  // ---- expressions ----
+
+  private condition(e: A.Expr, ctx: Ctx): B.BExpr {
+    const b = this.expr(e, ctx);
+    this.expectBoolean(b, ctx.clause === 'where' ? 'WHERE' : 'HAVING');
+    return b;
+  }
+
+  private expectBoolean(b: B.BExpr, where: string): void {
+    if (b.type !== 'boolean' && b.type !== 'null') {
+      this.bag.error('TYPE_MISMATCH', b.span, `${where} needs a condition, but '${sourceOf(this.bag, b)}' is a ${describe(b.type)}`, 'compare it with something, e.g. is_active = 1 or amount > 0');
+    }
+  }
+
+  expr(e: A.Expr, ctx: Ctx): B.BExpr {
+    switch (e.kind) {
+      case 'String':
+        return { kind: 'Value', value: e.value, pgType: 'text', type: 'text', span: e.span };
+      case 'Number':
+        return numberValue(e);
+      case 'Boolean':
+        return { kind: 'Value', value: e.value, pgType: 'boolean', type: 'boolean', span: e.span };
+      case 'Null':
+        return { kind: 'Null', type: 'null', span: e.span };
+      case 'Path':
+        return this.path(e, ctx);
+      case 'Star':
+        this.bag.error('SYNTAX_ERROR', e.span, '* is only accepted as the whole select list or in count(*)', 'name the columns');
+        return nullAt(e.span);
+      case 'Call':
+        return bindCall(e, (a) => this.expr(a, ctx), this.bag);
+      case 'Unary':
+        return this.unary(e, ctx);
+      case 'Binary':
+        return this.binary(e, ctx);
+      case 'Logical': {
+        const operands = e.operands.map((o) => this.expr(o, ctx));
+        for (const o of operands) this.expectBoolean(o, e.op);
+        return { kind: 'Logical', op: e.op, operands, type: 'boolean', span: e.span };
+      }
+      case 'IsNull':
+        return { kind: 'IsNull', operand: this.expr(e.operand, ctx), negated: e.negated, type: 'boolean', span: e.span };
+      case 'Between': {
+        const operand = this.expr(e.operand, ctx);
+        const low = this.coerce(this.expr(e.low, ctx), operand);
+        const high = this.coerce(this.expr(e.high, ctx), operand);
+        this.comparable(operand, low, e.span);
+        this.comparable(operand, high, e.span);
+        return { kind: 'Between', operand, low, high, negated: e.negated, type: 'boolean', span: e.span };
+      }
+      case 'Like': {
+        const operand = this.expr(e.operand, ctx);
+        const pattern = this.expr(e.pattern, ctx);
+        for (const side of [operand, pattern]) {
+          if (side.type !== 'text' && side.type !== 'null') {
+            this.bag.error('TYPE_MISMATCH', side.span, `${e.caseInsensitive ? 'ILIKE' : 'LIKE'} matches text, but '${sourceOf(this.bag, side)}' is a ${describe(side.type)}`, 'compare numbers and dates with = < > or BETWEEN');
+          }
+        }
+        return { kind: 'Like', operand, pattern, caseInsensitive: e.caseInsensitive, negated: e.negated, type: 'boolean', span: e.span };
+      }
+      case 'InList': {
+        const operand = this.expr(e.operand, ctx);
+        const items = e.items.map((i) => this.coerce(this.expr(i, ctx), operand));
+        for (const i of items) {
+          this.comparable(operand, i, i.span);
+          this.checkOption(operand, i);
+        }
+        return { kind: 'InList', operand, items, negated: e.negated, type: 'boolean', span: e.span };
+      }
+      case 'InSubquery':
+        return this.inSubquery(e, ctx);
+      case 'Exists':
+        return { kind: 'Exists', query: this.subquery(e.query, ctx), type: 'boolean', span: e.span };
+      case 'Subquery': {
+        const query = this.subquery(e.query, ctx);
+        this.singleColumn(query, e.span);
+        return { kind: 'Subquery', query, type: query.outputs[0]?.expr.type ?? 'null', span: e.span };
+      }
+      case 'Case':
+        return this.caseExpr(e, ctx);
+      case 'Array': {
+        const items = e.items.map((i) => this.expr(i, ctx));
+        for (const i of items) {
+          if (i.type !== 'text' && i.type !== 'null') {
+            this.bag.error('TYPE_MISMATCH', i.span, `multiselect arrays hold option slugs (text), but '${sourceOf(this.bag, i)}' is a ${describe(i.type)}`, "quote the option: ARRAY['web']");
+          }
+        }
+        return { kind: 'Array', items, type: 'text[]', span: e.span };
+      }
+      case 'Cast': {
+        const operand = this.expr(e.operand, ctx);
+        if (!['timestamp', 'timestamptz', 'date', 'null'].includes(operand.type)) {
+          this.bag.error(
+            'TYPE_MISMATCH',
+            e.span,
+            `::date needs a timestamp, but '${sourceOf(this.bag, operand)}' is a ${describe(operand.type)}`,
+            operand.type === 'epoch' ? `write to_timestamp(${sourceOf(this.bag, operand)} / 1000)::date` : 'cast a timestamp such as to_timestamp(field / 1000)',
+          );
+        }
+        return { kind: 'Cast', operand, to: 'date', type: 'date', span: e.span };
+      }
+      case 'AtTimeZone': {
+        const operand = this.expr(e.operand, ctx);
+        const zone = this.expr(e.zone, ctx);
+        if (zone.type !== 'text' && zone.type !== 'null') {
+          this.bag.error('TYPE_MISMATCH', zone.span, 'AT TIME ZONE needs a zone name', "write AT TIME ZONE 'Asia/Kolkata'");
+        }
+        let type: B.ValueType = 'timestamp';
+        if (operand.type === 'timestamp') type = 'timestamptz';
+        else if (operand.type !== 'timestamptz' && operand.type !== 'null') {
+          this.bag.error(
+            'TYPE_MISMATCH',
+            operand.span,
+            `AT TIME ZONE needs a timestamp, but '${sourceOf(this.bag, operand)}' is a ${describe(operand.type)}`,
+            operand.type === 'epoch' ? `convert the epoch first: to_timestamp(${sourceOf(this.bag, operand)} / 1000) AT TIME ZONE 'Asia/Kolkata'` : 'use NOW() or to_timestamp(field / 1000)',
+          );
+        }
+        return { kind: 'AtTimeZone', operand, zone, type, span: e.span };
+      }
+      case 'Extract':
+      case 'DateKeyword':
+        // Reported by the validator; bind to something harmless so binding can go on.
+        return nullAt(e.span);
+      default: {
+        const never: never = e;
+        throw new Error(`unhandled expression ${(never as A.Expr).kind}`);
+      }
+    }
+  }
+
+  private unary(e: A.Unary, ctx: Ctx): B.BExpr {
+    const operand = this.expr(e.operand, ctx);
+    if (e.op === 'NOT') {
+      this.expectBoolean(operand, 'NOT');
+      return { kind: 'Unary', op: 'NOT', operand, type: 'boolean', span: e.span };
+    }
+    if (!isNumeric(operand.type) && operand.type !== 'null') {
+      this.bag.error('TYPE_MISMATCH', e.span, `unary ${e.op} needs a number, but '${sourceOf(this.bag, operand)}' is a ${describe(operand.type)}`);
+    }
+    if (e.op === '+') return operand;
+    // Fold the sign into a number literal so `-5` is one parameter, not an expression.
+    if (operand.kind === 'Value' && typeof operand.value === 'number') return { ...operand, value: -operand.value, span: e.span };
+    if (operand.kind === 'Value' && typeof operand.value === 'string' && operand.pgType === 'numeric') {
+      return { ...operand, value: operand.value.startsWith('-') ? operand.value.slice(1) : `-${operand.value}`, span: e.span };
+    }
+    return { kind: 'Unary', op: '-', operand, type: operand.type === 'epoch' ? 'number' : operand.type, span: e.span };
+  }
+
+  private binary(e: A.Binary, ctx: Ctx): B.BExpr {
+    const left = this.expr(e.left, ctx);
+    const right = this.expr(e.right, ctx);
+    switch (e.op) {
+      case '+':
+      case '-':
+      case '*':
+      case '/':
+      case '%': {
+        for (const side of [left, right]) {
+          if (!isNumeric(side.type) && side.type !== 'null') {
+            this.bag.error(
+              'TYPE_MISMATCH',
+              side.span,
+              `arithmetic needs numbers, but '${sourceOf(this.bag, side)}' is a ${describe(side.type)}`,
+              side.type === 'text' ? 'join text with concat(a, b)' : side.type.startsWith('timestamp') ? 'do arithmetic on the epoch milliseconds columns themselves' : undefined,
+            );
+          }
+        }
+        return { kind: 'Binary', op: e.op, left, right, type: 'number', span: e.span };
+      }
+      case '&&': {
+        if (left.type !== 'multiselect' && left.type !== 'text[]' && left.type !== 'null') {
+          this.bag.error('TYPE_MISMATCH', left.span, `&& tests a multiselect, but '${sourceOf(this.bag, left)}' is a ${describe(left.type)}`, `for one value write ${sourceOf(this.bag, left)} = 'x', for several IN ('x', 'y')`);
+        }
+        if (right.type !== 'text[]' && right.type !== 'multiselect' && right.type !== 'null') {
+          this.bag.error('TYPE_MISMATCH', right.span, `&& needs an array on the right, but '${sourceOf(this.bag, right)}' is a ${describe(right.type)}`, "write ARRAY['a', 'b']");
+        }
+        if (right.kind === 'Array') for (const i of right.items) this.checkOption(left, i);
+        return { kind: 'Binary', op: '&&', left, right, type: 'boolean', span: e.span };
+      }
+      default:
+        return this.comparison(e.op === '!=' ? '<>' : e.op, left, right, e.span);
+    }
+  }
+
+  private comparison(op: '=' | '<>' | '<' | '<=' | '>' | '>=', left: B.BExpr, right: B.BExpr, span: Span): B.BExpr {
+    for (const [a, b] of [[left, right], [right, left]] as const) {
+      if (a.type === 'multiselect') {
+        const emptyTest = b.kind === 'Array' && b.items.length > 0 && b.items.every((i) => i.kind === 'Null');
+        if (emptyTest && (op === '=' || op === '<>')) {
+          return { kind: 'IsEmpty', operand: a, negated: op === '<>', type: 'boolean', span };
+        }
+        this.bag.error(
+          'MULTISELECT_EQUALITY',
+          span,
+          `'${sourceOf(this.bag, a)}' is a multiselect: compare it with && or test emptiness with = ARRAY[NULL]`,
+          `has any: ${sourceOf(this.bag, a)} && ARRAY['a', 'b']; has none: NOT (${sourceOf(this.bag, a)} && ARRAY['a']); is empty: ${sourceOf(this.bag, a)} = ARRAY[NULL]`,
+        );
+        return { kind: 'Binary', op, left, right, type: 'boolean', span };
+      }
+    }
+    const l = this.coerce(left, right);
+    const r = this.coerce(right, left);
+    this.comparable(l, r, span);
+    this.checkOption(l, r);
+    this.checkOption(r, l);
+    return { kind: 'Binary', op, left: l, right: r, type: 'boolean', span };
+  }
+
+  /** Booleans may be written 0 and 1 (service rule 4.10.10): such a literal binds as a boolean. */
+  private coerce(value: B.BExpr, other: B.BExpr): B.BExpr {
+    if (other.type === 'boolean' && value.kind === 'Value' && (value.value === 0 || value.value === 1) && value.pgType === 'int8') {
+      return { kind: 'Value', value: value.value === 1, pgType: 'boolean', type: 'boolean', span: value.span };
+    }
+    return value;
+  }
+
+  private comparable(a: B.BExpr, b: B.BExpr, span: Span): void {
+    const problem = compareTypes(a.type, b.type);
+    if (!problem) return;
+    const [col, lit] = a.type === 'epoch' ? [a, b] : [b, a];
+    if (col.type === 'epoch' && lit.type === 'text') {
+      const text = lit.kind === 'Value' ? String(lit.value) : sourceOf(this.bag, lit);
+      const ms = lit.kind === 'Value' ? Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text) : NaN;
+      this.bag.error(
+        'DATE_STRING_COMPARISON',
+        lit.span,
+        `'${sourceOf(this.bag, col)}' holds epoch milliseconds and cannot be compared with the text '${text}'`,
+        Number.isFinite(ms) ? `compare with the epoch value: ${sourceOf(this.bag, col)} >= ${ms} (${new Date(ms).toISOString()})` : `compare with epoch milliseconds, e.g. ${sourceOf(this.bag, col)} >= 1704067200000`,
+      );
+      return;
+    }
+    this.bag.error(
+      'TYPE_MISMATCH',
+      span,
+      `cannot compare '${sourceOf(this.bag, a)}' (${describe(a.type)}) with '${sourceOf(this.bag, b)}' (${describe(b.type)})`,
+      problem,
+    );
+  }
+
+  /** An enum compared with an option slug it does not have is almost always a typo. */
+  private checkOption(column: B.BExpr, value: B.BExpr): void {
+    if (column.kind !== 'Column' || (column.logical !== 'enum' && column.logical !== 'multiselect')) return;
+    if (value.kind !== 'Value' || typeof value.value !== 'string') return;
+    const options = this.options.catalog.objects.get(column.object)?.columns.get(column.column)?.options ?? [];
+    if (options.includes(value.value)) return;
+    const near = didYouMean(value.value, options);
+    this.bag.warning(
+      'UNKNOWN_OPTION',
+      value.span,
+      `'${value.value}' is not an option of ${column.object}.${column.column}, so this never matches`,
+      `${near ? `${near} ` : ''}the options are ${options.map((o) => `'${o}'`).join(', ')}`,
+    );
+  }
+
+  private caseExpr(e: A.CaseExpr, ctx: Ctx): B.BExpr {
+    const operand = e.operand ? this.expr(e.operand, ctx) : null;
+    const whens = e.whens.map((w) => {
+      let when = this.expr(w.when, ctx);
+      if (operand) {
+        when = this.coerce(when, operand);
+        this.comparable(operand, when, w.when.span);
+        this.checkOption(operand, when);
+      } else this.expectBoolean(when, 'WHEN');
+      return { when, then: this.expr(w.then, ctx) };
+    });
+    const otherwise = e.else ? this.expr(e.else, ctx) : null;
+    const results = [...whens.map((w) => w.then), ...(otherwise ? [otherwise] : [])];
+    const type = commonType(results, this.bag, sourceOf.bind(null, this.bag));
+    return { kind: 'Case', operand, whens, else: otherwise, type, span: e.span };
+  }
+
+  private inSubquery(e: A.InSubquery, ctx: Ctx): B.BExpr {
+    if (e.operand.kind === 'Path') {
+      const virtual = this.virtualEnd(e.operand, ctx.scope);
+      if (virtual) {
+        this.bag.error(
+          'VIRTUAL_IN_SUBQUERY',
+          e.operand.span,
+          `'${sourceOf(this.bag, e.operand)}' is a one-to-many relation; IN (subquery) on it would silently match nothing`,
+          `use EXISTS: EXISTS (SELECT 1 FROM ${virtual.object} x WHERE x.${virtual.via} = ${ctx.scope.name}.id AND ...)`,
+        );
+        return nullAt(e.span);
+      }
+    }
+    const operand = this.expr(e.operand, ctx);
+    const query = this.subquery(e.query, ctx);
+    this.singleColumn(query, e.query.span);
+    const out = query.outputs[0];
+    if (out) {
+      if (out.expr.kind === 'Column' && out.expr.logical === 'virtual') {
+        this.bag.error('VIRTUAL_IN_SUBQUERY', out.span, 'the subquery selects a one-to-many relation', 'use EXISTS with a condition on the child object');
+      }
+      this.comparable(operand, out.expr, e.span);
+    }
+    return { kind: 'InSubquery', operand, query, negated: e.negated, type: 'boolean', span: e.span };
+  }
+
+  private subquery(sel: A.Select, ctx: Ctx): B.BoundQuery {
+    const slug = sel.from.object.name;
+    const object = this.options.catalog.objects.get(slug);
+    if (!object) {
+      this.bag.error(
+        'UNKNOWN_OBJECT',
+        sel.from.object.span,
+        `unknown object '${sourceOf(this.bag, sel.from.object)}'`,
+        didYouMean(slug, this.options.catalog.objects.keys()) ?? `the objects are ${[...this.options.catalog.objects.keys()].join(', ')}`,
+      );
+      // Bind against the outer object so names inside still get checked against something.
+      return { ...this.query(sel, ctx.scope.object, ctx.scope), object: slug };
+    }
+    return this.query(sel, object, ctx.scope);
+  }
+
+  private singleColumn(q: B.BoundQuery, span: Span): void {
+    if (q.outputs.length !== 1) {
+      this.bag.error('SUBQUERY_COLUMNS', span, `a subquery used as a value must select exactly one column, but this one selects ${q.outputs.length}`, 'select a single column, such as SELECT id');
+    }
+  }
+
+  // ---- names ----
+
+  private path(p: A.Path, ctx: Ctx): B.BExpr {
+    const parts = p.parts;
+    // Inner scopes first; within a scope a FROM name wins over a column of the same name.
+    for (let s: Scope | null = ctx.scope; s; s = s.parent) {
+      if (parts.length > 1 && parts[0]!.name === s.name) return this.walk(p, 1, s);
+      if (s.object.columns.has(parts[0]!.name)) return this.walk(p, 0, s);
+    }
+    if (parts.length === 1 && this.isScopeName(parts[0]!.name, ctx.scope)) {
+      this.bag.error('UNKNOWN_COLUMN', p.span, `'${sourceOf(this.bag, p)}' names the object itself, not a column`, `write ${parts[0]!.name}.id`);
+      return nullAt(p.span);
+    }
+    const first = parts[0]!;
+    const candidates = [...ctx.scope.object.columns.keys(), ...this.scopeNames(ctx.scope)];
+    this.bag.error(
+      'UNKNOWN_COLUMN',
+      first.span,
+      `unknown column '${sourceOf(this.bag, first)}' on object '${ctx.scope.object.slug}'`,
+      didYouMean(first.name, candidates) ?? `the columns of ${ctx.scope.object.slug} are ${[...ctx.scope.object.columns.keys()].join(', ')}`,
+    );
+    return nullAt(p.span);
+  }
+
+  private scopeNames(scope: Scope): string[] {
+    const names: string[] = [];
+    for (let s: Scope | null = scope; s; s = s.parent) names.push(s.name);
+    return names;
+  }
+
+  private isScopeName(name: string, scope: Scope): boolean {
+    return this.scopeNames(scope).includes(name);
+  }
+
+  /** Follows a dot path from `parts[start]` in `scope` through relations to its column. */
+  private walk(p: A.Path, start: number, scope: Scope): B.BExpr {
+    let object = scope.object;
+    const hops: B.Hop[] = [];
+    for (let i = start; i < p.parts.length; i++) {
+      const part = p.parts[i]!;
+      const col = object.columns.get(part.name);
+      if (!col) {
+        this.bag.error(
+          'UNKNOWN_COLUMN',
+          part.span,
+          `unknown column '${sourceOf(this.bag, part)}' on object '${object.slug}'`,
+          didYouMean(part.name, object.columns.keys()) ?? `the columns of ${object.slug} are ${[...object.columns.keys()].join(', ')}`,
+        );
+        return nullAt(p.span);
+      }
+      const last = i === p.parts.length - 1;
+      if (last) {
+        if (col.type === 'virtual' && col.relation?.kind === 'virtual') {
+          this.bag.error(
+            'VIRTUAL_NEEDS_FIELD',
+            part.span,
+            `'${sourceOf(this.bag, part)}' is a list of ${col.relation.object} records, not a value`,
+            `name a field of ${col.relation.object}: ${sourceOf(this.bag, p)}.id, or test for children with EXISTS (SELECT 1 FROM ${col.relation.object} x WHERE x.${col.relation.via} = ${scope.name}.id)`,
+          );
+          return nullAt(p.span);
+        }
+        return this.columnRef(scope, hops, object, col, p.span);
+      }
+      if (!col.relation) {
+        this.bag.error(
+          'NOT_A_RELATION',
+          { start: part.span.start, end: p.parts[i + 1]!.span.end },
+          `'${sourceOf(this.bag, part)}' on '${object.slug}' is a ${col.type} column, not a relation, so it has no field '${sourceOf(this.bag, p.parts[i + 1]!)}'`,
+          `the relations of ${object.slug} are ${[...object.columns.values()].filter((c) => c.relation).map((c) => c.slug).join(', ') || 'none'}`,
+        );
+        return nullAt(p.span);
+      }
+      hops.push(col.relation.kind === 'to-one' ? { kind: 'to-one', via: col.slug, object: col.relation.object } : { kind: 'virtual', via: col.slug, object: col.relation.object });
+      if (hops.length > this.maxPathDepth) {
+        this.bag.error('PATH_TOO_DEEP', p.span, `'${sourceOf(this.bag, p)}' follows ${p.parts.length - start - 1} relations; the maximum is ${this.maxPathDepth}`, 'query a closer object, or compare the relation column with a known id');
+        return nullAt(p.span);
+      }
+      const next = this.options.catalog.objects.get(col.relation.object);
+      if (!next) throw new Error(`catalog invariant: ${object.slug}.${col.slug} points at missing ${col.relation.object}`);
+      object = next;
+    }
+    throw new Error('unreachable: a path has at least one part after its qualifier');
+  }
+
+  /** When `p` ends at a virtual relation column, its relation. */
+  private virtualEnd(p: A.Path, scope: Scope): { object: string; via: string } | null {
+    let object: ObjectDef | undefined = scope.object;
+    const parts = p.parts[0]!.name === scope.name && p.parts.length > 1 && !scope.object.columns.has(p.parts[0]!.name) ? p.parts.slice(1) : p.parts;
+    for (let i = 0; i < parts.length && object; i++) {
+      const col: ColumnDef | undefined = object.columns.get(parts[i]!.name);
+      if (!col?.relation) return null;
+      if (i === parts.length - 1) return col.relation.kind === 'virtual' ? { object: col.relation.object, via: col.relation.via } : null;
+      object = this.options.catalog.objects.get(col.relation.object);
+    }
+    return null;
+  }
+
+  private columnRef(scope: Scope, hops: readonly B.Hop[], object: ObjectDef, col: ColumnDef, span: Span): B.BColumn {
+    return { kind: 'Column', scope: scope.id, hops, object: object.slug, column: col.slug, logical: col.type, type: columnValueType(col.type), span };
+  }
+}
+
+function numberValue(e: A.NumberLit): B.BValue {
+  if (e.isInteger) {
+    const n = Number(e.text);
+    if (Number.isSafeInteger(n)) return { kind: 'Value', value: n, pgType: 'int8', type: 'number', span: e.span };
+    return { kind: 'Value', value: e.text, pgType: 'numeric', type: 'number', span: e.span };
+  }
+  return { kind: 'Value', value: e.text, pgType: 'numeric', type: 'number', span: e.span };
+}
+
+function nullAt(span: Span): B.BNull {
+  return { kind: 'Null', type: 'null', span: span ?? NULL_SPAN };
+}
+
+/** The type of CASE / coalesce / if results; mixing text and numbers is an error as in PostgreSQL. */
+export function commonType(exprs: readonly B.BExpr[], bag: DiagnosticBag, show: (e: B.BExpr) => string): B.ValueType {
+  let type: B.ValueType = 'null';
+  let first: B.BExpr | undefined;
+  for (const e of exprs) {
+    if (e.type === 'null') continue;
+    if (type === 'null') {
+      type = e.type;
+      first = e;
+      continue;
+    }
+    if (compareTypes(type, e.type)) {
+      bag.error('TYPE_MISMATCH', e.span, `'${show(e)}' is a ${describe(e.type)} but '${show(first!)}' is a ${describe(type)}; all results must have one type`, 'make every branch the same type');
+    } else if (type === 'epoch' && e.type === 'number') type = 'number';
+  }
+  return type;
+}
+
+export function describe(t: B.ValueType): string {
+  switch (t) {
+    case 'epoch':
+      return 'date (epoch milliseconds)';
+    case 'timestamptz':
+      return 'timestamp with time zone';
+    case 'text[]':
+      return 'array';
+    case 'null':
+      return 'NULL';
+    default:
+      return t;
+  }
+}

@@ -1,0 +1,106 @@
+import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
+import type * as A from '../syntax/ast.js';
+import { FUNCTIONS } from '../validate/functions.js';
+import type * as B from './bound.js';
+import { commonType, describe } from './bind.js';
+import { isNumeric } from './types.js';
+
+const TIME = new Set<B.ValueType>(['timestamp', 'timestamptz', 'date', 'null']);
+const DATE_PART_FIELDS = new Set([
+  'epoch', 'year', 'quarter', 'month', 'week', 'day', 'dow', 'isodow', 'doy', 'hour', 'minute', 'second',
+  'milliseconds', 'microseconds', 'decade', 'century', 'millennium', 'isoyear', 'julian', 'timezone', 'timezone_hour', 'timezone_minute',
+]);
+const DATE_TRUNC_FIELDS = new Set(['microseconds', 'milliseconds', 'second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year', 'decade', 'century', 'millennium']);
+
+/**
+ * Types a whitelisted function call. Arity and the whitelist itself were checked by the
+ * validator; calls it rejected bind to NULL so binding can go on and report more.
+ */
+export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: DiagnosticBag): B.BExpr {
+  const spec = FUNCTIONS.get(e.name.name);
+  const star = e.args.length === 1 && e.args[0]!.kind === 'Star';
+  if (!spec || e.args.length < spec.minArgs || e.args.length > spec.maxArgs || (star && spec.name !== 'count')) {
+    for (const a of e.args) if (a.kind !== 'Star') bindArg(a);
+    return { kind: 'Null', type: 'null', span: e.span };
+  }
+  const fn = spec.name as B.FunctionName;
+  const args = star ? [] : e.args.map(bindArg);
+  const show = (x: { span: A.Expr['span'] }): string => bag.source.slice(x.span.start, x.span.end);
+  const expect = (arg: B.BExpr | undefined, ok: (t: B.ValueType) => boolean, what: string, hint?: string): void => {
+    if (arg && !ok(arg.type) && arg.type !== 'null') {
+      bag.error('TYPE_MISMATCH', arg.span, `${fn}() needs ${what}, but '${show(arg)}' is a ${describe(arg.type)}`, hint);
+    }
+  };
+  const call = (type: B.ValueType, bound: readonly B.BExpr[] = args): B.BCall => ({ kind: 'Call', fn, args: bound, distinct: e.distinct, star, type, span: e.span });
+
+  switch (fn) {
+    case 'count':
+      return call('number');
+    case 'sum':
+    case 'avg':
+      expect(args[0], isNumeric, 'a number');
+      return call('number');
+    case 'min':
+    case 'max':
+      expect(args[0], (t) => t !== 'multiselect' && t !== 'text[]' && t !== 'json', 'a comparable value');
+      return call(args[0]!.type);
+    case 'lower':
+    case 'upper':
+    case 'trim':
+      expect(args[0], (t) => t === 'text', 'text');
+      return call('text');
+    case 'concat':
+      return call('text');
+    case 'abs':
+      expect(args[0], isNumeric, 'a number');
+      return call('number');
+    case 'round': {
+      expect(args[0], isNumeric, 'a number');
+      const digits = args[1];
+      if (digits && !(digits.kind === 'Value' && typeof digits.value === 'number' && Number.isInteger(digits.value))) {
+        bag.error('INVALID_ARGUMENT', digits.span, 'the digits of round() must be a whole number', 'write round(x, 2)');
+      }
+      // round(numeric, int): the digits parameter must be int4 for PostgreSQL to find the function.
+      const bound = digits?.kind === 'Value' ? [args[0]!, { ...digits, pgType: 'int4' as const }] : args;
+      return call('number', bound);
+    }
+    case 'coalesce':
+      return call(commonType(args, bag, show));
+    case 'date_trunc': {
+      fieldArg(args[0], DATE_TRUNC_FIELDS, 'date_trunc', bag);
+      expect(args[1], (t) => TIME.has(t), 'a timestamp', args[1]?.type === 'epoch' ? `convert the epoch first: date_trunc('day', to_timestamp(${show(args[1])} / 1000) AT TIME ZONE 'Asia/Kolkata')` : undefined);
+      if (args[2]) {
+        expect(args[2], (t) => t === 'text', 'a time zone name');
+        expect(args[1], (t) => t === 'timestamptz', 'a timestamp with time zone when a zone is given');
+      }
+      return call(args[1]!.type === 'timestamptz' ? 'timestamptz' : args[1]!.type === 'null' ? 'timestamp' : args[1]!.type === 'date' ? 'timestamp' : args[1]!.type);
+    }
+    case 'to_timestamp':
+      expect(args[0], isNumeric, 'epoch seconds (a number)', 'write to_timestamp(field / 1000): the columns hold milliseconds');
+      return call('timestamptz');
+    case 'date_part':
+      fieldArg(args[0], DATE_PART_FIELDS, 'date_part', bag);
+      expect(args[1], (t) => TIME.has(t), 'a timestamp', args[1]?.type === 'epoch' ? `convert the epoch first: date_part('hour', to_timestamp(${show(args[1])} / 1000) AT TIME ZONE 'Asia/Kolkata')` : undefined);
+      return call('number');
+    case 'if': {
+      const cond = args[0]!;
+      if (cond.type !== 'boolean' && cond.type !== 'null') {
+        bag.error('TYPE_MISMATCH', cond.span, `the first argument of if() must be a condition, but '${show(cond)}' is a ${describe(cond.type)}`, "write if(stage = 'won', amount, 0)");
+      }
+      return call(commonType(args.slice(1), bag, show));
+    }
+    case 'now':
+      return { kind: 'Now', type: 'timestamptz', span: e.span };
+    default: {
+      const never: never = fn;
+      throw new Error(`unhandled function ${String(never)}`);
+    }
+  }
+}
+
+function fieldArg(arg: B.BExpr | undefined, fields: ReadonlySet<string>, fn: string, bag: DiagnosticBag): void {
+  if (arg?.kind !== 'Value' || typeof arg.value !== 'string') return; // the validator reports non-literals
+  if (!fields.has(arg.value.toLowerCase())) {
+    bag.error('INVALID_ARGUMENT', arg.span, `'${arg.value}' is not a field ${fn}() knows`, `the fields are ${[...fields].join(', ')}`);
+  }
+}

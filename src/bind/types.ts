@@ -1,0 +1,61 @@
+import type { LogicalType } from '../catalog/types.js';
+import type { ValueType } from './bound.js';
+
+export function columnValueType(t: LogicalType): ValueType {
+  switch (t) {
+    case 'number':
+    case 'integer':
+    case 'currency':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
+    case 'date':
+    case 'datetime':
+      return 'epoch';
+    case 'multiselect':
+      return 'multiselect';
+    case 'json':
+      return 'json';
+    default:
+      return 'text';
+  }
+}
+
+export function isNumeric(t: ValueType): boolean {
+  return t === 'number' || t === 'epoch';
+}
+
+type Family = 'text' | 'number' | 'boolean' | 'time' | 'array' | 'json' | 'any';
+
+function family(t: ValueType): Family {
+  switch (t) {
+    case 'number':
+    case 'epoch':
+      return 'number';
+    case 'timestamp':
+    case 'timestamptz':
+    case 'date':
+      return 'time';
+    case 'multiselect':
+    case 'text[]':
+      return 'array';
+    case 'null':
+      return 'any';
+    default:
+      return t;
+  }
+}
+
+/** Why two values cannot be compared, or undefined when they can. */
+export function compareTypes(a: ValueType, b: ValueType): string | undefined {
+  const fa = family(a);
+  const fb = family(b);
+  if (fa === 'any' || fb === 'any' || fa === fb) return undefined;
+  if ((fa === 'time' && fb === 'number') || (fa === 'number' && fb === 'time')) {
+    return "convert one side: epoch milliseconds are date_part('epoch', <timestamp>)*1000";
+  }
+  if (fa === 'text' && fb === 'number') return 'quote the number to compare text, or compare with a number column';
+  if (fa === 'number' && fb === 'text') return 'write the number without quotes';
+  if (fa === 'boolean' || fb === 'boolean') return 'booleans compare with 1, 0, TRUE or FALSE';
+  return 'compare values of the same type';
+}

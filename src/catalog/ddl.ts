@@ -1,0 +1,103 @@
+import { MAX_IDENTIFIER_BYTES, quoteIdent, quoteQualified } from './quote.js';
+import type { Catalog, LogicalType, ObjectDef } from './types.js';
+
+export interface DdlOptions {
+  /** Adds IF NOT EXISTS to every CREATE, so the DDL can run against an existing database. */
+  ifNotExists?: boolean;
+  /** Create the (tenant, relation) indexes. Default true. */
+  indexes?: boolean;
+}
+
+/** The Postgres type holding a logical type; null for virtual relations, which have no column. */
+export function columnSqlType(type: LogicalType): string | null {
+  switch (type) {
+    case 'date':
+    case 'datetime':
+      return 'bigint'; // epoch milliseconds, as the service stores them
+    case 'multiselect':
+      return 'text[]';
+    case 'boolean':
+      return 'boolean';
+    case 'number':
+    case 'integer':
+    case 'currency':
+      return 'numeric';
+    case 'json':
+      return 'jsonb';
+    case 'virtual':
+      return null;
+    case 'id':
+    case 'text':
+    case 'email':
+    case 'phone':
+    case 'url':
+    case 'enum':
+    case 'relation':
+      return 'text';
+    default: {
+      const never: never = type;
+      throw new TypeError(`no SQL type for ${String(never)}`);
+    }
+  }
+}
+
+/**
+ * Statements creating a database that matches the catalog, one per array element, in a fixed
+ * order (objects and columns in catalog order), so the same catalog always gives the same DDL.
+ */
+export function catalogDdl(catalog: Catalog, options: DdlOptions = {}): string[] {
+  const ine = options.ifNotExists ? 'IF NOT EXISTS ' : '';
+  const { schema } = catalog.mapping;
+  const out: string[] = [];
+  if (schema !== 'public') out.push(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+  const indexNames = new Set<string>();
+  for (const obj of catalog.objects.values()) {
+    out.push(createTable(catalog, obj, ine));
+    if (options.indexes === false) continue;
+    for (const col of obj.columns.values()) {
+      if (col.relation?.kind !== 'to-one' || col.column === null) continue;
+      const name = indexName(obj.table, col.column, indexNames);
+      out.push(
+        `CREATE INDEX ${ine}${quoteIdent(name)} ON ${quoteQualified(schema, obj.table)} (${quoteIdent(catalog.mapping.tenantColumn)}, ${quoteIdent(col.column)})`,
+      );
+    }
+  }
+  return out;
+}
+
+function createTable(catalog: Catalog, obj: ObjectDef, ine: string): string {
+  const { tenantColumn, softDeleteColumn, idColumn, schema } = catalog.mapping;
+  const lines = [`${quoteIdent(idColumn)} text NOT NULL`, `${quoteIdent(tenantColumn)} text NOT NULL`];
+  if (softDeleteColumn !== null) lines.push(`${quoteIdent(softDeleteColumn)} boolean NOT NULL DEFAULT false`);
+  for (const col of obj.columns.values()) {
+    const type = columnSqlType(col.type);
+    if (col.type === 'id' || col.column === null || type === null) continue;
+    lines.push(`${quoteIdent(col.column)} ${type}`);
+  }
+  lines.push(`PRIMARY KEY (${quoteIdent(tenantColumn)}, ${quoteIdent(idColumn)})`);
+  return `CREATE TABLE ${ine}${quoteQualified(schema, obj.table)} (\n  ${lines.join(',\n  ')}\n)`;
+}
+
+const encoder = new TextEncoder();
+
+// Index names share one namespace per schema and Postgres truncates past 63 bytes, so a long or
+// clashing name is shortened and made unique with a hash of its table and column.
+function indexName(table: string, column: string, used: Set<string>): string {
+  let name = `${table}_${column}_idx`;
+  if (encoder.encode(name).length > MAX_IDENTIFIER_BYTES || used.has(name)) {
+    let stem = `${table}_${column}`;
+    while (encoder.encode(stem).length > MAX_IDENTIFIER_BYTES - 13) stem = [...stem].slice(0, -1).join('');
+    for (let salt = 0; ; salt++) {
+      name = `${stem}_${fnv32(`${table}\0${column}\0${salt}`)}_idx`;
+      if (!used.has(name)) break;
+    }
+  }
+  used.add(name);
+  return name;
+}
+
+function fnv32(s: string): string {
+  let h = 0x811c9dc5;
+  for (const b of encoder.encode(s)) h = Math.imul(h ^ b, 0x01000193);
+  return (h >>> 0).toString(16).padStart(8, '0');
+}

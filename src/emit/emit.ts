@@ -1,0 +1,361 @@
+import type * as B from '../bind/bound.js';
+import { quoteIdent, quoteQualified } from '../catalog/quote.js';
+import { pathKey, type LogicalPlan, type ScopePlan, type TableRef } from '../plan/plan.js';
+
+/**
+ * Writes PostgreSQL from a logical plan. Text is appended as the tree is walked; every value
+ * goes through `value()`, which writes `$n::type` and pushes the parameter, and every
+ * identifier goes through `quoteIdent` with a physical name from the catalog. Nothing of the
+ * query text reaches the SQL any other way: output columns are named `c0, c1, ...` and the
+ * caller maps them back to their keys.
+ */
+
+export interface EmitOptions {
+  readonly orgId: string;
+  /** Pins NOW() to this instant as a parameter; otherwise NOW() is the server's. */
+  readonly now?: Date;
+}
+
+export interface EmittedSql {
+  readonly sql: string;
+  readonly params: unknown[];
+  /** Index into `params` of the pinned NOW(), or -1. The tenant id is always `params[0]`. */
+  readonly nowIndex: number;
+}
+
+/** Output column names in emitted SQL. */
+export function outputName(index: number): string {
+  return `c${index}`;
+}
+
+export function emitQuery(plan: LogicalPlan, options: EmitOptions): EmittedSql {
+  const w = new SqlWriter(plan, options);
+  w.query(plan.query, true);
+  return w.result();
+}
+
+/** `SELECT count(*) FROM (<query>) q`: the inner LIMIT stops the scan, as the service's count does. */
+export function emitCount(plan: LogicalPlan, options: EmitOptions): EmittedSql {
+  const w = new SqlWriter(plan, options);
+  w.raw('SELECT count(*) AS "count" FROM (');
+  w.query(plan.query, true);
+  w.raw(') AS "q"');
+  return w.result();
+}
+
+const CASTS: Record<B.BValue['pgType'], string> = {
+  text: 'text',
+  int8: 'int8',
+  int4: 'int4',
+  numeric: 'numeric',
+  boolean: 'boolean',
+  'text[]': 'text[]',
+};
+
+class SqlWriter {
+  private readonly out: string[] = [];
+  private readonly params: unknown[];
+  private readonly seen = new Map<string, number>();
+  private nowIndex = -1;
+
+  constructor(
+    private readonly plan: LogicalPlan,
+    private readonly options: EmitOptions,
+  ) {
+    this.params = [options.orgId];
+  }
+
+  result(): EmittedSql {
+    return { sql: this.out.join(''), params: this.params, nowIndex: this.nowIndex };
+  }
+
+  raw(s: string): void {
+    this.out.push(s);
+  }
+
+  /** Appends `$n::type`, reusing the number of an identical earlier value (GROUP BY must match SELECT). */
+  private value(v: unknown, pgType: string): void {
+    const key = `${pgType}:${JSON.stringify(v)}`;
+    let n = this.seen.get(key);
+    if (n === undefined) {
+      this.params.push(v);
+      n = this.params.length;
+      this.seen.set(key, n);
+    }
+    this.out.push(`$${n}::${pgType}`);
+  }
+
+  private column(table: string, column: string): void {
+    this.out.push(quoteIdent(table), '.', quoteIdent(column));
+  }
+
+  query(q: B.BoundQuery, top: boolean): void {
+    const scope = this.plan.scopes[q.scope]!;
+    this.raw(q.distinct ? 'SELECT DISTINCT ' : 'SELECT ');
+    q.outputs.forEach((o, i) => {
+      if (i) this.raw(', ');
+      this.expr(o.expr, false);
+      if (top) this.raw(` AS ${quoteIdent(outputName(i))}`);
+    });
+    this.raw(' FROM ');
+    this.table(scope.from);
+    for (const j of scope.joins) {
+      this.raw(' LEFT JOIN ');
+      this.table(j);
+      this.raw(' ON ');
+      this.column(j.alias, j.onColumn);
+      this.raw(' = ');
+      this.column(j.fromAlias, j.fromColumn);
+      this.guards(j, ' AND ');
+    }
+    this.raw(' WHERE ');
+    this.guards(scope.from, '');
+    if (q.where) {
+      this.raw(' AND ');
+      this.expr(q.where, true);
+    }
+    if (q.groupBy.length) {
+      this.raw(' GROUP BY ');
+      this.list(q.groupBy);
+    }
+    if (q.having) {
+      this.raw(' HAVING ');
+      this.expr(q.having, false);
+    }
+    if (q.orderBy.length) {
+      this.raw(' ORDER BY ');
+      q.orderBy.forEach((o, i) => {
+        if (i) this.raw(', ');
+        this.expr(o.expr, false);
+        if (o.direction) this.raw(` ${o.direction}`);
+        if (o.nulls) this.raw(` NULLS ${o.nulls}`);
+      });
+    }
+    if (q.limit) {
+      this.raw(' LIMIT ');
+      this.value(q.limit.value, 'int8');
+    }
+    if (q.offset) {
+      this.raw(' OFFSET ');
+      this.value(q.offset.value, 'int8');
+    }
+  }
+
+  private table(t: TableRef): void {
+    this.raw(`${quoteQualified(this.plan.schema, t.table)} AS ${quoteIdent(t.alias)}`);
+  }
+
+  /** The tenant and soft-delete predicates every table reference carries. */
+  private guards(t: TableRef, lead: string): void {
+    this.raw(lead);
+    this.column(t.alias, this.plan.tenantColumn);
+    this.raw(' = $1');
+    if (this.plan.softDeleteColumn) {
+      this.raw(' AND ');
+      this.column(t.alias, this.plan.softDeleteColumn);
+      this.raw(' = false');
+    }
+  }
+
+  private list(items: readonly B.BExpr[]): void {
+    items.forEach((e, i) => {
+      if (i) this.raw(', ');
+      this.expr(e, false);
+    });
+  }
+
+  private scopeOf(id: number): ScopePlan {
+    return this.plan.scopes[id]!;
+  }
+
+  /** `wrap`: parenthesise compound expressions, as an operand inside a larger one. */
+  private expr(e: B.BExpr, wrap: boolean): void {
+    const open = (): void => {
+      if (wrap) this.raw('(');
+    };
+    const close = (): void => {
+      if (wrap) this.raw(')');
+    };
+    switch (e.kind) {
+      case 'Column': {
+        const scope = this.scopeOf(e.scope);
+        const alias = e.hops.length === 0 ? scope.from.alias : scope.joins.find((j) => j.key === pathKey(e.hops))!.alias;
+        const col = this.plan.columns[`${e.object}.${e.column}`] ?? e.column;
+        this.column(alias, col);
+        return;
+      }
+      case 'Value':
+        this.value(e.value, CASTS[e.pgType]);
+        return;
+      case 'Null':
+        this.raw('NULL');
+        return;
+      case 'Now':
+        if (this.options.now) {
+          this.value(this.options.now.toISOString(), 'timestamptz');
+          this.nowIndex = this.params.length - 1;
+        } else this.raw('now()');
+        return;
+      case 'Call':
+        this.call(e);
+        return;
+      case 'Unary':
+        open();
+        this.raw(e.op === 'NOT' ? 'NOT ' : '- ');
+        this.expr(e.operand, true);
+        close();
+        return;
+      case 'Binary':
+        open();
+        this.expr(e.left, true);
+        this.raw(` ${e.op} `);
+        this.expr(e.right, true);
+        close();
+        return;
+      case 'Logical':
+        open();
+        e.operands.forEach((o, i) => {
+          if (i) this.raw(` ${e.op} `);
+          this.expr(o, true);
+        });
+        close();
+        return;
+      case 'IsNull':
+        open();
+        this.expr(e.operand, true);
+        this.raw(e.negated ? ' IS NOT NULL' : ' IS NULL');
+        close();
+        return;
+      case 'IsEmpty':
+        // Null or no elements; never null itself, so NOT and OR behave two-valued.
+        open();
+        this.raw('coalesce(cardinality(');
+        this.expr(e.operand, false);
+        this.raw(e.negated ? '), 0) <> 0' : '), 0) = 0');
+        close();
+        return;
+      case 'Between':
+        open();
+        this.expr(e.operand, true);
+        this.raw(e.negated ? ' NOT BETWEEN ' : ' BETWEEN ');
+        this.expr(e.low, true);
+        this.raw(' AND ');
+        this.expr(e.high, true);
+        close();
+        return;
+      case 'Like':
+        open();
+        this.expr(e.operand, true);
+        this.raw(`${e.negated ? ' NOT' : ''} ${e.caseInsensitive ? 'ILIKE' : 'LIKE'} `);
+        this.expr(e.pattern, true);
+        close();
+        return;
+      case 'InList':
+        open();
+        this.expr(e.operand, true);
+        this.raw(e.negated ? ' NOT IN (' : ' IN (');
+        this.list(e.items);
+        this.raw(')');
+        close();
+        return;
+      case 'InSubquery':
+        open();
+        this.expr(e.operand, true);
+        this.raw(e.negated ? ' NOT IN (' : ' IN (');
+        this.query(e.query, false);
+        this.raw(')');
+        close();
+        return;
+      case 'Exists':
+        this.raw('EXISTS (');
+        this.query(e.query, false);
+        this.raw(')');
+        return;
+      case 'Subquery':
+        this.raw('(');
+        this.query(e.query, false);
+        this.raw(')');
+        return;
+      case 'Case':
+        this.raw('CASE');
+        if (e.operand) {
+          this.raw(' ');
+          this.expr(e.operand, true);
+        }
+        for (const w of e.whens) {
+          this.raw(' WHEN ');
+          this.expr(w.when, false);
+          this.raw(' THEN ');
+          this.expr(w.then, false);
+        }
+        if (e.else) {
+          this.raw(' ELSE ');
+          this.expr(e.else, false);
+        }
+        this.raw(' END');
+        return;
+      case 'Array':
+        this.array(e);
+        return;
+      case 'Cast':
+        this.raw('(');
+        this.expr(e.operand, false);
+        this.raw(')::date');
+        return;
+      case 'AtTimeZone':
+        open();
+        this.expr(e.operand, true);
+        this.raw(' AT TIME ZONE ');
+        this.expr(e.zone, true);
+        close();
+        return;
+      case 'OutputRef':
+        this.raw(quoteIdent(outputName(e.index)));
+        return;
+      default: {
+        const never: never = e;
+        throw new Error(`unhandled bound node ${(never as B.BExpr).kind}`);
+      }
+    }
+  }
+
+  /** An array of option slugs is one `text[]` parameter, so the SQL is the same for any length. */
+  private array(e: B.BArray): void {
+    if (e.items.every((i) => i.kind === 'Value' && typeof i.value === 'string')) {
+      this.value(e.items.map((i) => (i as B.BValue).value), 'text[]');
+      return;
+    }
+    this.raw('ARRAY[');
+    this.list(e.items);
+    this.raw(']::text[]');
+  }
+
+  private call(e: B.BCall): void {
+    switch (e.fn) {
+      case 'count':
+        if (e.star) {
+          this.raw('count(*)');
+          return;
+        }
+        break;
+      case 'round':
+        // round(x, n) exists for numeric only; date_part() and avg() of bigints are not numeric.
+        if (e.args.length === 2) {
+          this.raw('round((');
+          this.expr(e.args[0]!, false);
+          this.raw(')::numeric, ');
+          this.expr(e.args[1]!, false);
+          this.raw(')');
+          return;
+        }
+        break;
+      case 'if':
+        throw new Error('if() reaches the emitter only after the planner rewrote it to CASE');
+      default:
+        break;
+    }
+    this.raw(`${e.fn}(${e.distinct ? 'DISTINCT ' : ''}`);
+    this.list(e.args);
+    this.raw(')');
+  }
+}

@@ -1,0 +1,14 @@
+/**
+ * oql: compiles the CRM data service's object query language into parameterized,
+ * tenant-isolated PostgreSQL, checks and lints it, and runs it.
+ */
+export { compile, compileCount, check, planOf, clearCompileCache } from './compile.js';
+export type { CheckOptions, CompileOptions, CompileResult, CompiledQuery, CompiledCount, RestrictedQuery, OutputColumn, Checked } from './compile.js';
+export { lint } from './lint/lint.js';
+export { loadCatalog, loadCatalogText, catalogDdl, catalogObject, quoteIdent, DEFAULT_TYPE_CODES } from './catalog/index.js';
+export type { Catalog, CatalogOptions, ObjectDef, ColumnDef, LogicalType, PhysicalMapping } from './catalog/index.js';
+export { OqlError, isOqlError, codeFrame, CODES, describeCode } from './diagnostics/index.js';
+export type { Diagnostic, DiagnosticCode, Severity, SourceSpan, Span } from './diagnostics/index.js';
+export { parse } from './syntax/parse.js';
+export type { Select as QueryAst } from './syntax/ast.js';
+export type { LogicalPlan } from './plan/plan.js';

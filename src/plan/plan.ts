@@ -1,0 +1,153 @@
+import type * as B from '../bind/bound.js';
+import type { Catalog } from '../catalog/types.js';
+import { forEachBoundChild as forEachChild } from '../bind/exprs.js';
+import { ifToCase, mapQuery } from './rewrites.js';
+
+/**
+ * The logical plan: the bound query after rewrites, plus, for every scope (FROM item), the
+ * tables it reads and how they join. Plain data: it names tables and columns physically, so
+ * an emitter needs nothing else, and it says which guards (tenant, soft delete) each table
+ * reference carries, so every table reference is visibly guarded.
+ */
+export interface LogicalPlan {
+  readonly query: B.BoundQuery;
+  /** Indexed by scope id. */
+  readonly scopes: readonly ScopePlan[];
+  /** Slugs of every object the query reads, for access control. */
+  readonly objects: readonly string[];
+  /** Physical column name of every referenced column, keyed `object.column`. */
+  readonly columns: Readonly<Record<string, string>>;
+  readonly schema: string;
+  readonly tenantColumn: string;
+  readonly softDeleteColumn: string | null;
+}
+
+export interface TableRef {
+  readonly alias: string;
+  readonly object: string;
+  readonly table: string;
+}
+
+export interface JoinPlan extends TableRef {
+  readonly kind: 'to-one' | 'virtual';
+  /** Path key (see `pathKey`) of the hops this join ends. */
+  readonly key: string;
+  readonly fromAlias: string;
+  /** `alias.onColumn = fromAlias.fromColumn` (physical names). */
+  readonly fromColumn: string;
+  readonly onColumn: string;
+}
+
+export interface ScopePlan {
+  readonly from: TableRef;
+  readonly joins: readonly JoinPlan[];
+}
+
+export function pathKey(hops: readonly B.Hop[], upTo = hops.length): string {
+  let key = '';
+  for (let i = 0; i < upTo; i++) key += `${i ? '/' : ''}${hops[i]!.via}`;
+  return key;
+}
+
+export function plan(bound: B.BoundQuery, catalog: Catalog): LogicalPlan {
+  const query = mapQuery(bound, ifToCase);
+  const planner = new Planner(catalog);
+  planner.query(query);
+  return {
+    query,
+    scopes: planner.scopes,
+    objects: [...planner.objects].sort(),
+    columns: planner.columns,
+    schema: catalog.mapping.schema,
+    tenantColumn: catalog.mapping.tenantColumn,
+    softDeleteColumn: catalog.mapping.softDeleteColumn,
+  };
+}
+
+class Planner {
+  readonly scopes: ScopePlan[] = [];
+  readonly objects = new Set<string>();
+  readonly columns: Record<string, string> = {};
+  private aliases = 0;
+
+  constructor(private readonly catalog: Catalog) {}
+
+  query(q: B.BoundQuery): void {
+    this.objects.add(q.object);
+    this.scopes[q.scope] = { from: { alias: this.alias(), object: q.object, table: this.table(q.object) }, joins: [] };
+    for (const o of q.outputs) this.expr(o.expr);
+    if (q.where) this.expr(q.where);
+    q.groupBy.forEach((g) => this.expr(g));
+    if (q.having) this.expr(q.having);
+    q.orderBy.forEach((o) => this.expr(o.expr));
+  }
+
+  private alias(): string {
+    return `t${this.aliases++}`;
+  }
+
+  private table(slug: string): string {
+    const o = this.catalog.objects.get(slug);
+    return o ? o.table : slug;
+  }
+
+  private physical(object: string, column: string): string {
+    const c = this.catalog.objects.get(object)?.columns.get(column);
+    return c?.column ?? column;
+  }
+
+  /** One join per distinct path prefix, in order of first use, so the SQL is deterministic. */
+  private column(c: B.BColumn): void {
+    this.columns[`${c.object}.${c.column}`] = this.physical(c.object, c.column);
+    const scope = this.scopes[c.scope]!;
+    let fromAlias = scope.from.alias;
+    let fromObject = scope.from.object;
+    const joins = scope.joins as JoinPlan[];
+    for (let i = 0; i < c.hops.length; i++) {
+      const hop = c.hops[i]!;
+      const key = pathKey(c.hops, i + 1);
+      let join = joins.find((j) => j.key === key);
+      if (!join) {
+        const toOne = hop.kind === 'to-one';
+        join = {
+          kind: hop.kind,
+          key,
+          alias: this.alias(),
+          object: hop.object,
+          table: this.table(hop.object),
+          fromAlias,
+          fromColumn: toOne ? this.physical(fromObject, hop.via) : this.catalog.mapping.idColumn,
+          onColumn: toOne ? this.catalog.mapping.idColumn : this.physical(hop.object, this.virtualVia(fromObject, hop.via)),
+        };
+        joins.push(join);
+        this.objects.add(hop.object);
+      }
+      fromAlias = join.alias;
+      fromObject = hop.object;
+    }
+  }
+
+  private virtualVia(parent: string, via: string): string {
+    const rel = this.catalog.objects.get(parent)?.columns.get(via)?.relation;
+    if (rel?.kind !== 'virtual') throw new Error(`catalog invariant: ${parent}.${via} is not a virtual relation`);
+    return rel.via;
+  }
+
+  private expr(e: B.BExpr): void {
+    switch (e.kind) {
+      case 'Column':
+        this.column(e);
+        return;
+      case 'Exists':
+      case 'Subquery':
+        this.query(e.query);
+        return;
+      case 'InSubquery':
+        this.expr(e.operand);
+        this.query(e.query);
+        return;
+      default:
+        forEachChild(e, (c) => this.expr(c));
+    }
+  }
+}
