@@ -6,7 +6,7 @@ import type * as A from '../syntax/ast.js';
 import type * as B from './bound.js';
 import { forEachBoundChild, isAggregate, sameExpr } from './exprs.js';
 import { bindCall } from './functions.js';
-import { columnValueType, compareTypes, isNumeric } from './types.js';
+import { columnValueType, commonType, compareTypes, describe, isNumeric } from './types.js';
 
 export interface BindOptions {
   readonly catalog: Catalog;
@@ -662,37 +662,4 @@ function numberValue(e: A.NumberLit): B.BValue {
 
 function nullAt(span: Span): B.BNull {
   return { kind: 'Null', type: 'null', span: span ?? NULL_SPAN };
-}
-
-/** The type of CASE / coalesce / if results; mixing text and numbers is an error as in PostgreSQL. */
-export function commonType(exprs: readonly B.BExpr[], bag: DiagnosticBag, show: (e: B.BExpr) => string): B.ValueType {
-  let type: B.ValueType = 'null';
-  let first: B.BExpr | undefined;
-  for (const e of exprs) {
-    if (e.type === 'null') continue;
-    if (type === 'null') {
-      type = e.type;
-      first = e;
-      continue;
-    }
-    if (compareTypes(type, e.type)) {
-      bag.error('TYPE_MISMATCH', e.span, `'${show(e)}' is a ${describe(e.type)} but '${show(first!)}' is a ${describe(type)}; all results must have one type`, 'make every branch the same type');
-    } else if (type === 'epoch' && e.type === 'number') type = 'number';
-  }
-  return type;
-}
-
-export function describe(t: B.ValueType): string {
-  switch (t) {
-    case 'epoch':
-      return 'date (epoch milliseconds)';
-    case 'timestamptz':
-      return 'timestamp with time zone';
-    case 'text[]':
-      return 'array';
-    case 'null':
-      return 'NULL';
-    default:
-      return t;
-  }
 }

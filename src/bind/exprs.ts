@@ -67,24 +67,28 @@ export function forEachBoundChild(e: B.BExpr, visit: (c: B.BExpr) => void): void
   }
 }
 
-/** Structural equality ignoring spans: GROUP BY matching and ORDER BY of selected items. */
+/**
+ * Structural equality ignoring spans: GROUP BY matching and ORDER BY of selected items.
+ * Compares field by field and stops at the first difference; bound nodes are plain data.
+ */
 export function sameExpr(a: B.BExpr, b: B.BExpr): boolean {
-  return canonical(a) === canonical(b);
+  return a === b || (a.kind === b.kind && same(a, b));
 }
 
-const cache = new WeakMap<object, string>();
-
-export function canonical(e: unknown): string {
-  if (e === null || typeof e !== 'object') return JSON.stringify(e) ?? 'undefined';
-  const hit = cache.get(e);
-  if (hit !== undefined) return hit;
-  let out: string;
-  if (Array.isArray(e)) out = `[${e.map(canonical).join(',')}]`;
-  else {
-    const parts: string[] = [];
-    for (const [k, v] of Object.entries(e)) if (k !== 'span') parts.push(`${k}:${canonical(v)}`);
-    out = `{${parts.join(',')}}`;
+function same(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!same(a[i], b[i])) return false;
+    return true;
   }
-  cache.set(e, out);
-  return out;
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  if (ra.kind !== rb.kind) return false;
+  for (const k in ra) {
+    if (k === 'span') continue;
+    if (!same(ra[k], rb[k])) return false;
+  }
+  return true;
 }

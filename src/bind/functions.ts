@@ -2,8 +2,7 @@ import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
 import type * as A from '../syntax/ast.js';
 import { FUNCTIONS } from '../validate/functions.js';
 import type * as B from './bound.js';
-import { commonType, describe } from './bind.js';
-import { isNumeric } from './types.js';
+import { commonType, describe, isNumeric } from './types.js';
 
 const TIME = new Set<B.ValueType>(['timestamp', 'timestamptz', 'date', 'null']);
 const DATE_PART_FIELDS = new Set([

@@ -1,5 +1,6 @@
 import type { LogicalType } from '../catalog/types.js';
-import type { ValueType } from './bound.js';
+import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
+import type { BExpr, ValueType } from './bound.js';
 
 export function columnValueType(t: LogicalType): ValueType {
   switch (t) {
@@ -58,4 +59,37 @@ export function compareTypes(a: ValueType, b: ValueType): string | undefined {
   if (fa === 'number' && fb === 'text') return 'write the number without quotes';
   if (fa === 'boolean' || fb === 'boolean') return 'booleans compare with 1, 0, TRUE or FALSE';
   return 'compare values of the same type';
+}
+
+/** The type of CASE / coalesce / if results; mixing text and numbers is an error as in PostgreSQL. */
+export function commonType(exprs: readonly BExpr[], bag: DiagnosticBag, show: (e: BExpr) => string): ValueType {
+  let type: ValueType = 'null';
+  let first: BExpr | undefined;
+  for (const e of exprs) {
+    if (e.type === 'null') continue;
+    if (type === 'null') {
+      type = e.type;
+      first = e;
+      continue;
+    }
+    if (compareTypes(type, e.type)) {
+      bag.error('TYPE_MISMATCH', e.span, `'${show(e)}' is a ${describe(e.type)} but '${show(first!)}' is a ${describe(type)}; all results must have one type`, 'make every branch the same type');
+    } else if (type === 'epoch' && e.type === 'number') type = 'number';
+  }
+  return type;
+}
+
+export function describe(t: ValueType): string {
+  switch (t) {
+    case 'epoch':
+      return 'date (epoch milliseconds)';
+    case 'timestamptz':
+      return 'timestamp with time zone';
+    case 'text[]':
+      return 'array';
+    case 'null':
+      return 'NULL';
+    default:
+      return t;
+  }
 }

@@ -8,6 +8,8 @@ const encoder = new TextEncoder();
 /** Why `name` cannot be a Postgres identifier, or undefined when it can. */
 export function identifierProblem(name: string): string | undefined {
   if (name.length === 0) return 'is empty';
+  // A UTF-16 unit is at most 3 UTF-8 bytes: short names need no encoding to be measured.
+  if (name.length <= MAX_IDENTIFIER_BYTES / 3 && !name.includes('\0')) return undefined;
   if (name.includes('\0')) return 'contains a NUL character';
   if (encoder.encode(name).length > MAX_IDENTIFIER_BYTES) return `is longer than ${MAX_IDENTIFIER_BYTES} bytes`;
   return undefined;
@@ -17,12 +19,19 @@ export function identifierProblem(name: string): string | undefined {
  * The one way an identifier reaches SQL: always double-quoted, embedded quotes doubled, so
  * any physical name (mixed case, spaces, keywords, quotes) is taken literally.
  */
+const quoted = new Map<string, string>();
+
 export function quoteIdent(name: string): string {
+  const hit = quoted.get(name);
+  if (hit !== undefined) return hit;
   const problem = identifierProblem(name);
   if (problem !== undefined) {
     throw OqlError.plain('INVALID_OPTIONS', `identifier ${JSON.stringify(name.slice(0, 80))} ${problem}`);
   }
-  return `"${name.replaceAll('"', '""')}"`;
+  const q = `"${name.replaceAll('"', '""')}"`;
+  // Identifiers come from catalogs and the emitter's own aliases: a bounded set, worth caching.
+  if (quoted.size < 10_000) quoted.set(name, q);
+  return q;
 }
 
 /** `"schema"."name"`. */

@@ -53,7 +53,7 @@ const CASTS: Record<B.BValue['pgType'], string> = {
 };
 
 class SqlWriter {
-  private readonly out: string[] = [];
+  private out = '';
   private readonly params: unknown[];
   private readonly seen = new Map<string, number>();
   private nowIndex = -1;
@@ -66,27 +66,27 @@ class SqlWriter {
   }
 
   result(): EmittedSql {
-    return { sql: this.out.join(''), params: this.params, nowIndex: this.nowIndex };
+    return { sql: this.out, params: this.params, nowIndex: this.nowIndex };
   }
 
   raw(s: string): void {
-    this.out.push(s);
+    this.out += s;
   }
 
   /** Appends `$n::type`, reusing the number of an identical earlier value (GROUP BY must match SELECT). */
   private value(v: unknown, pgType: string): void {
-    const key = `${pgType}:${JSON.stringify(v)}`;
+    const key = typeof v === 'object' ? `${pgType}:${JSON.stringify(v)}` : `${pgType}:${typeof v}:${String(v)}`;
     let n = this.seen.get(key);
     if (n === undefined) {
       this.params.push(v);
       n = this.params.length;
       this.seen.set(key, n);
     }
-    this.out.push(`$${n}::${pgType}`);
+    this.out += `$${n}::${pgType}`;
   }
 
   private column(table: string, column: string): void {
-    this.out.push(quoteIdent(table), '.', quoteIdent(column));
+    this.out += `${quoteIdent(table)}.${quoteIdent(column)}`;
   }
 
   query(q: B.BoundQuery, top: boolean): void {

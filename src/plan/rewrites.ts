@@ -13,70 +13,105 @@ export const ifToCase: Rewrite = (e) => {
   return { kind: 'Case', operand: null, whens: [{ when, then }], else: otherwise, type: e.type, span: e.span };
 };
 
+/** Applies `rewrite` bottom-up; nodes whose subtree did not change are reused, not copied. */
 export function mapQuery(q: B.BoundQuery, rewrite: Rewrite): B.BoundQuery {
   const m = (e: B.BExpr): B.BExpr => mapExpr(e, rewrite);
-  return {
-    ...q,
-    outputs: q.outputs.map((o) => ({ ...o, expr: m(o.expr) })),
-    where: q.where && m(q.where),
-    groupBy: q.groupBy.map(m),
-    having: q.having && m(q.having),
-    orderBy: q.orderBy.map((o) => ({ ...o, expr: m(o.expr) })),
-  };
+  const outputs = sameArray(q.outputs, q.outputs.map((o) => (m(o.expr) === o.expr ? o : { ...o, expr: m(o.expr) })));
+  const where = q.where && m(q.where);
+  const groupBy = sameArray(q.groupBy, q.groupBy.map(m));
+  const having = q.having && m(q.having);
+  const orderBy = sameArray(q.orderBy, q.orderBy.map((o) => (m(o.expr) === o.expr ? o : { ...o, expr: m(o.expr) })));
+  if (outputs === q.outputs && where === q.where && groupBy === q.groupBy && having === q.having && orderBy === q.orderBy) return q;
+  return { ...q, outputs, where, groupBy, having, orderBy };
+}
+
+function sameArray<T>(before: readonly T[], after: readonly T[]): readonly T[] {
+  for (let i = 0; i < before.length; i++) if (before[i] !== after[i]) return after;
+  return before;
+}
+
+function changed(before: readonly B.BExpr[], after: readonly B.BExpr[]): boolean {
+  return sameArray(before, after) !== before;
 }
 
 export function mapExpr(e: B.BExpr, rewrite: Rewrite): B.BExpr {
   const m = (x: B.BExpr): B.BExpr => mapExpr(x, rewrite);
-  let out: B.BExpr;
+  let out: B.BExpr = e;
   switch (e.kind) {
-    case 'Call':
-      out = { ...e, args: e.args.map(m) };
+    case 'Call': {
+      const args = e.args.map(m);
+      if (changed(e.args, args)) out = { ...e, args };
       break;
+    }
     case 'Unary':
-      out = { ...e, operand: m(e.operand) };
-      break;
     case 'IsNull':
     case 'IsEmpty':
-      out = { ...e, operand: m(e.operand) };
+    case 'Cast': {
+      const operand = m(e.operand);
+      if (operand !== e.operand) out = { ...e, operand } as B.BExpr;
       break;
-    case 'Cast':
-      out = { ...e, operand: m(e.operand) };
+    }
+    case 'Binary': {
+      const left = m(e.left);
+      const right = m(e.right);
+      if (left !== e.left || right !== e.right) out = { ...e, left, right };
       break;
-    case 'Binary':
-      out = { ...e, left: m(e.left), right: m(e.right) };
+    }
+    case 'Logical': {
+      const operands = e.operands.map(m);
+      if (changed(e.operands, operands)) out = { ...e, operands };
       break;
-    case 'Logical':
-      out = { ...e, operands: e.operands.map(m) };
+    }
+    case 'Between': {
+      const [operand, low, high] = [m(e.operand), m(e.low), m(e.high)];
+      if (operand !== e.operand || low !== e.low || high !== e.high) out = { ...e, operand, low, high };
       break;
-    case 'Between':
-      out = { ...e, operand: m(e.operand), low: m(e.low), high: m(e.high) };
+    }
+    case 'Like': {
+      const [operand, pattern] = [m(e.operand), m(e.pattern)];
+      if (operand !== e.operand || pattern !== e.pattern) out = { ...e, operand, pattern };
       break;
-    case 'Like':
-      out = { ...e, operand: m(e.operand), pattern: m(e.pattern) };
+    }
+    case 'InList': {
+      const operand = m(e.operand);
+      const items = e.items.map(m);
+      if (operand !== e.operand || changed(e.items, items)) out = { ...e, operand, items };
       break;
-    case 'InList':
-      out = { ...e, operand: m(e.operand), items: e.items.map(m) };
+    }
+    case 'InSubquery': {
+      const operand = m(e.operand);
+      const query = mapQuery(e.query, rewrite);
+      if (operand !== e.operand || query !== e.query) out = { ...e, operand, query };
       break;
-    case 'InSubquery':
-      out = { ...e, operand: m(e.operand), query: mapQuery(e.query, rewrite) };
-      break;
+    }
     case 'Exists':
-      out = { ...e, query: mapQuery(e.query, rewrite) };
+    case 'Subquery': {
+      const query = mapQuery(e.query, rewrite);
+      if (query !== e.query) out = { ...e, query } as B.BExpr;
       break;
-    case 'Subquery':
-      out = { ...e, query: mapQuery(e.query, rewrite) };
+    }
+    case 'Case': {
+      const operand = e.operand && m(e.operand);
+      const whens = e.whens.map((w) => {
+        const [when, then] = [m(w.when), m(w.then)];
+        return when === w.when && then === w.then ? w : { when, then };
+      });
+      const otherwise = e.else && m(e.else);
+      if (operand !== e.operand || sameArray(e.whens, whens) !== e.whens || otherwise !== e.else) out = { ...e, operand, whens, else: otherwise };
       break;
-    case 'Case':
-      out = { ...e, operand: e.operand && m(e.operand), whens: e.whens.map((w) => ({ when: m(w.when), then: m(w.then) })), else: e.else && m(e.else) };
+    }
+    case 'Array': {
+      const items = e.items.map(m);
+      if (changed(e.items, items)) out = { ...e, items };
       break;
-    case 'Array':
-      out = { ...e, items: e.items.map(m) };
+    }
+    case 'AtTimeZone': {
+      const [operand, zone] = [m(e.operand), m(e.zone)];
+      if (operand !== e.operand || zone !== e.zone) out = { ...e, operand, zone };
       break;
-    case 'AtTimeZone':
-      out = { ...e, operand: m(e.operand), zone: m(e.zone) };
-      break;
+    }
     default:
-      out = e;
+      break;
   }
   return rewrite(out);
 }

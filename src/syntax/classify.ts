@@ -1,7 +1,7 @@
 import type { IRecognitionException, IToken, TokenType } from 'chevrotain';
 import type { DiagnosticCode } from '../diagnostics/codes.js';
 import type { Span } from '../diagnostics/span.js';
-import { closest } from '../diagnostics/suggest.js';
+import { closest, editDistance } from '../diagnostics/suggest.js';
 import * as T from './tokens.js';
 
 /**
@@ -91,7 +91,17 @@ function textOf(source: string, tokens: IToken[], from: number, to: number): str
 
 function nearKeyword(word: string): string | undefined {
   if (!/^[A-Za-z_]+$/.test(word) || word.length < 2) return undefined;
-  return closest(word.toUpperCase(), CLAUSE_KEYWORDS, 1)[0];
+  // `closest` ties break alphabetically (WHER -> WHEN, ORDR -> OR); a truncated or mistyped
+  // keyword is better matched by the true distance, then by the longer shared prefix.
+  const w = word.toUpperCase();
+  const rank = (c: string) => editDistance(w, c) * 100 - sharedPrefix(w, c);
+  return closest(w, CLAUSE_KEYWORDS, CLAUSE_KEYWORDS.length).sort((a, b) => rank(a) - rank(b))[0];
+}
+
+function sharedPrefix(a: string, b: string): number {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n++;
+  return n;
 }
 
 export function classifySyntaxError(source: string, tokens: IToken[], e: IRecognitionException): SyntaxDiagnostic {
@@ -145,7 +155,8 @@ export function classifySyntaxError(source: string, tokens: IToken[], e: IRecogn
     };
   }
   if ((type === T.Semicolon && i + 1 < tokens.length) || prev?.tokenType === T.Semicolon) {
-    const from = type === T.Semicolon ? i + 1 : i;
+    // A second `;` at the very end (`...;;`) is itself the extra statement.
+    const from = type === T.Semicolon && i + 1 < tokens.length ? i + 1 : i;
     return {
       code: 'MULTIPLE_STATEMENTS',
       span: range(tokens, from, tokens.length - 1),

@@ -40,15 +40,19 @@ export function getParser(): OqlParser {
 
 const OPENERS = new Set([T.LParen, T.LBracket, T.Case]);
 const CLOSERS = new Set([T.RParen, T.RBracket, T.End]);
-const PREFIX = new Set([T.Not, T.Minus, T.Plus]);
-
+const UNTERMINATED = new Set([T.UnterminatedString, T.UnterminatedIdentifier, T.UnterminatedComment]);
 /**
  * Parses one query into its syntax tree, reporting every problem into `bag`. Returns null when
  * the text cannot be parsed. Never throws for bad input and never recurses deeper than the
  * configured nesting: the nesting is measured on the token stream before the parser runs.
  */
 export function parseInto(text: string, bag: DiagnosticBag, limits: SyntaxLimits = {}): Select | null {
-  const lim = { ...DEFAULT_SYNTAX_LIMITS, ...limits };
+  // Read the three limits, not a spread: callers pass their whole compile options here.
+  const lim: Required<SyntaxLimits> = {
+    maxLength: limits.maxLength ?? DEFAULT_SYNTAX_LIMITS.maxLength,
+    maxNesting: limits.maxNesting ?? DEFAULT_SYNTAX_LIMITS.maxNesting,
+    maxTreeDepth: limits.maxTreeDepth ?? DEFAULT_SYNTAX_LIMITS.maxTreeDepth,
+  };
   if (text.length > lim.maxLength) {
     bag.error(
       'QUERY_TOO_LONG',
@@ -109,10 +113,14 @@ function checkTokens(text: string, tokens: IToken[], bag: DiagnosticBag, maxNest
     bag.error('EMPTY_QUERY', { start: 0, end: text.length }, 'the query is empty', 'write a query such as: SELECT id, name FROM account LIMIT 100');
     return false;
   }
+  // The parser recurses once per open bracket or CASE and nowhere else (operator chains and
+  // prefix runs are read in loops), so bracket depth bounds its stack.
   let depth = 0;
-  let prefixRun = 0;
   for (const t of tokens) {
     const type = t.tokenType;
+    if (OPENERS.has(type)) depth++;
+    else if (CLOSERS.has(type)) depth = Math.max(0, depth - 1);
+    else if (depth <= maxNesting && !UNTERMINATED.has(type)) continue;
     const at = { start: t.startOffset, end: t.startOffset + t.image.length };
     if (type === T.UnterminatedString) {
       bag.error('UNTERMINATED_STRING', at, 'the string starting here has no closing quote', "close it with ' (write '' for a quote inside a string)");
@@ -126,10 +134,7 @@ function checkTokens(text: string, tokens: IToken[], bag: DiagnosticBag, maxNest
       bag.error('UNTERMINATED_COMMENT', { start: at.start, end: at.start + 2 }, 'the comment starting here has no closing */', 'close the comment with */');
       return false;
     }
-    if (OPENERS.has(type)) depth++;
-    else if (CLOSERS.has(type)) depth = Math.max(0, depth - 1);
-    prefixRun = PREFIX.has(type) ? prefixRun + 1 : 0;
-    if (depth + prefixRun > maxNesting) {
+    if (depth > maxNesting) {
       bag.error('NESTING_TOO_DEEP', at, `the query nests deeper than ${maxNesting} levels here`, 'flatten the expression: remove redundant parentheses or split the condition');
       return false;
     }

@@ -1,6 +1,7 @@
-import { EmbeddedActionsParser, type IToken, type TokenType } from 'chevrotain';
+import { EmbeddedActionsParser, type IToken } from 'chevrotain';
 import type { Span } from '../diagnostics/span.js';
 import type * as A from './ast.js';
+import { climb, type Item } from './climb.js';
 import * as T from './tokens.js';
 
 /**
@@ -136,7 +137,7 @@ export class OqlParser extends EmbeddedActionsParser {
         },
       },
       {
-        GATE: () => this.LA(2).tokenType === T.Dot && this.LA(3).tokenType === T.Star,
+        // LL(3) tells `a.*` from the path `a.b` without a gate (gates force Chevrotain's slow path).
         ALT: () => {
           const q = this.SUBRULE(this.identifier);
           this.CONSUME(T.Dot);
@@ -236,194 +237,201 @@ export class OqlParser extends EmbeddedActionsParser {
     return this.ACTION(() => numberNode(t));
   });
 
-  // ---- expressions, lowest precedence first ----
+  // ---- expressions ----
+  //
+  // One flat rule reads `prefix* operand (infix prefix* operand | postfix)*` and precedence
+  // climbing (`climb.ts`) builds the tree. Fourteen nested precedence rules would cost a
+  // Chevrotain rule call each per operand; this way parsing is several times faster and the
+  // parser recurses only per bracket, never per operator.
 
-  public expression = this.RULE('expression', (): A.Expr => this.SUBRULE(this.orExpr));
-
-  private orExpr = this.RULE('orExpr', (): A.Expr => {
-    const operands = [this.SUBRULE(this.andExpr)];
+  public expression = this.RULE('expression', (): A.Expr => {
+    const items: Item[] = [];
+    this.SUBRULE(this.operand, { ARGS: [items] });
     this.MANY(() => {
-      this.CONSUME(T.Or);
-      operands.push(this.SUBRULE2(this.andExpr));
-    });
-    return this.ACTION(() => logical('OR', operands));
-  });
-
-  private andExpr = this.RULE('andExpr', (): A.Expr => {
-    const operands = [this.SUBRULE(this.notExpr)];
-    this.MANY(() => {
-      this.CONSUME(T.And);
-      operands.push(this.SUBRULE2(this.notExpr));
-    });
-    return this.ACTION(() => logical('AND', operands));
-  });
-
-  private notExpr = this.RULE('notExpr', (): A.Expr => {
-    return this.OR([
-      {
-        ALT: () => {
-          const not = this.CONSUME(T.Not);
-          const operand = this.SUBRULE(this.notExpr);
-          return this.ACTION(() => ({ kind: 'Unary' as const, op: 'NOT' as const, operand, span: { start: not.startOffset, end: operand.span.end } }));
-        },
-      },
-      { ALT: () => this.SUBRULE(this.isExpr) },
-    ]);
-  });
-
-  private isExpr = this.RULE('isExpr', (): A.Expr => {
-    let expr = this.SUBRULE(this.comparisonExpr);
-    this.MANY(() => {
-      this.CONSUME(T.Is);
-      let negated = false;
-      this.OPTION(() => {
-        this.CONSUME(T.Not);
-        negated = true;
-      });
-      this.CONSUME(T.Null);
-      expr = this.ACTION(() => ({ kind: 'IsNull' as const, operand: expr, negated, span: this.upTo(expr.span.start) }));
-    });
-    return expr;
-  });
-
-  private comparisonExpr = this.RULE('comparisonExpr', (): A.Expr => {
-    const left = this.SUBRULE(this.predicateExpr);
-    let result = left;
-    this.OPTION(() => {
-      const op = this.CONSUME(T.ComparisonOp);
-      const right = this.SUBRULE2(this.predicateExpr);
-      result = this.ACTION(() => binary(op, left, right));
-    });
-    return result;
-  });
-
-  private predicateExpr = this.RULE('predicateExpr', (): A.Expr => {
-    const operand = this.SUBRULE(this.otherOpExpr);
-    let result = operand;
-    this.OPTION(() => {
-      let negated = false;
-      this.OPTION2(() => {
-        this.CONSUME(T.Not);
-        negated = true;
-      });
-      result = this.OR([
+      this.OR([
         {
           ALT: () => {
-            this.CONSUME(T.Between);
-            const low = this.SUBRULE2(this.otherOpExpr);
-            this.CONSUME(T.And);
-            const high = this.SUBRULE3(this.otherOpExpr);
-            return this.ACTION(() => ({ kind: 'Between' as const, operand, low, high, negated, span: between(operand, high) }));
-          },
-        },
-        {
-          ALT: () => {
-            const op = this.OR2([{ ALT: () => this.CONSUME(T.Like) }, { ALT: () => this.CONSUME(T.ILike) }]);
-            const pattern = this.SUBRULE4(this.otherOpExpr);
-            return this.ACTION(() => ({
-              kind: 'Like' as const,
-              operand,
-              pattern,
-              caseInsensitive: op.tokenType === T.ILike,
-              negated,
-              span: between(operand, pattern),
-            }));
-          },
-        },
-        {
-          ALT: () => {
-            this.CONSUME(T.In);
-            this.CONSUME(T.LParen);
-            const result = this.OR3([
-              {
-                ALT: () => {
-                  const query = this.SUBRULE(this.selectStatement);
-                  return this.ACTION((): A.Expr => ({ kind: 'InSubquery', operand, query, negated, span: operand.span }));
-                },
-              },
-              {
-                ALT: () => {
-                  const items: A.Expr[] = [];
-                  this.AT_LEAST_ONE_SEP({ SEP: T.Comma, DEF: () => items.push(this.SUBRULE(this.expression)) });
-                  return this.ACTION((): A.Expr => ({ kind: 'InList', operand, items, negated, span: operand.span }));
-                },
-              },
+            const op = this.OR2([
+              { ALT: () => this.CONSUME(T.Or) },
+              { ALT: () => this.CONSUME(T.And) },
+              { ALT: () => this.CONSUME(T.ComparisonOp) },
+              { ALT: () => this.CONSUME(T.Overlap) },
+              { ALT: () => this.CONSUME(T.Plus) },
+              { ALT: () => this.CONSUME(T.Minus) },
+              { ALT: () => this.CONSUME(T.Star) },
+              { ALT: () => this.CONSUME(T.Slash) },
+              { ALT: () => this.CONSUME(T.Percent) },
             ]);
-            this.CONSUME(T.RParen);
-            return this.ACTION(() => ({ ...result, span: this.upTo(operand.span.start) }) as A.Expr);
+            this.ACTION(() => items.push({ kind: 'binary', token: op }));
+            this.SUBRULE2(this.operand, { ARGS: [items] });
           },
         },
+        { ALT: () => this.SUBRULE(this.atTimeZone, { ARGS: [items] }) },
+        {
+          ALT: () => {
+            const is = this.CONSUME(T.Is);
+            let negated = false;
+            this.OPTION(() => {
+              this.CONSUME(T.Not);
+              negated = true;
+            });
+            const end = this.CONSUME(T.Null);
+            this.ACTION(() => items.push({ kind: 'isNull', negated, end: end.startOffset + 4, at: is.startOffset }));
+          },
+        },
+        { ALT: () => this.SUBRULE(this.predicate, { ARGS: [items] }) },
       ]);
     });
-    return result;
+    return this.ACTION(() => climb(items));
   });
 
-  private otherOpExpr = this.RULE('otherOpExpr', (): A.Expr => {
-    let left = this.SUBRULE(this.additiveExpr);
+  /** `prefix* castExpr`: NOT, - and + before an operand. */
+  private operand = this.RULE('operand', (items: Item[]): void => {
     this.MANY(() => {
-      const op = this.CONSUME(T.Overlap);
-      const right = this.SUBRULE2(this.additiveExpr);
-      left = this.ACTION(() => binary(op, left, right));
+      const t = this.OR([{ ALT: () => this.CONSUME(T.Not) }, { ALT: () => this.CONSUME(T.Minus) }, { ALT: () => this.CONSUME(T.Plus) }]);
+      this.ACTION(() => items.push({ kind: 'prefix', token: t }));
     });
-    return left;
+    const e = this.SUBRULE(this.castExpr);
+    this.ACTION(() => items.push({ kind: 'operand', expr: e }));
   });
 
-  private additiveExpr = this.RULE('additiveExpr', (): A.Expr => {
-    let left = this.SUBRULE(this.multiplicativeExpr);
-    this.MANY(() => {
-      const op = this.OR([{ ALT: () => this.CONSUME(T.Plus) }, { ALT: () => this.CONSUME(T.Minus) }]);
-      const right = this.SUBRULE2(this.multiplicativeExpr);
-      left = this.ACTION(() => binary(op, left, right));
-    });
-    return left;
+  private atTimeZone = this.RULE('atTimeZone', (items: Item[]): void => {
+    this.CONSUME(T.At);
+    this.CONSUME(T.Time);
+    this.CONSUME(T.Zone);
+    const zone = this.SUBRULE(this.signedOperand);
+    this.ACTION(() => items.push({ kind: 'atTimeZone', zone }));
   });
 
-  private multiplicativeExpr = this.RULE('multiplicativeExpr', (): A.Expr => {
-    let left = this.SUBRULE(this.atTimeZoneExpr);
-    this.MANY(() => {
-      const op = this.OR([
-        { ALT: () => this.CONSUME(T.Star) },
-        { ALT: () => this.CONSUME(T.Slash) },
-        { ALT: () => this.CONSUME(T.Percent) },
-      ]);
-      const right = this.SUBRULE2(this.atTimeZoneExpr);
-      left = this.ACTION(() => binary(op, left, right));
+  /** `[NOT] BETWEEN a AND b`, `[NOT] IN (...)`, `[NOT] LIKE|ILIKE p`. */
+  private predicate = this.RULE('predicate', (items: Item[]): void => {
+    let negated = false;
+    this.OPTION(() => {
+      this.CONSUME(T.Not);
+      negated = true;
     });
-    return left;
-  });
-
-  private atTimeZoneExpr = this.RULE('atTimeZoneExpr', (): A.Expr => {
-    let operand = this.SUBRULE(this.unaryExpr);
-    this.MANY(() => {
-      this.CONSUME(T.At);
-      this.CONSUME(T.Time);
-      this.CONSUME(T.Zone);
-      const zone = this.SUBRULE2(this.unaryExpr);
-      operand = this.ACTION(() => ({ kind: 'AtTimeZone' as const, operand, zone, span: between(operand, zone) }));
-    });
-    return operand;
-  });
-
-  private unaryExpr = this.RULE('unaryExpr', (): A.Expr => {
-    return this.OR([
+    this.OR([
       {
         ALT: () => {
-          const op = this.OR2([{ ALT: () => this.CONSUME(T.Minus) }, { ALT: () => this.CONSUME(T.Plus) }]);
-          const operand = this.SUBRULE(this.unaryExpr);
-          return this.ACTION(() => ({
-            kind: 'Unary' as const,
-            op: op.image as '-' | '+',
-            operand,
-            span: { start: op.startOffset, end: operand.span.end },
-          }));
+          this.CONSUME(T.Between);
+          const low = this.SUBRULE(this.bound);
+          this.CONSUME(T.And);
+          const high = this.SUBRULE2(this.bound);
+          this.ACTION(() => items.push({ kind: 'between', negated, low, high }));
         },
       },
-      { ALT: () => this.SUBRULE(this.castExpr) },
+      {
+        ALT: () => {
+          const op = this.OR2([{ ALT: () => this.CONSUME(T.Like) }, { ALT: () => this.CONSUME(T.ILike) }]);
+          const pattern = this.SUBRULE3(this.bound);
+          this.ACTION(() => items.push({ kind: 'like', negated, caseInsensitive: op.tokenType === T.ILike, pattern }));
+        },
+      },
+      {
+        ALT: () => {
+          this.CONSUME(T.In);
+          this.CONSUME(T.LParen);
+          this.OR3([
+            {
+              ALT: () => {
+                const query = this.SUBRULE(this.selectStatement);
+                const close = this.CONSUME(T.RParen);
+                this.ACTION(() => items.push({ kind: 'inSubquery', negated, query, end: close.startOffset + 1 }));
+              },
+            },
+            {
+              ALT: () => {
+                const list: A.Expr[] = [];
+                this.AT_LEAST_ONE_SEP({ SEP: T.Comma, DEF: () => list.push(this.SUBRULE(this.expression)) });
+                const close = this.CONSUME2(T.RParen);
+                this.ACTION(() => items.push({ kind: 'inList', negated, list, end: close.startOffset + 1 }));
+              },
+            },
+          ]);
+        },
+      },
     ]);
   });
 
+  /**
+   * The operand of BETWEEN and LIKE: arithmetic only, so that `x BETWEEN 1 AND 2 AND y` reads
+   * BETWEEN's own AND first, as in PostgreSQL.
+   */
+  private bound = this.RULE('bound', (): A.Expr => {
+    const items: Item[] = [];
+    this.SUBRULE(this.signs, { ARGS: [items] });
+    this.MANY(() => {
+      this.OR([
+        {
+          ALT: () => {
+            const op = this.OR2([
+              { ALT: () => this.CONSUME(T.Overlap) },
+              { ALT: () => this.CONSUME(T.Plus) },
+              { ALT: () => this.CONSUME(T.Minus) },
+              { ALT: () => this.CONSUME(T.Star) },
+              { ALT: () => this.CONSUME(T.Slash) },
+              { ALT: () => this.CONSUME(T.Percent) },
+            ]);
+            this.ACTION(() => items.push({ kind: 'binary', token: op }));
+            this.SUBRULE2(this.signs, { ARGS: [items] });
+          },
+        },
+        { ALT: () => this.SUBRULE(this.atTimeZone, { ARGS: [items] }) },
+      ]);
+    });
+    return this.ACTION(() => climb(items));
+  });
+
+  /** `(- | +)* castExpr` as items. */
+  private signs = this.RULE('signs', (items: Item[]): void => {
+    this.MANY(() => {
+      const t = this.OR([{ ALT: () => this.CONSUME(T.Minus) }, { ALT: () => this.CONSUME(T.Plus) }]);
+      this.ACTION(() => items.push({ kind: 'prefix', token: t }));
+    });
+    const e = this.SUBRULE(this.castExpr);
+    this.ACTION(() => items.push({ kind: 'operand', expr: e }));
+  });
+
+  /** A signed operand as an expression: the zone of AT TIME ZONE. */
+  private signedOperand = this.RULE('signedOperand', (): A.Expr => {
+    const items: Item[] = [];
+    this.SUBRULE(this.signs, { ARGS: [items] });
+    return this.ACTION(() => climb(items));
+  });
+
+  /** An operand with its `::` casts; one rule, since every operand passes through it. */
   private castExpr = this.RULE('castExpr', (): A.Expr => {
-    let operand = this.SUBRULE(this.primary);
+    let operand = this.OR({
+      IGNORE_AMBIGUITIES: true,
+      DEF: [
+        {
+          ALT: () => {
+            const t = this.CONSUME(T.StringLiteral);
+            return this.ACTION(() => ({ kind: 'String' as const, value: t.image.slice(1, -1).replace(/''/g, "'"), span: tokenSpan(t) }));
+          },
+        },
+        { ALT: () => this.SUBRULE(this.numberLiteral) },
+        {
+          ALT: () => {
+            const t = this.OR2([{ ALT: () => this.CONSUME(T.True) }, { ALT: () => this.CONSUME(T.False) }]);
+            return this.ACTION(() => ({ kind: 'Boolean' as const, value: t.tokenType === T.True, span: tokenSpan(t) }));
+          },
+        },
+        {
+          ALT: () => {
+            const t = this.CONSUME(T.Null);
+            return this.ACTION(() => ({ kind: 'Null' as const, span: tokenSpan(t) }));
+          },
+        },
+        { ALT: () => this.SUBRULE(this.dateKeyword) },
+        { ALT: () => this.SUBRULE(this.arrayExpr) },
+        { ALT: () => this.SUBRULE(this.existsExpr) },
+        { ALT: () => this.SUBRULE(this.caseExpr) },
+        { ALT: () => this.SUBRULE(this.extractExpr) },
+        { ALT: () => this.SUBRULE(this.parenthesized) },
+        { ALT: () => this.SUBRULE(this.nameOrCall) },
+      ],
+    });
     this.MANY(() => {
       this.CONSUME(T.DoubleColon);
       const type = this.SUBRULE(this.typeName);
@@ -475,43 +483,6 @@ export class OqlParser extends EmbeddedActionsParser {
     return this.ACTION(() => {
       const name = [first, ...continuations].map((t) => t.image.toLowerCase()).concat(words).join(' ');
       return { name: name.replace(/ \(/, '(').replace(/ \[\]/, '[]'), span: this.upTo(first.startOffset) };
-    });
-  });
-
-  private primary = this.RULE('primary', (): A.Expr => {
-    return this.OR({
-      IGNORE_AMBIGUITIES: true,
-      DEF: [
-        {
-          ALT: () => {
-            const t = this.CONSUME(T.StringLiteral);
-            return this.ACTION(() => ({ kind: 'String' as const, value: t.image.slice(1, -1).replace(/''/g, "'"), span: tokenSpan(t) }));
-          },
-        },
-        { ALT: () => this.SUBRULE(this.numberLiteral) },
-        {
-          ALT: () => {
-            const t = this.OR2([{ ALT: () => this.CONSUME(T.True) }, { ALT: () => this.CONSUME(T.False) }]);
-            return this.ACTION(() => ({ kind: 'Boolean' as const, value: t.tokenType === T.True, span: tokenSpan(t) }));
-          },
-        },
-        {
-          ALT: () => {
-            const t = this.CONSUME(T.Null);
-            return this.ACTION(() => ({ kind: 'Null' as const, span: tokenSpan(t) }));
-          },
-        },
-        { ALT: () => this.SUBRULE(this.dateKeyword) },
-        { ALT: () => this.SUBRULE(this.arrayExpr) },
-        { ALT: () => this.SUBRULE(this.existsExpr) },
-        { ALT: () => this.SUBRULE(this.caseExpr) },
-        {
-          GATE: () => this.LA(2).tokenType === T.LParen,
-          ALT: () => this.SUBRULE(this.extractExpr),
-        },
-        { ALT: () => this.SUBRULE(this.parenthesized) },
-        { ALT: () => this.SUBRULE(this.nameOrCall) },
-      ],
     });
   });
 
@@ -595,12 +566,19 @@ export class OqlParser extends EmbeddedActionsParser {
       { ALT: () => this.SUBRULE(this.expression) },
     ]);
     this.CONSUME(T.RParen);
-    // Subqueries keep the parentheses in their span; plain grouping is invisible in the tree.
-    return this.ACTION(() => (inner.kind === 'Subquery' ? { ...inner, span: this.upTo(open.startOffset) } : inner));
+    // Grouping is invisible in the tree, but the node's span takes in the parentheses, so that
+    // enclosing spans (`(a + b) * c`, `NOT (x && y)`) stay balanced.
+    return this.ACTION(() => ({ ...inner, span: this.upTo(open.startOffset) }));
   });
 
   private nameOrCall = this.RULE('nameOrCall', (): A.Expr => {
-    const first = this.SUBRULE(this.identifier);
+    // Identifier tokens are consumed inline: a rule call per name part is measurable here.
+    const firstToken = this.OR9([
+      { ALT: () => this.CONSUME(T.Identifier) },
+      { ALT: () => this.CONSUME(T.QuotedIdentifier) },
+      { ALT: () => this.CONSUME(T.NonReserved) },
+    ]);
+    const first = this.ACTION(() => identFrom(firstToken));
     return this.OR([
       {
         ALT: () => {
@@ -645,7 +623,12 @@ export class OqlParser extends EmbeddedActionsParser {
           const parts = [first];
           this.MANY(() => {
             this.CONSUME(T.Dot);
-            parts.push(this.SUBRULE2(this.identifier));
+            const t = this.OR8([
+              { ALT: () => this.CONSUME2(T.Identifier) },
+              { ALT: () => this.CONSUME2(T.QuotedIdentifier) },
+              { ALT: () => this.CONSUME2(T.NonReserved) },
+            ]);
+            this.ACTION(() => parts.push(identFrom(t)));
           });
           return this.ACTION((): A.Expr => ({ kind: 'Path', parts, span: this.upTo(first.span.start) }));
         },
@@ -665,28 +648,4 @@ export class OqlParser extends EmbeddedActionsParser {
 
 function numberNode(t: IToken): A.NumberLit {
   return { kind: 'Number', text: t.image, isInteger: /^\d+$/.test(t.image), span: tokenSpan(t) };
-}
-
-function logical(op: 'AND' | 'OR', operands: A.Expr[]): A.Expr {
-  if (operands.length === 1) return operands[0]!;
-  return { kind: 'Logical', op, operands, span: between(operands[0]!, operands[operands.length - 1]!) };
-}
-
-const OPS = new Map<TokenType, A.BinaryOp>([
-  [T.Plus, '+'],
-  [T.Minus, '-'],
-  [T.Star, '*'],
-  [T.Slash, '/'],
-  [T.Percent, '%'],
-  [T.Overlap, '&&'],
-  [T.Equal, '='],
-  [T.Less, '<'],
-  [T.Greater, '>'],
-  [T.LessEqual, '<='],
-  [T.GreaterEqual, '>='],
-]);
-
-function binary(op: IToken, left: A.Expr, right: A.Expr): A.Expr {
-  const symbol = OPS.get(op.tokenType) ?? (op.image === '!=' ? '!=' : '<>');
-  return { kind: 'Binary', op: symbol, left, right, opSpan: tokenSpan(op), span: between(left, right) };
 }

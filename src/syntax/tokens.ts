@@ -78,11 +78,14 @@ export const Time = keyword('TIME', true);
 export const Zone = keyword('ZONE', true);
 export const Filter = keyword('FILTER', true);
 export const Over = keyword('OVER', true);
-export const Extract = keyword('EXTRACT', true);
+// Reserved, unlike in PostgreSQL, so `EXTRACT(` needs no parser gate; no CRM column is called extract.
+export const Extract = keyword('EXTRACT');
 
-export const StringLiteral = createToken({ name: 'StringLiteral', pattern: /'(?:[^']|'')*'/, line_breaks: true });
+// A closing quote is never followed by another quote: `'it''s` is one unterminated string, not
+// the string 'it' followed by an unterminated 's.
+export const StringLiteral = createToken({ name: 'StringLiteral', pattern: /'(?:[^']|'')*'(?!')/, line_breaks: true });
 export const UnterminatedString = createToken({ name: 'UnterminatedString', pattern: /'(?:[^']|'')*/, line_breaks: true });
-export const QuotedIdentifier = createToken({ name: 'QuotedIdentifier', pattern: /"(?:[^"]|"")+"/, line_breaks: true });
+export const QuotedIdentifier = createToken({ name: 'QuotedIdentifier', pattern: /"(?:[^"]|"")+"(?!")/, line_breaks: true });
 export const UnterminatedIdentifier = createToken({ name: 'UnterminatedIdentifier', pattern: /"(?:[^"]|"")*/, line_breaks: true });
 export const NumberLiteral = createToken({ name: 'NumberLiteral', pattern: /(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?/ });
 export const Parameter = createToken({ name: 'Parameter', pattern: /\$\d+/ });

@@ -26,7 +26,11 @@ const DATE_STRING = /^\s*\d{4}-\d{1,2}-\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.
 const COMPARISON = new Set(['=', '<>', '!=', '<', '<=', '>', '>=']);
 
 export function validate(select: A.Select, bag: DiagnosticBag, options: ValidateOptions = {}): void {
-  new Validator(bag, { ...DEFAULT_VALIDATE_OPTIONS, ...options }).select(select, true);
+  const limits: Required<ValidateOptions> = {
+    maxLimit: options.maxLimit ?? DEFAULT_VALIDATE_OPTIONS.maxLimit,
+    maxSelectItems: options.maxSelectItems ?? DEFAULT_VALIDATE_OPTIONS.maxSelectItems,
+  };
+  new Validator(bag, limits).select(select, true);
 }
 
 class Validator {

@@ -1,0 +1,16 @@
+#!/bin/sh
+# The server tests and the SQL benchmark start a throwaway PostgreSQL 15 cluster (timeouts and
+# concurrency need a real server). Install Debian's postgresql-15 when its binaries are missing.
+set -e
+BIN=/usr/lib/postgresql/15/bin
+if [ -x "$BIN/initdb" ] && [ -x "$BIN/pg_ctl" ]; then exit 0; fi
+if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "PostgreSQL 15 server binaries are missing in $BIN: install the postgresql-15 package" >&2
+  exit 1
+fi
+echo "installing postgresql-15 (server binaries for the tests)..." >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends postgresql-15 >/dev/null
+# Debian starts a cluster on install; the tests start their own, so stop the packaged one.
+if command -v pg_ctlcluster >/dev/null 2>&1; then pg_ctlcluster 15 main stop >/dev/null 2>&1 || true; fi
