@@ -109,7 +109,7 @@ function categoryNote(name: string): string | undefined {
 function literals(t: TokenType): string[] | undefined {
   const p = t.PATTERN;
   if (!(p instanceof RegExp) || p === Lexer.NA) return undefined;
-  const parts = p.source.split('|');
+  const parts = p.source.split(/(?<!\\)\|/);
   if (!parts.every((s) => /^(?:\\[^A-Za-z0-9]|[^\\^$.|?*+()[{])+$/.test(s))) return undefined;
   return parts.map((s) => quote(s.replace(/\\(.)/g, '$1')));
 }
@@ -137,8 +137,10 @@ class Printer {
 
   /** A sequence as one operand of a postfix operator: parenthesized unless it is one atom. */
   private group(items: Gast[]): string {
-    if (items.length === 1 && items[0]!.type !== 'Alternative') return this.node(items[0]!);
-    return `( ${this.sequence(items)} )`;
+    const text = this.sequence(items);
+    // One atom takes the operator directly; `x*` or a sequence needs parentheses first.
+    const atom = items.length === 1 && items[0]!.type !== 'Alternative' && !/[?*+]$/.test(text);
+    return atom ? text : `( ${text} )`;
   }
 
   private node(n: Gast): string {

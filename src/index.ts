@@ -10,5 +10,8 @@ export type { Catalog, CatalogOptions, ObjectDef, ColumnDef, LogicalType, Physic
 export { OqlError, isOqlError, codeFrame, CODES, describeCode } from './diagnostics/index.js';
 export type { Diagnostic, DiagnosticCode, Severity, SourceSpan, Span } from './diagnostics/index.js';
 export { parse } from './syntax/parse.js';
+export { printQuery } from './syntax/print.js';
 export type { Select as QueryAst } from './syntax/ast.js';
 export type { LogicalPlan } from './plan/plan.js';
+export { execute, count, toEnvelope, errorEnvelope, ConcurrencyLimiter } from './run/index.js';
+export type { Queryable, QueryRequest, RunOptions, ExecuteResult, CountResult, SuccessEnvelope, ErrorEnvelope, ErrorData } from './run/index.js';
