@@ -12,6 +12,11 @@ export interface CheckOptions extends SyntaxLimits, ValidateOptions {
   readonly slug: string;
   /** Most relation hops in one dot path. Default 6. */
   readonly maxPathDepth?: number;
+  /**
+   * Plan filters on one-to-many relations as semi-joins where that provably gives the same
+   * rows (see src/plan/semijoin.ts). Default true; false keeps the service's literal fan-out.
+   */
+  readonly semiJoins?: boolean;
 }
 
 export interface CompileOptions extends CheckOptions {
@@ -70,7 +75,7 @@ export function check(text: string, options: CheckOptions): Checked {
   // In source order, so the error a user sees first is the first one in their text.
   const diagnostics = bag.items.slice().sort((a, b) => a.span.start - b.span.start || a.span.end - b.span.end);
   if (!bound || bag.hasErrors) return { plan: null, diagnostics };
-  return { plan: plan(bound, options.catalog), diagnostics };
+  return { plan: plan(bound, options.catalog, { semiJoins: options.semiJoins ?? true }), diagnostics };
 }
 
 interface CacheEntry {
@@ -85,7 +90,7 @@ const CACHE_SIZE = 1000;
 const cache = new Map<string, CacheEntry>();
 
 function cacheKey(text: string, o: CompileOptions): string {
-  return `${o.catalog.version}\u0000${o.slug}\u0000${o.maxLimit ?? ''}\u0000${o.maxSelectItems ?? ''}\u0000${o.maxPathDepth ?? ''}\u0000${o.maxLength ?? ''}\u0000${o.maxNesting ?? ''}\u0000${o.maxTreeDepth ?? ''}\u0000${o.now === undefined ? 0 : 1}\u0000${text}`;
+  return `${o.catalog.version}\u0000${o.slug}\u0000${o.maxLimit ?? ''}\u0000${o.maxSelectItems ?? ''}\u0000${o.maxPathDepth ?? ''}\u0000${o.maxLength ?? ''}\u0000${o.maxNesting ?? ''}\u0000${o.maxTreeDepth ?? ''}\u0000${o.now === undefined ? 0 : 1}\u0000${o.semiJoins === false ? 0 : 1}\u0000${text}`;
 }
 
 /** Empties the compiled-query cache (tests and catalog reloads). */

@@ -321,7 +321,7 @@ class Binder {
       }
       case 'Cast': {
         const operand = this.expr(e.operand, ctx);
-        if (!['timestamp', 'timestamptz', 'date', 'null'].includes(operand.type)) {
+        if (!['timestamp', 'timestamptz', 'calendar_date', 'null'].includes(operand.type)) {
           this.bag.error(
             'TYPE_MISMATCH',
             e.span,
@@ -329,7 +329,7 @@ class Binder {
             operand.type === 'epoch' ? `write to_timestamp(${sourceOf(this.bag, operand)} / 1000)::date` : 'cast a timestamp such as to_timestamp(field / 1000)',
           );
         }
-        return { kind: 'Cast', operand, to: 'date', type: 'date', span: e.span };
+        return { kind: 'Cast', operand, to: 'date', type: 'calendar_date', span: e.span };
       }
       case 'AtTimeZone': {
         const operand = this.expr(e.operand, ctx);

@@ -15,7 +15,8 @@ export type ValueType =
   | 'epoch'
   | 'timestamp'
   | 'timestamptz'
-  | 'date'
+  /** A PostgreSQL `date` (from `::date`), as opposed to a date column's epoch milliseconds. */
+  | 'calendar_date'
   | 'multiselect'
   | 'text[]'
   | 'json'
@@ -204,7 +205,7 @@ export interface BCast {
   readonly kind: 'Cast';
   readonly operand: BExpr;
   readonly to: 'date';
-  readonly type: 'date';
+  readonly type: 'calendar_date';
   readonly span: Span;
 }
 

@@ -4,7 +4,7 @@ import { FUNCTIONS } from '../validate/functions.js';
 import type * as B from './bound.js';
 import { commonType, describe, isNumeric } from './types.js';
 
-const TIME = new Set<B.ValueType>(['timestamp', 'timestamptz', 'date', 'null']);
+const TIME = new Set<B.ValueType>(['timestamp', 'timestamptz', 'calendar_date', 'null']);
 const DATE_PART_FIELDS = new Set([
   'epoch', 'year', 'quarter', 'month', 'week', 'day', 'dow', 'isodow', 'doy', 'hour', 'minute', 'second',
   'milliseconds', 'microseconds', 'decade', 'century', 'millennium', 'isoyear', 'julian', 'timezone', 'timezone_hour', 'timezone_minute',
@@ -72,7 +72,7 @@ export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: Diagno
         expect(args[2], (t) => t === 'text', 'a time zone name');
         expect(args[1], (t) => t === 'timestamptz', 'a timestamp with time zone when a zone is given');
       }
-      return call(args[1]!.type === 'timestamptz' ? 'timestamptz' : args[1]!.type === 'null' ? 'timestamp' : args[1]!.type === 'date' ? 'timestamp' : args[1]!.type);
+      return call(args[1]!.type === 'timestamptz' ? 'timestamptz' : args[1]!.type === 'null' ? 'timestamp' : args[1]!.type === 'calendar_date' ? 'timestamp' : args[1]!.type);
     }
     case 'to_timestamp':
       expect(args[0], isNumeric, 'epoch seconds (a number)', 'write to_timestamp(field / 1000): the columns hold milliseconds');

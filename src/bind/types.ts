@@ -35,7 +35,7 @@ function family(t: ValueType): Family {
       return 'number';
     case 'timestamp':
     case 'timestamptz':
-    case 'date':
+    case 'calendar_date':
       return 'time';
     case 'multiselect':
     case 'text[]':

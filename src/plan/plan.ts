@@ -1,7 +1,8 @@
 import type * as B from '../bind/bound.js';
 import type { Catalog } from '../catalog/types.js';
 import { forEachBoundChild as forEachChild } from '../bind/exprs.js';
-import { ifToCase, mapQuery } from './rewrites.js';
+import { distinctIdCount, ifToCase, mapQuery } from './rewrites.js';
+import { semiJoinVirtualFilters } from './semijoin.js';
 
 /**
  * The logical plan: the bound query after rewrites, plus, for every scope (FROM item), the
@@ -49,10 +50,23 @@ export function pathKey(hops: readonly B.Hop[], upTo = hops.length): string {
   return key;
 }
 
-export function plan(bound: B.BoundQuery, catalog: Catalog): LogicalPlan {
-  const query = mapQuery(bound, ifToCase);
+export interface PlanOptions {
+  /** Turn provably equivalent fan-out filters into semi-joins (default true). */
+  readonly semiJoins?: boolean;
+}
+
+export function plan(bound: B.BoundQuery, catalog: Catalog, options: PlanOptions = {}): LogicalPlan {
+  let query = mapQuery(bound, ifToCase);
+  if (options.semiJoins !== false) {
+    let next = maxScope(query) + 1;
+    query = semiJoinVirtualFilters(query, catalog, () => next++);
+  }
   const planner = new Planner(catalog);
   planner.query(query);
+  if (options.semiJoins !== false) {
+    const multiplying = new Set(planner.scopes.flatMap((sc, id) => (sc && sc.joins.some((j) => j.kind === 'virtual') ? [id] : [])));
+    query = mapQuery(query, distinctIdCount(catalog.mapping.idColumn, multiplying));
+  }
   return {
     query,
     scopes: planner.scopes,
@@ -150,4 +164,22 @@ class Planner {
         forEachChild(e, (c) => this.expr(c));
     }
   }
+}
+
+/** The largest scope id in a query and its subqueries. */
+function maxScope(q: B.BoundQuery): number {
+  let max = q.scope;
+  const visit = (e: B.BExpr): void => {
+    if (e.kind === 'Exists' || e.kind === 'Subquery' || e.kind === 'InSubquery') {
+      max = Math.max(max, maxScope(e.query));
+      if (e.kind !== 'InSubquery') return;
+    }
+    forEachChild(e, visit);
+  };
+  q.outputs.forEach((o) => visit(o.expr));
+  if (q.where) visit(q.where);
+  q.groupBy.forEach(visit);
+  if (q.having) visit(q.having);
+  q.orderBy.forEach((o) => visit(o.expr));
+  return max;
 }

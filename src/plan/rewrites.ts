@@ -14,6 +14,20 @@ export const ifToCase: Rewrite = (e) => {
 };
 
 /** Applies `rewrite` bottom-up; nodes whose subtree did not change are reused, not copied. */
+/**
+ * `count(DISTINCT t.id)` is `count(t.id)` when no join multiplies the rows of t's scope: ids
+ * are unique per tenant (the primary key is tenant + id) and never null. Typical after
+ * semi-joins removed the fan-out, and it spares PostgreSQL a sort or hash per group.
+ */
+export function distinctIdCount(idColumn: string, multiplyingScopes: ReadonlySet<number>): Rewrite {
+  return (e) => {
+    if (e.kind !== 'Call' || e.fn !== 'count' || !e.distinct) return e;
+    const arg = e.args[0];
+    if (arg?.kind !== 'Column' || arg.hops.length !== 0 || arg.column !== idColumn || multiplyingScopes.has(arg.scope)) return e;
+    return { ...e, distinct: false };
+  };
+}
+
 export function mapQuery(q: B.BoundQuery, rewrite: Rewrite): B.BoundQuery {
   const m = (e: B.BExpr): B.BExpr => mapExpr(e, rewrite);
   const outputs = sameArray(q.outputs, q.outputs.map((o) => (m(o.expr) === o.expr ? o : { ...o, expr: m(o.expr) })));

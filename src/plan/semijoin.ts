@@ -1,0 +1,218 @@
+import type * as B from '../bind/bound.js';
+import { forEachBoundChild, isAggregateCall } from '../bind/exprs.js';
+import type { Catalog } from '../catalog/types.js';
+
+/**
+ * Virtual relation → semi-join. `WHERE contacts.status = 'active'` means "one row per
+ * matching contact" (a fan-out LEFT JOIN). When the query cannot tell duplicates apart
+ * (SELECT DISTINCT, or only COUNT(DISTINCT ..), MIN and MAX), the same rows come from
+ * `EXISTS (SELECT 1 FROM contact c WHERE c.account = t0.id AND c.status = 'active')`, which
+ * never multiplies rows and turns an OR across two relations into two semi-joins instead of
+ * a cross product.
+ *
+ * The rewrite applies to one virtual relation P of the top-level query only when all of
+ * these hold, which together make it exact:
+ * 1. the query is insensitive to row multiplicity (above);
+ * 2. P is used only in WHERE, and only as a direct child column (`contacts.status`, no hops
+ *    after it);
+ * 3. the smallest WHERE subtree S holding every use of P uses no other relation path, and the
+ *    way from the WHERE root down to S passes only AND and OR (monotone, so "some fan-out row
+ *    satisfies WHERE" equals WHERE with S replaced by "some child satisfies S");
+ * 4. S is null-rejecting in P: built with AND/OR from comparisons, LIKE, IN, BETWEEN, && and
+ *    IS NOT NULL whose P operand is a bare column. A parent without children gets one row of
+ *    NULLs under fan-out; S is never true on it, so dropping that row changes nothing.
+ */
+export function semiJoinVirtualFilters(q: B.BoundQuery, catalog: Catalog, nextScope: () => number): B.BoundQuery {
+  if (!q.where || !multiplicityInsensitive(q)) return q;
+  const uses = new Map<string, B.BColumn[]>();
+  collectVirtualUses(q.where, uses);
+  if (uses.size === 0) return q;
+  const elsewhere = new Set<string>();
+  const markElsewhere = (e: B.BExpr): void => collectKeys(e, elsewhere);
+  q.outputs.forEach((o) => markElsewhere(o.expr));
+  q.groupBy.forEach(markElsewhere);
+  if (q.having) markElsewhere(q.having);
+  q.orderBy.forEach((o) => markElsewhere(o.expr));
+
+  let where = q.where;
+  for (const [key, columns] of uses) {
+    if (elsewhere.has(key)) continue;
+    if (columns.some((c) => c.hops.length !== 1 || c.scope !== q.scope)) continue;
+    const hop = columns[0]!.hops[0]!;
+    const subtree = smallestCover(where, key);
+    if (!subtree || !monotonePath(where, subtree) || !onlyThisPath(subtree, key) || !nullRejecting(subtree, key)) continue;
+    const rel = catalog.objects.get(q.object)?.columns.get(hop.via)?.relation;
+    if (rel?.kind !== 'virtual') continue;
+    const scope = nextScope();
+    const inner = rescope(subtree, key, scope);
+    const correlation: B.BExpr = {
+      kind: 'Binary',
+      op: '=',
+      left: column(scope, hop.object, rel.via, 'relation', subtree.span),
+      right: column(q.scope, q.object, catalog.mapping.idColumn, 'id', subtree.span),
+      type: 'boolean',
+      span: subtree.span,
+    };
+    const exists: B.BExists = {
+      kind: 'Exists',
+      type: 'boolean',
+      span: subtree.span,
+      query: {
+        kind: 'Query',
+        scope,
+        object: hop.object,
+        distinct: false,
+        outputs: [{ key: '1', expr: { kind: 'Null', type: 'null', span: subtree.span }, type: 'null', span: subtree.span }],
+        where: { kind: 'Logical', op: 'AND', operands: [correlation, inner], type: 'boolean', span: subtree.span },
+        groupBy: [],
+        having: null,
+        orderBy: [],
+        limit: null,
+        offset: null,
+        aggregated: false,
+        span: subtree.span,
+      },
+    };
+    where = replace(where, subtree, exists);
+  }
+  return where === q.where ? q : { ...q, where };
+}
+
+function column(scope: number, object: string, col: string, logical: B.BColumn['logical'], span: B.BExpr['span']): B.BColumn {
+  return { kind: 'Column', scope, hops: [], object, column: col, logical, type: 'text', span };
+}
+
+function keyOf(c: B.BColumn): string {
+  return `${c.scope}:${c.hops.map((h) => h.via).join('/')}`;
+}
+
+function isVirtual(c: B.BColumn): boolean {
+  return c.hops.some((h) => h.kind === 'virtual');
+}
+
+function walk(e: B.BExpr, visit: (e: B.BExpr) => void): void {
+  visit(e);
+  forEachBoundChild(e, (c) => walk(c, visit));
+}
+
+function collectVirtualUses(e: B.BExpr, uses: Map<string, B.BColumn[]>): void {
+  walk(e, (x) => {
+    if (x.kind === 'Column' && isVirtual(x)) {
+      const k = keyOf(x);
+      uses.set(k, [...(uses.get(k) ?? []), x]);
+    }
+    // A virtual path used inside a subquery is outside what this rewrite reasons about.
+    if (x.kind === 'Exists' || x.kind === 'Subquery' || x.kind === 'InSubquery') uses.set('#subquery', []);
+  });
+  uses.delete('#subquery');
+}
+
+function collectKeys(e: B.BExpr, into: Set<string>): void {
+  walk(e, (x) => {
+    if (x.kind === 'Column' && x.hops.length > 0) into.add(keyOf(x));
+  });
+}
+
+function mentions(e: B.BExpr, key: string): boolean {
+  let found = false;
+  walk(e, (x) => {
+    if (x.kind === 'Column' && keyOf(x) === key) found = true;
+  });
+  return found;
+}
+
+function multiplicityInsensitive(q: B.BoundQuery): boolean {
+  if (q.distinct) return true;
+  if (!q.aggregated) return false;
+  let ok = true;
+  const check = (e: B.BExpr): void =>
+    walk(e, (x) => {
+      if (isAggregateCall(x) && x.kind === 'Call' && !(x.fn === 'min' || x.fn === 'max' || x.distinct)) ok = false;
+    });
+  q.outputs.forEach((o) => check(o.expr));
+  if (q.having) check(q.having);
+  q.orderBy.forEach((o) => check(o.expr));
+  return ok;
+}
+
+/** The deepest node whose subtree holds every use of `key`, descending only through AND/OR. */
+function smallestCover(e: B.BExpr, key: string): B.BExpr | null {
+  if (!mentions(e, key)) return null;
+  if (e.kind === 'Logical') {
+    const holders = e.operands.filter((o) => mentions(o, key));
+    if (holders.length === 1) return smallestCover(holders[0]!, key) ?? e;
+  }
+  return e;
+}
+
+function monotonePath(root: B.BExpr, target: B.BExpr): boolean {
+  if (root === target) return true;
+  if (root.kind !== 'Logical') return false;
+  return root.operands.some((o) => monotonePath(o, target));
+}
+
+function onlyThisPath(e: B.BExpr, key: string): boolean {
+  let ok = true;
+  walk(e, (x) => {
+    if (x.kind === 'Column' && x.hops.length > 0 && keyOf(x) !== key) ok = false;
+    if (x.kind === 'Exists' || x.kind === 'Subquery' || x.kind === 'InSubquery') ok = false;
+  });
+  return ok;
+}
+
+function isPath(e: B.BExpr, key: string): boolean {
+  return e.kind === 'Column' && keyOf(e) === key;
+}
+
+/** True when `e` is never TRUE while every column of `key` is NULL. */
+function nullRejecting(e: B.BExpr, key: string): boolean {
+  switch (e.kind) {
+    case 'Logical':
+      return e.op === 'AND' ? e.operands.some((o) => nullRejecting(o, key)) : e.operands.every((o) => nullRejecting(o, key));
+    case 'Binary':
+      return ['=', '<>', '<', '<=', '>', '>=', '&&'].includes(e.op) && (isPath(e.left, key) || isPath(e.right, key));
+    case 'Like':
+    case 'InList':
+    case 'Between':
+      // NULL [NOT] LIKE / IN / BETWEEN ... is NULL either way.
+      return isPath(e.operand, key);
+    case 'IsNull':
+      return e.negated && isPath(e.operand, key);
+    default:
+      return false;
+  }
+}
+
+function rescope(e: B.BExpr, key: string, scope: number): B.BExpr {
+  const map = (x: B.BExpr): B.BExpr => {
+    if (x.kind === 'Column' && keyOf(x) === key) return { ...x, scope, hops: [] };
+    switch (x.kind) {
+      case 'Logical':
+        return { ...x, operands: x.operands.map(map) };
+      case 'Binary':
+        return { ...x, left: map(x.left), right: map(x.right) };
+      case 'Like':
+        return { ...x, operand: map(x.operand), pattern: map(x.pattern) };
+      case 'InList':
+        return { ...x, operand: map(x.operand), items: x.items.map(map) };
+      case 'Between':
+        return { ...x, operand: map(x.operand), low: map(x.low), high: map(x.high) };
+      case 'IsNull':
+      case 'Unary':
+      case 'IsEmpty':
+      case 'Cast':
+        return { ...x, operand: map(x.operand) } as B.BExpr;
+      case 'Array':
+        return { ...x, items: x.items.map(map) };
+      default:
+        return x;
+    }
+  };
+  return map(e);
+}
+
+function replace(root: B.BExpr, target: B.BExpr, by: B.BExpr): B.BExpr {
+  if (root === target) return by;
+  if (root.kind !== 'Logical') return root;
+  return { ...root, operands: root.operands.map((o) => replace(o, target, by)) };
+}

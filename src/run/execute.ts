@@ -1,0 +1,82 @@
+import { compile, compileCount, type CompileOptions } from '../compile.js';
+import { runtimeError } from './errors.js';
+import { decodeRows } from './decode.js';
+import { ConcurrencyLimiter, DEFAULT_CLIENT_ID, sharedLimiter } from './limiter.js';
+import { checkTimeout, runReadOnly, type Queryable } from './transaction.js';
+
+/** The body of `reports/execute` and `reports/count` (service 4.8, 4.9). */
+export interface QueryRequest {
+  /** The query text. */
+  readonly query: string;
+  /** The request slug: the top-level FROM must name it. */
+  readonly slug: string;
+}
+
+export interface RunOptions extends Omit<CompileOptions, 'slug'> {
+  /** Whose concurrency budget the call counts against. Default 'default'. */
+  readonly clientId?: string;
+  /** statement_timeout in milliseconds. Default 20000 (service section 8). */
+  readonly timeoutMs?: number;
+  /** Queries one client may have running at once; ignored when `limiter` is given. Default 2. */
+  readonly maxConcurrent?: number;
+  /** A limiter shared across calls (one per server); default: a module-level one per `maxConcurrent`. */
+  readonly limiter?: ConcurrencyLimiter;
+}
+
+/** `data` of a successful execute: rows keyed by the output keys, in select-list order. */
+export interface ExecuteResult {
+  records: Record<string, unknown>[];
+  /** Set when the caller may not read an object the query touches (records are then empty). */
+  message?: string;
+}
+
+/** `data` of a successful count: rows the query produces, at most its LIMIT. */
+export interface CountResult {
+  count: number;
+  /** Set when the caller may not read an object the query touches (the count is then 0). */
+  message?: string;
+}
+
+/**
+ * Compiles and runs a query for one tenant. Compile errors throw OqlError (400) before anything
+ * else; a query touching an object outside `access` returns no records and a message without
+ * running SQL; otherwise the query takes a concurrency slot (429 when none is free) and runs in a
+ * read-only transaction with a statement timeout (504).
+ */
+export async function execute(db: Queryable, request: QueryRequest, options: RunOptions): Promise<ExecuteResult> {
+  const compiled = compile(request.query, compileOptions(request, options));
+  if (compiled.kind === 'restricted') return { records: [], message: compiled.message };
+  const { rows } = await withSlot(options, (timeoutMs) => runReadOnly(db, compiled.sql, compiled.params, { timeoutMs }));
+  return { records: decodeRows(rows, compiled.columns) };
+}
+
+/** Counts the rows `execute` would return, stopping at the query's LIMIT (service 4.9). */
+export async function count(db: Queryable, request: QueryRequest, options: RunOptions): Promise<CountResult> {
+  const compiled = compileCount(request.query, compileOptions(request, options));
+  if (compiled.kind === 'restricted') return { count: 0, message: compiled.message };
+  const { rows } = await withSlot(options, (timeoutMs) => runReadOnly(db, compiled.sql, compiled.params, { timeoutMs }));
+  const value = rows[0]?.['count'];
+  return { count: typeof value === 'number' ? value : Number(value ?? 0) };
+}
+
+function compileOptions(request: QueryRequest, options: RunOptions): CompileOptions {
+  if (typeof request?.query !== 'string' || typeof request.slug !== 'string') {
+    throw runtimeError('INVALID_OPTIONS', 'the request needs a query string and a slug string', {
+      hint: '{"query": "SELECT id FROM account LIMIT 100", "slug": "account"}',
+      status: 400,
+    });
+  }
+  const { clientId: _c, timeoutMs: _t, maxConcurrent: _m, limiter: _l, ...rest } = options;
+  return { ...rest, slug: request.slug };
+}
+
+async function withSlot<T>(options: RunOptions, fn: (timeoutMs: number) => Promise<T>): Promise<T> {
+  const timeoutMs = checkTimeout(options.timeoutMs);
+  const limiter = options.limiter ?? sharedLimiter(options.maxConcurrent);
+  const release = limiter.acquire(options.clientId ?? DEFAULT_CLIENT_ID);
+  try {
+    return await fn(timeoutMs);
+  } finally {
+    release();
+  }
+}
