@@ -255,12 +255,7 @@ export class OqlParser extends EmbeddedActionsParser {
               { ALT: () => this.CONSUME(T.Or) },
               { ALT: () => this.CONSUME(T.And) },
               { ALT: () => this.CONSUME(T.ComparisonOp) },
-              { ALT: () => this.CONSUME(T.Overlap) },
-              { ALT: () => this.CONSUME(T.Plus) },
-              { ALT: () => this.CONSUME(T.Minus) },
-              { ALT: () => this.CONSUME(T.Star) },
-              { ALT: () => this.CONSUME(T.Slash) },
-              { ALT: () => this.CONSUME(T.Percent) },
+              { ALT: () => this.CONSUME(T.ArithmeticOp) },
             ]);
             this.ACTION(() => items.push({ kind: 'binary', token: op }));
             this.SUBRULE2(this.operand, { ARGS: [items] });
@@ -364,14 +359,7 @@ export class OqlParser extends EmbeddedActionsParser {
       this.OR([
         {
           ALT: () => {
-            const op = this.OR2([
-              { ALT: () => this.CONSUME(T.Overlap) },
-              { ALT: () => this.CONSUME(T.Plus) },
-              { ALT: () => this.CONSUME(T.Minus) },
-              { ALT: () => this.CONSUME(T.Star) },
-              { ALT: () => this.CONSUME(T.Slash) },
-              { ALT: () => this.CONSUME(T.Percent) },
-            ]);
+            const op = this.CONSUME2(T.ArithmeticOp);
             this.ACTION(() => items.push({ kind: 'binary', token: op }));
             this.SUBRULE2(this.signs, { ARGS: [items] });
           },

@@ -106,21 +106,23 @@ export const LBracket = createToken({ name: 'LBracket', pattern: /\[/ });
 export const RBracket = createToken({ name: 'RBracket', pattern: /]/ });
 
 export const ComparisonOp = createToken({ name: 'ComparisonOp', pattern: Lexer.NA });
+/** Operators binding tighter than comparisons: && and arithmetic. */
+export const ArithmeticOp = createToken({ name: 'ArithmeticOp', pattern: Lexer.NA });
 export const NotEqual = createToken({ name: 'NotEqual', pattern: /<>|!=/, categories: [ComparisonOp] });
 export const LessEqual = createToken({ name: 'LessEqual', pattern: /<=/, categories: [ComparisonOp] });
 export const GreaterEqual = createToken({ name: 'GreaterEqual', pattern: />=/, categories: [ComparisonOp] });
 export const Equal = createToken({ name: 'Equal', pattern: /=/, categories: [ComparisonOp] });
 export const Less = createToken({ name: 'Less', pattern: /</, categories: [ComparisonOp] });
 export const Greater = createToken({ name: 'Greater', pattern: />/, categories: [ComparisonOp] });
-export const Overlap = createToken({ name: 'Overlap', pattern: /&&/ });
+export const Overlap = createToken({ name: 'Overlap', pattern: /&&/, categories: [ArithmeticOp] });
 export const Concat = createToken({ name: 'Concat', pattern: /\|\|/ });
 export const Contains = createToken({ name: 'Contains', pattern: /@>/ });
 export const ContainedBy = createToken({ name: 'ContainedBy', pattern: /<@/ });
-export const Plus = createToken({ name: 'Plus', pattern: /\+/ });
-export const Minus = createToken({ name: 'Minus', pattern: /-/ });
-export const Star = createToken({ name: 'Star', pattern: /\*/ });
-export const Slash = createToken({ name: 'Slash', pattern: /\// });
-export const Percent = createToken({ name: 'Percent', pattern: /%/ });
+export const Plus = createToken({ name: 'Plus', pattern: /\+/, categories: [ArithmeticOp] });
+export const Minus = createToken({ name: 'Minus', pattern: /-/, categories: [ArithmeticOp] });
+export const Star = createToken({ name: 'Star', pattern: /\*/, categories: [ArithmeticOp] });
+export const Slash = createToken({ name: 'Slash', pattern: /\//, categories: [ArithmeticOp] });
+export const Percent = createToken({ name: 'Percent', pattern: /%/, categories: [ArithmeticOp] });
 /** Any other PostgreSQL operator character run: recognised so it can be rejected by name. */
 export const OtherOperator = createToken({ name: 'OtherOperator', pattern: /[~!@#^&|`?]+/ });
 
@@ -164,6 +166,7 @@ export const allTokens: TokenType[] = [
   Keyword,
   NonReserved,
   ComparisonOp,
+  ArithmeticOp,
   // Longer keywords before their prefixes (INTERSECT before IN, ORDER before OR, ASC before AS).
   ...[...keywordTokens].sort((a, b) => b.name.length - a.name.length),
   Identifier,
