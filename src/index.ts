@@ -5,6 +5,7 @@
 export { compile, compileCount, check, planOf, clearCompileCache } from './compile.js';
 export type { CheckOptions, CompileOptions, CompileResult, CompiledQuery, CompiledCount, RestrictedQuery, OutputColumn, Checked } from './compile.js';
 export { lint } from './lint/lint.js';
+export { formatStylish, formatJson, formatSarif } from './lint/report.js';
 export { loadCatalog, loadCatalogText, catalogDdl, catalogObject, quoteIdent, DEFAULT_TYPE_CODES } from './catalog/index.js';
 export type { Catalog, CatalogOptions, ObjectDef, ColumnDef, LogicalType, PhysicalMapping } from './catalog/index.js';
 export { OqlError, isOqlError, codeFrame, CODES, describeCode } from './diagnostics/index.js';

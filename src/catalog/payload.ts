@@ -115,7 +115,9 @@ function serviceColumn(
     return void p.add('CATALOG_INVALID', `${where}: column_data_type ${String(code)} means ${type}, but the column has no relation`);
   }
   const options = type === 'enum' || type === 'multiselect' ? serviceOptions(where, col.enum_group, p) : null;
-  return { ...base, type, relation: null, options };
+  // The service marks money with properties.currency (section 2.2); its type code says only "number".
+  const money = type === 'number' && isRecord(col.properties) && typeof col.properties.currency === 'string' && col.properties.currency !== '';
+  return { ...base, type: money ? 'currency' : type, relation: null, options };
 }
 
 function serviceOptions(where: string, group: unknown, p: Problems): string[] {

@@ -146,7 +146,7 @@ describe('output keys', () => {
   it('are the alias, or the path as written without the FROM alias', () => {
     const q = compile('SELECT o.name, owner.manager.email, amount AS "Total Amount", stage AS Stage FROM opportunity o LIMIT 5', { catalog: crm, slug: 'opportunity', orgId: 'o' });
     expect(q.columns.map((c) => c.key)).toEqual(['name', 'owner.manager.email', 'Total Amount', 'stage']);
-    expect(q.columns.map((c) => c.type)).toEqual(['text', 'email', 'number', 'enum']);
+    expect(q.columns.map((c) => c.type)).toEqual(['text', 'email', 'currency', 'enum']);
   });
   it('must be unique', () => {
     expectOne('SELECT name, «owner.name AS name» FROM opportunity LIMIT 5', 'DUPLICATE_KEY', { hint: /alias/ });

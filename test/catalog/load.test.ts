@@ -57,7 +57,9 @@ describe('service payload', () => {
         } else if (c.relation) {
           expect(def).toMatchObject({ type: 'relation', column: c.slug, relation: { kind: 'to-one', object: c.relation.object_slug } });
         } else {
-          expect(def.type).toBe(typeCodes[String(c.column_data_type)]);
+          // A number with a currency property is money (spec 2.2 properties.currency).
+          const coded = typeCodes[String(c.column_data_type)];
+          expect(def.type).toBe(coded === 'number' && c.properties?.currency ? 'currency' : coded);
           expect(def.column).toBe(c.slug);
         }
         if (c.enum_group) {

@@ -1,0 +1,70 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { didYouMean } from '../diagnostics/suggest.js';
+import { UsageError } from './io.js';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
+
+/**
+ * node:util parseArgs in strict mode, with its errors turned into usage errors that name the
+ * command and suggest the flag that was probably meant.
+ */
+export function parseCommand<const O extends Options>(command: string, argv: readonly string[], options: O): Parsed<O> {
+  try {
+    return parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError(describeParseError(e, options), command);
+  }
+}
+
+function describeParseError(e: unknown, options: Options): string {
+  const err = e as { code?: string; message?: string };
+  const message = String(err.message ?? e);
+  const flag = /'(-{1,2}[^'\s]*)/.exec(message)?.[1];
+  switch (err.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
+      const names = Object.keys(options).map((n) => `--${n}`);
+      const hint = flag ? didYouMean(flag, names) : undefined;
+      return `unknown option '${flag ?? '?'}'${hint ? `: ${hint}` : ''}`;
+    }
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      // "Option '--slug <value>' argument missing" or "Option '--json' does not take an argument".
+      return message.replace(/^Option/, 'option').replace(/\.$/, '');
+    default:
+      return message;
+  }
+}
+
+/** A positive whole number flag, such as --timeout. */
+export function positiveInt(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n <= 0) {
+    throw new UsageError(`--${name} must be a positive whole number, got '${value}'`);
+  }
+  return n;
+}
+
+/** Exactly one positional argument (the query text). */
+export function onePositional(command: string, positionals: readonly string[], what: string): string {
+  if (positionals.length === 0) throw new UsageError(`missing ${what}`, command);
+  if (positionals.length > 1) {
+    throw new UsageError(`expected one ${what}, got ${positionals.length} arguments (quote the query: oql ${command} "SELECT ...")`, command);
+  }
+  return positionals[0]!;
+}
+
+export function requireFlag(command: string, name: string, value: string | undefined, example: string): string {
+  if (value === undefined || value === '') throw new UsageError(`missing --${name} (for example --${name} ${example})`, command);
+  return value;
+}
+
+/** --now: an ISO 8601 instant or epoch milliseconds. */
+export function instant(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = /^-?\d+$/.test(value.trim()) ? Number(value) : Date.parse(value);
+  if (!Number.isFinite(ms) || Number.isNaN(new Date(ms).getTime())) {
+    throw new UsageError(`--${name} must be an ISO 8601 instant or epoch milliseconds (for example 2025-03-31T18:30:00Z), got '${value}'`);
+  }
+  return ms;
+}

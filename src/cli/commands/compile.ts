@@ -1,0 +1,40 @@
+import { compile } from '../../compile.js';
+import { instant, onePositional, parseCommand, requireFlag } from '../args.js';
+import { formatDiagnostic } from '../errors.js';
+import { EXIT, println, type CliIo } from '../io.js';
+import { formatColumns, formatParams } from '../render.js';
+import { DEFAULT_ORG, loadSchema } from '../schema.js';
+import { formatSql } from '../sql-format.js';
+
+export const COMPILE_OPTIONS = {
+  slug: { type: 'string' },
+  schema: { type: 'string' },
+  'type-codes': { type: 'string' },
+  org: { type: 'string' },
+  now: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export async function compileCommand(argv: readonly string[], io: CliIo, cwd: string): Promise<number> {
+  const { values, positionals } = parseCommand('compile', argv, COMPILE_OPTIONS);
+  const query = onePositional('compile', positionals, 'query');
+  const slug = requireFlag('compile', 'slug', values.slug, 'opportunity');
+  const now = instant('now', values.now);
+  const { catalog } = await loadSchema(values, cwd);
+  const result = compile(query, {
+    catalog, slug, orgId: values.org ?? DEFAULT_ORG, cache: false,
+    ...(now === undefined ? {} : { now }),
+  });
+  for (const w of result.warnings) println(io.stderr, formatDiagnostic(w, query));
+  if (result.kind === 'restricted') {
+    println(io.stderr, result.message);
+    return EXIT.failed;
+  }
+  if (values.json) {
+    println(io.stdout, JSON.stringify({ sql: result.sql, params: result.params, columns: result.columns }, null, 2));
+  } else {
+    println(io.stdout, `${formatSql(result.sql)};`, formatParams(result.params), formatColumns(result.columns));
+  }
+  return EXIT.ok;
+}

@@ -1,0 +1,77 @@
+import { compile, compileCount } from '../../compile.js';
+import { count, execute } from '../../run/index.js';
+import { instant, onePositional, parseCommand, positiveInt, requireFlag } from '../args.js';
+import { openEmbedded, openPostgres, type OpenDatabase } from '../database.js';
+import { formatDiagnostic } from '../errors.js';
+import { EXIT, println, type CliIo } from '../io.js';
+import { formatElapsed, rowCount } from '../render.js';
+import { DEFAULT_ORG, loadSchema } from '../schema.js';
+import { formatTable } from '../table.js';
+
+export const RUN_OPTIONS = {
+  slug: { type: 'string' },
+  database: { type: 'string' },
+  schema: { type: 'string' },
+  'type-codes': { type: 'string' },
+  org: { type: 'string' },
+  now: { type: 'string' },
+  timeout: { type: 'string' },
+  count: { type: 'boolean' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export async function runCommand(argv: readonly string[], io: CliIo, cwd: string): Promise<number> {
+  const { values, positionals } = parseCommand('run', argv, RUN_OPTIONS);
+  const query = onePositional('run', positionals, 'query');
+  const slug = requireFlag('run', 'slug', values.slug, 'opportunity');
+  const timeoutMs = positiveInt('timeout', values.timeout);
+  const now = instant('now', values.now);
+  const schema = await loadSchema(values, cwd);
+  const options = {
+    catalog: schema.catalog,
+    orgId: values.org ?? DEFAULT_ORG,
+    ...(now === undefined ? {} : { now }),
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+  };
+
+  // Compile before loading anything: a broken query fails in milliseconds, not after PGlite starts.
+  let columns: string[] = [];
+  if (values.count) {
+    for (const w of compileCount(query, { ...options, slug }).warnings) println(io.stderr, formatDiagnostic(w, query));
+  } else {
+    const compiled = compile(query, { ...options, slug });
+    for (const w of compiled.warnings) println(io.stderr, formatDiagnostic(w, query));
+    columns = compiled.columns.map((c) => c.key);
+  }
+
+  const database: OpenDatabase = values.database !== undefined
+    ? await openPostgres(values.database)
+    : await openEmbedded({ catalog: schema.catalog, isFixture: schema.isFixture, io });
+  try {
+    const started = performance.now();
+    if (values.count) {
+      const result = await count(database.db, { query, slug }, options);
+      const elapsedMs = performance.now() - started;
+      if (values.json) println(io.stdout, JSON.stringify({ count: result.count, elapsedMs: round(elapsedMs) }));
+      else println(io.stdout, `count: ${result.count}`, `(${formatElapsed(elapsedMs)})`);
+      return EXIT.ok;
+    }
+    const result = await execute(database.db, { query, slug }, options);
+    const elapsedMs = performance.now() - started;
+    const { records } = result;
+    if (values.json) {
+      println(io.stdout, JSON.stringify({ records, ...(result.message === undefined ? {} : { message: result.message }), elapsedMs: round(elapsedMs) }, null, 2));
+      return EXIT.ok;
+    }
+    if (result.message !== undefined) println(io.stdout, result.message);
+    println(io.stdout, formatTable(columns, records), `(${rowCount(records.length)}, ${formatElapsed(elapsedMs)})`);
+    return EXIT.ok;
+  } finally {
+    await database.close();
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}

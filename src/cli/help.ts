@@ -1,0 +1,88 @@
+/** Usage texts; each command's --help prints its own. */
+export const COMMANDS = ['compile', 'lint', 'run', 'ddl', 'demo'] as const;
+export type Command = (typeof COMMANDS)[number];
+
+const SCHEMA_FLAGS = `  --schema <file>       catalog: the service's object list (objects-list.json) or the
+                        compact form, JSON; default: the bundled example CRM
+  --type-codes <file>   column_data_type code → type map for --schema (JSON)`;
+
+export const USAGE: Record<Command | 'main', string> = {
+  main: `oql: compiles the CRM object query language to parameterized PostgreSQL
+
+Usage: oql <command> [options]
+
+Commands:
+  compile "<query>" --slug <s>   print the SQL and parameters a query compiles to
+  lint <files or dirs...>        check saved reports (.sql, .oql, .json); exit 1 on errors
+  run "<query>" --slug <s>       run a query on the embedded example CRM or a database
+  ddl                            print the CREATE TABLE statements of a catalog
+  demo                           load the example CRM and run a handful of real reports
+
+Options:
+  -h, --help      show help (also: oql <command> --help)
+  -v, --version   show the version
+
+Exit codes: 0 success, 1 query errors or failure, 2 usage error.
+`,
+  compile: `Usage: oql compile "<query>" --slug <object> [options]
+
+Prints the PostgreSQL a query compiles to, and its bind parameters.
+
+Options:
+  --slug <s>            the request slug: the query's top-level FROM object (required)
+${SCHEMA_FLAGS}
+  --org <id>            tenant id bound as $1 (default org_acme)
+  --now <iso>           pin NOW() to an instant (ISO 8601 or epoch ms)
+  --json                print {sql, params, columns} as JSON
+  -h, --help            show this help
+
+Example:
+  oql compile "SELECT name, owner.manager.name AS manager FROM opportunity LIMIT 10" --slug opportunity
+`,
+  lint: `Usage: oql lint <files or directories...> [options]
+
+Checks saved reports without running them. A report file is
+  .sql / .oql   one query; its slug from a header comment ('-- slug: opportunity') or --slug
+  .json         an array of {"name", "slug", "query"} entries
+Directories are walked for those extensions.
+
+Options:
+  --slug <s>            slug for files and entries that do not name one
+${SCHEMA_FLAGS}
+  --format <f>          stylish (default), json, or sarif (SARIF 2.1.0, for code scanning)
+  -h, --help            show this help
+
+Exit codes: 0 no errors (warnings allowed), 1 errors found, 2 usage error, unreadable\nfile or catalog.
+`,
+  run: `Usage: oql run "<query>" --slug <object> [options]
+
+Runs a query and prints its rows as a table. Without --database it runs on an embedded
+PostgreSQL (PGlite) loaded with the example CRM and its generated data.
+
+Options:
+  --slug <s>            the request slug (required)
+  --database <url>      a PostgreSQL server, postgres://user:password@host:5432/db
+${SCHEMA_FLAGS}
+  --org <id>            tenant to run as (default org_acme, the example's first tenant)
+  --now <iso>           pin NOW() to an instant (ISO 8601 or epoch ms)
+  --timeout <ms>        statement timeout in milliseconds (default 20000)
+  --count               print the number of rows the query produces (service 4.9) instead
+  --json                print {records, message?, elapsedMs} (or {count, elapsedMs}) as JSON
+  -h, --help            show this help
+`,
+  ddl: `Usage: oql ddl [options]
+
+Prints the CREATE TABLE (and index) statements of a database matching the catalog.
+
+Options:
+${SCHEMA_FLAGS}
+  --if-not-exists       add IF NOT EXISTS to every statement
+  -h, --help            show this help
+`,
+  demo: `Usage: oql demo
+
+Loads the example CRM into an embedded PostgreSQL (PGlite) and runs a handful of real reports,
+printing for each its query, the SQL it compiles to and the rows; the last one is a broken query
+with the diagnostic oql gives for it.
+`,
+};

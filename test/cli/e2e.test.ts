@@ -1,0 +1,98 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadFixtureCatalog } from '../../fixtures/index.js';
+import pkg from '../../package.json' with { type: 'json' };
+import { cli, compiledQuery, STACK_LINE, tempTree } from './helpers.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const CLI = join(ROOT, 'dist/cli.js');
+const exec = promisify(execFile);
+
+interface Proc { code: number; stdout: string; stderr: string }
+
+async function node(args: readonly string[], cwd = ROOT): Promise<Proc> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, NO_COLOR: '1' } });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** Timings are the only thing allowed to differ between two runs of the demo. */
+function withoutTimings(text: string): string {
+  return text.replace(/\d+(\.\d+)? (ms|s)\b/g, '<t>');
+}
+
+describe('the built CLI (dist/cli.js)', () => {
+  beforeAll(() => {
+    // Build only when there is no bundle, or it predates the sources it is built from.
+    if (!existsSync(CLI) || statSync(CLI).mtimeMs < newestSource(join(ROOT, 'src'))) {
+      execFileSync('npx', ['tsup'], { cwd: ROOT, stdio: 'pipe' });
+    }
+  }, 120_000);
+
+  it('starts with a shebang, prints its version and compiles', async () => {
+    expect((await node(['--version'])).stdout).toBe(`${pkg.version}\n`);
+    const q = 'SELECT name, account.owner.email AS owner_email FROM contact LIMIT 3';
+    const r = await node(['compile', q, '--slug', 'contact', '--json']);
+    expect(r.code).toBe(0);
+    const expected = compiledQuery(q, { catalog: loadFixtureCatalog('crm'), slug: 'contact', orgId: 'org_acme' });
+    expect(JSON.parse(r.stdout)).toEqual({ sql: expected.sql, params: expected.params, columns: expected.columns });
+  });
+
+  it('lint exit codes 0, 1, 2 as a process', async () => {
+    const dir = tempTree({
+      'ok.sql': '-- slug: lead\nSELECT id FROM lead LIMIT 1\n',
+      'bad.sql': '-- slug: lead\nSELECT idd FROM lead LIMIT 1\n',
+    });
+    expect((await node(['lint', 'ok.sql'], dir)).code).toBe(0);
+    const bad = await node(['lint', '.'], dir);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain('bad.sql:2:8  error  UNKNOWN_COLUMN');
+    const missing = await node(['lint', 'missing.sql'], dir);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe("oql lint: no such file or directory: 'missing.sql'\nRun 'oql lint --help' for usage.\n");
+  });
+
+  it('errors are a code frame or one line, never a stack trace', async () => {
+    const r = await node(['run', 'SELECT FROM', '--slug', 'lead']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error [A-Z_]+: /);
+    expect(r.stderr).not.toMatch(STACK_LINE);
+    const now = await node(['compile', 'SELECT id FROM lead LIMIT 1', '--slug', 'lead', '--now', 'yesterday']);
+    expect(now.code).toBe(2);
+    expect(now.stderr).toMatch(/^oql compile: --now must be an ISO 8601 instant or epoch milliseconds .*got 'yesterday'/);
+    expect(now.stderr).not.toMatch(STACK_LINE);
+  });
+
+  it('demo exits 0 and prints the same as in process, timings aside', async () => {
+    const [built, inProcess] = await Promise.all([node(['demo']), cli(['demo'])]);
+    expect(built.code).toBe(0);
+    expect(built.stderr).toBe('');
+    expect(withoutTimings(built.stdout)).toBe(withoutTimings(inProcess.stdout));
+  });
+});
+
+describe('the source entry (npx tsx src/cli/main.ts)', () => {
+  it('runs as a program and exits non-zero without a stack trace', async () => {
+    const r = await exec('npx', ['tsx', 'src/cli/main.ts', 'compile', 'SELECT amout FROM opportunity LIMIT 1', '--slug', 'opportunity'], { cwd: ROOT })
+      .then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("hint: did you mean 'amount'?");
+    expect(r.stderr).not.toMatch(STACK_LINE);
+  });
+});

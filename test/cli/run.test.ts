@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { fixtureData } from '../../fixtures/index.js';
+import { Oracle } from '../support/oracle.js';
+import { cli, STACK_LINE } from './helpers.js';
+
+const oracle = new Oracle(fixtureData('crm'));
+const STAGES = ['won', 'negotiation'];
+
+function byId(a: { id: unknown }, b: { id: unknown }): number {
+  return String(a.id) < String(b.id) ? -1 : String(a.id) > String(b.id) ? 1 : 0;
+}
+
+describe('oql run on the embedded example CRM', () => {
+  it('--json: aggregates match the fixture data of the default tenant (org_acme)', async () => {
+    const q = `SELECT COUNT(id) AS n, ROUND(SUM(amount), 2) AS total, MAX(amount) AS top
+      FROM opportunity WHERE stage IN ('won', 'negotiation') LIMIT 1`;
+    const r = await cli(['run', q, '--slug', 'opportunity', '--json']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    const rows = oracle.live('opportunity', 'org_acme').filter((o) => STAGES.includes(o['stage'] as string));
+    const amounts = rows.map((o) => o['amount']).filter((a): a is number => typeof a === 'number');
+    expect(rows.length).toBeGreaterThan(5);
+    expect(out.records).toHaveLength(1);
+    expect(out.records[0].n).toBe(rows.length);
+    expect(out.records[0].total).toBeCloseTo(amounts.reduce((s, a) => s + a, 0), 6);
+    expect(out.records[0].top).toBe(Math.max(...amounts));
+    expect(typeof out.elapsedMs).toBe('number');
+  });
+
+  it('--org and a to-one chain: rows match the fixture data, broken relations give NULL', async () => {
+    const q = 'SELECT id, owner.name AS owner_name, owner.manager.name AS manager_name FROM opportunity WHERE amount > 7000 LIMIT 500';
+    const r = await cli(['run', q, '--slug', 'opportunity', '--org', 'org_globex', '--json']);
+    expect(r.code).toBe(0);
+    const tenant = 'org_globex';
+    const expected = oracle.live('opportunity', tenant)
+      .filter((o) => typeof o['amount'] === 'number' && (o['amount'] as number) > 7000)
+      .map((o) => {
+        const owner = oracle.follow(o, 'owner', 'user', tenant);
+        const manager = oracle.follow(owner, 'manager', 'user', tenant);
+        return { id: o['id'], owner_name: owner?.['name'] ?? null, manager_name: manager?.['name'] ?? null };
+      });
+    expect(expected.some((e) => e.owner_name === null)).toBe(true);
+    expect(expected.some((e) => e.manager_name !== null)).toBe(true);
+    const records = JSON.parse(r.stdout).records as { id: string }[];
+    expect(records.slice().sort(byId)).toEqual(expected.sort(byId));
+  });
+
+  it('prints an aligned table and the elapsed time; progress goes to stderr on a terminal', async () => {
+    const q = 'SELECT stage, COUNT(id) AS deals FROM opportunity GROUP BY stage LIMIT 10';
+    const r = await cli(['run', q, '--slug', 'opportunity'], { tty: true });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('loading opportunity');
+    const lines = r.stdout.trimEnd().split('\n');
+    const groups = new Map<string, number>();
+    for (const o of oracle.live('opportunity', 'org_acme')) {
+      const key = (o['stage'] as string | null) ?? 'NULL';
+      groups.set(key, (groups.get(key) ?? 0) + 1);
+    }
+    const width = Math.max('stage'.length, ...[...groups.keys()].map((k) => k.length));
+    const countWidth = Math.max('deals'.length, ...[...groups.values()].map((n) => String(n).length));
+    expect(lines[0]).toBe(`${'stage'.padEnd(width)} | deals`);
+    expect(lines[1]).toBe(`${'-'.repeat(width)}-+-${'-'.repeat(countWidth)}`);
+    const body = lines.slice(2, -1);
+    expect(body.sort()).toEqual([...groups].map(([k, n]) => `${k.padEnd(width)} | ${String(n).padStart(countWidth)}`).sort());
+    expect(lines.at(-1)).toMatch(new RegExp(`^\\(${groups.size} rows, \\d+(\\.\\d+)? m?s\\)$`));
+  });
+
+  it('--count gives the number of rows, respecting LIMIT', async () => {
+    const r = await cli(['run', "SELECT id FROM lead WHERE status = 'new' LIMIT 1000", '--slug', 'lead', '--count', '--json']);
+    expect(r.code).toBe(0);
+    const expected = oracle.live('lead', 'org_acme').filter((l) => l['status'] === 'new').length;
+    expect(expected).toBeGreaterThan(0);
+    expect(JSON.parse(r.stdout).count).toBe(expected);
+  });
+});
+
+describe('oql run failures', () => {
+  it('a broken query fails before any database is opened', async () => {
+    const started = Date.now();
+    const r = await cli(['run', 'SELECT amout FROM opportunity LIMIT 1', '--slug', 'opportunity'], { tty: true });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("error UNKNOWN_COLUMN: unknown column 'amout'");
+    expect(r.stderr).toContain("hint: did you mean 'amount'?");
+    expect(r.stderr).not.toContain('loading');
+    expect(r.stderr).not.toMatch(STACK_LINE);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('usage errors: bad --timeout, missing --slug', async () => {
+    const t = await cli(['run', 'SELECT id FROM lead LIMIT 1', '--slug', 'lead', '--timeout', '2s']);
+    expect(t.code).toBe(2);
+    expect(t.stderr).toContain("--timeout must be a positive whole number, got '2s'");
+    const s = await cli(['run', 'SELECT id FROM lead LIMIT 1']);
+    expect(s.code).toBe(2);
+    expect(s.stderr).toContain('missing --slug');
+  });
+
+  it('an unreachable database is one line, with the password hidden, and no stack trace', async () => {
+    const r = await cli(['run', 'SELECT id FROM lead LIMIT 1', '--slug', 'lead', '--database', 'postgres://u:secret@127.0.0.1:1/crm']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error DATABASE_ERROR: cannot connect to postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/crm/);
+    expect(r.stderr).not.toContain('secret');
+    expect(r.stderr).not.toMatch(STACK_LINE);
+  });
+});
