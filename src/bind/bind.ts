@@ -556,7 +556,10 @@ class Binder {
     // Inner scopes first; within a scope a FROM name wins over a column of the same name.
     for (let s: Scope | null = ctx.scope; s; s = s.parent) {
       if (parts.length > 1 && parts[0]!.name === s.name) return this.walk(p, 1, s);
-      if (s.object.columns.has(parts[0]!.name)) return this.walk(p, 0, s);
+      if (s.object.columns.has(parts[0]!.name)) {
+        if (parts.length > 1) this.warnIfOuterName(p, s);
+        return this.walk(p, 0, s);
+      }
     }
     if (parts.length === 1 && this.isScopeName(parts[0]!.name, ctx.scope)) {
       this.bag.error('UNKNOWN_COLUMN', p.span, `'${sourceOf(this.bag, p)}' names the object itself, not a column`, `write ${parts[0]!.name}.id`);
@@ -571,6 +574,25 @@ class Binder {
       didYouMean(first.name, candidates) ?? `the columns of ${ctx.scope.object.slug} are ${[...ctx.scope.object.columns.keys()].join(', ')}`,
     );
     return nullAt(p.span);
+  }
+
+  /**
+   * Inside `FROM contact c`, `account.id` is the contact's account (dot notation), not the id
+   * of an outer `FROM account`: SQL readers expect the latter, so say which one it is.
+   */
+  private warnIfOuterName(p: A.Path, scope: Scope): void {
+    const first = p.parts[0]!.name;
+    for (let outer = scope.parent; outer; outer = outer.parent) {
+      if (outer.name !== first) continue;
+      const rest = p.parts.slice(1).map((x) => x.name).join('.');
+      this.bag.warning(
+        'AMBIGUOUS_NAME',
+        p.parts[0]!.span,
+        `'${first}' is read as the column ${scope.object.slug}.${first}, not as the outer ${outer.object.slug}`,
+        `for the outer record give it an alias (FROM ${outer.object.slug} o ... o.${rest}); for the column write ${scope.name}.${first}.${rest}`,
+      );
+      return;
+    }
   }
 
   private scopeNames(scope: Scope): string[] {

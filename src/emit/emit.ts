@@ -73,8 +73,11 @@ class SqlWriter {
     this.out += s;
   }
 
-  /** Appends `$n::type`, reusing the number of an identical earlier value (GROUP BY must match SELECT). */
-  private value(v: unknown, pgType: string): void {
+  /**
+   * Appends `$n::type`, reusing the number of an identical earlier value (GROUP BY must match
+   * SELECT), and returns n.
+   */
+  private value(v: unknown, pgType: string): number {
     const key = typeof v === 'object' ? `${pgType}:${JSON.stringify(v)}` : `${pgType}:${typeof v}:${String(v)}`;
     let n = this.seen.get(key);
     if (n === undefined) {
@@ -83,6 +86,7 @@ class SqlWriter {
       this.seen.set(key, n);
     }
     this.out += `$${n}::${pgType}`;
+    return n;
   }
 
   private column(table: string, column: string): void {
@@ -192,8 +196,8 @@ class SqlWriter {
         return;
       case 'Now':
         if (this.options.now) {
-          this.value(this.options.now.toISOString(), 'timestamptz');
-          this.nowIndex = this.params.length - 1;
+          // A second NOW() reuses the first one's parameter: record its position, not the last one.
+          this.nowIndex = this.value(this.options.now.toISOString(), 'timestamptz') - 1;
         } else this.raw('now()');
         return;
       case 'Call':

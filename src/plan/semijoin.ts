@@ -24,21 +24,11 @@ import type { Catalog } from '../catalog/types.js';
  */
 export function semiJoinVirtualFilters(q: B.BoundQuery, catalog: Catalog, nextScope: () => number): B.BoundQuery {
   if (!q.where || !multiplicityInsensitive(q)) return q;
-  const uses = new Map<string, B.BColumn[]>();
-  collectVirtualUses(q.where, uses);
+  const uses = rewritableUses(q);
   if (uses.size === 0) return q;
-  const elsewhere = new Set<string>();
-  const markElsewhere = (e: B.BExpr): void => collectKeys(e, elsewhere);
-  q.outputs.forEach((o) => markElsewhere(o.expr));
-  q.groupBy.forEach(markElsewhere);
-  if (q.having) markElsewhere(q.having);
-  q.orderBy.forEach((o) => markElsewhere(o.expr));
 
   let where = q.where;
-  for (const [key, columns] of uses) {
-    if (elsewhere.has(key)) continue;
-    if (columns.some((c) => c.hops.length !== 1 || c.scope !== q.scope)) continue;
-    const hop = columns[0]!.hops[0]!;
+  for (const [key, hop] of uses) {
     const subtree = smallestCover(where, key);
     if (!subtree || !monotonePath(where, subtree) || !onlyThisPath(subtree, key) || !nullRejecting(subtree, key)) continue;
     const rel = catalog.objects.get(q.object)?.columns.get(hop.via)?.relation;
@@ -86,31 +76,51 @@ function keyOf(c: B.BColumn): string {
   return `${c.scope}:${c.hops.map((h) => h.via).join('/')}`;
 }
 
-function isVirtual(c: B.BColumn): boolean {
-  return c.hops.some((h) => h.kind === 'virtual');
-}
-
 function walk(e: B.BExpr, visit: (e: B.BExpr) => void): void {
   visit(e);
   forEachBoundChild(e, (c) => walk(c, visit));
 }
 
-function collectVirtualUses(e: B.BExpr, uses: Map<string, B.BColumn[]>): void {
-  walk(e, (x) => {
-    if (x.kind === 'Column' && isVirtual(x)) {
-      const k = keyOf(x);
-      uses.set(k, [...(uses.get(k) ?? []), x]);
+/**
+ * The one-to-many relations of the query's own scope that may become semi-joins, keyed by
+ * path: every use anywhere in the query, subqueries included, must be a direct child column
+ * (`contacts.status`, not `contacts.owner.name`) in the query's own WHERE.
+ */
+function rewritableUses(q: B.BoundQuery): Map<string, B.Hop> {
+  const candidates = new Map<string, B.Hop>();
+  const disqualified = new Set<string>();
+  const firstHopKey = (c: B.BColumn): string | null => (c.scope === q.scope && c.hops[0]?.kind === 'virtual' ? `${c.scope}:${c.hops[0].via}` : null);
+  const visit = (e: B.BExpr, inWhere: boolean): void => {
+    if (e.kind === 'Column') {
+      const key = firstHopKey(e);
+      if (key && inWhere && e.hops.length === 1) candidates.set(key, e.hops[0]!);
+      else if (key) disqualified.add(key);
+      // A virtual hop after a to-one hop (`account.contacts.x`) is not rewritten at all.
+      return;
     }
-    // A virtual path used inside a subquery is outside what this rewrite reasons about.
-    if (x.kind === 'Exists' || x.kind === 'Subquery' || x.kind === 'InSubquery') uses.set('#subquery', []);
-  });
-  uses.delete('#subquery');
+    if (e.kind === 'Exists' || e.kind === 'Subquery' || e.kind === 'InSubquery') {
+      if (e.kind === 'InSubquery') visit(e.operand, inWhere);
+      everyExpr(e.query, (x) => visit(x, false));
+      return;
+    }
+    forEachBoundChild(e, (c) => visit(c, inWhere));
+  };
+  q.outputs.forEach((o) => visit(o.expr, false));
+  if (q.where) visit(q.where, true);
+  q.groupBy.forEach((g) => visit(g, false));
+  if (q.having) visit(q.having, false);
+  q.orderBy.forEach((o) => visit(o.expr, false));
+  for (const key of disqualified) candidates.delete(key);
+  return candidates;
 }
 
-function collectKeys(e: B.BExpr, into: Set<string>): void {
-  walk(e, (x) => {
-    if (x.kind === 'Column' && x.hops.length > 0) into.add(keyOf(x));
-  });
+/** Calls `f` on every top-level expression of a query (its subqueries are reached through them). */
+function everyExpr(q: B.BoundQuery, f: (e: B.BExpr) => void): void {
+  q.outputs.forEach((o) => f(o.expr));
+  if (q.where) f(q.where);
+  q.groupBy.forEach(f);
+  if (q.having) f(q.having);
+  q.orderBy.forEach((o) => f(o.expr));
 }
 
 function mentions(e: B.BExpr, key: string): boolean {

@@ -67,7 +67,15 @@ describe('names', () => {
   });
   it('resolves aliases, object names and outer scopes in correlated subqueries', () => {
     clean('SELECT a.name FROM account a WHERE NOT EXISTS (SELECT 1 FROM contact WHERE contact.account = a.id AND contact.owner.name ILIKE a.name) LIMIT 5', 'account');
-    clean('SELECT name FROM account WHERE EXISTS (SELECT 1 FROM contact c WHERE c.account = account.id) LIMIT 5', 'account');
+    clean('SELECT name FROM account AS a WHERE EXISTS (SELECT 1 FROM contact c WHERE c.account = a.id) LIMIT 5', 'account');
+  });
+  it('warns when a dot path could be read as the outer object', () => {
+    // Inside FROM contact, `account.id` is the contact's own account, not the outer account.
+    expectOne('SELECT name FROM account WHERE EXISTS (SELECT 1 FROM contact c WHERE c.account = «account».id) LIMIT 5', 'AMBIGUOUS_NAME', {
+      slug: 'account',
+      severity: 'warning',
+      hint: /FROM account o \.\.\. o\.id/,
+    });
   });
   it('lets an inner column shadow an outer one of the same name', () => {
     // `name` inside the subquery is the contact's, as in PostgreSQL.
