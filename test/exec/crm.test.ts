@@ -1,12 +1,10 @@
-import { PGlite } from '@electric-sql/pglite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compile, compileCount } from '../../src/compile.js';
-import { fixtureData, loadFixtureCatalog, loadIntoDatabase } from '../../fixtures/index.js';
+import { describe, expect, it } from 'vitest';
 import {
-  Oracle, and, avg, between, exactProduct, coalesce, count, countDistinct, decodeRows, eq, foreignIds, ge, groupBy, gt, holds, inList,
-  isEmptyArray, like, localDayStart, localHour, localMidnight, localYearStart, lt, max, min, multiset, ne, not, notIn, or,
-  orderBy, overlaps, pick, roundHalfAway, sameSet, sequence, sum, utcDate, TEXT_TIME_PARSERS, type ExecCase, type Row,
+  and, avg, between, exactProduct, coalesce, count, countDistinct, eq, ge, groupBy, gt, holds, inList, isEmptyArray,
+  like, localDayStart, localHour, localMidnight, localYearStart, lt, max, min, multiset, ne, not, notIn, or, orderBy,
+  overlaps, pick, roundHalfAway, sameSet, sequence, sum, utcDate, TEXT_TIME_PARSERS, type ExecCase, type Row,
 } from '../support/oracle.js';
+import { LITERAL, execHarness } from '../support/exec-harness.js';
 
 /**
  * The CRM fixture on real PostgreSQL (PGlite): every case is compiled for a tenant, run, and
@@ -14,54 +12,13 @@ import {
  * two tenants, and its count (compileCount) must equal the number of rows it returned.
  */
 
-const catalog = loadFixtureCatalog('crm');
-const data = fixtureData('crm');
-const oracle = new Oracle(data);
 const TENANTS = ['org_acme', 'org_globex'] as const;
 /** 2025-06-16 01:30 in Kolkata, still 2025-06-15 in UTC and New York. */
 const NOW = '2025-06-15T20:00:00Z';
 const NOW_MS = Date.parse(NOW);
 const DAY = 86_400_000;
 
-let db: PGlite;
-
-/** Planner options: `{ semiJoins: false }` is the service's literal fan-out plan. */
-type Plan = { readonly semiJoins?: boolean };
-const LITERAL: Plan = { semiJoins: false };
-
-/** Whether the planner's semi-join rewrite changes this query's SQL (then both plans are run). */
-function plansDiffer(query: string, slug: string): boolean {
-  try {
-    const a = compile(query, { catalog, slug, orgId: 'org_x' });
-    const b = compile(query, { catalog, slug, orgId: 'org_x', ...LITERAL });
-    return a.sql !== b.sql;
-  } catch {
-    return false; // reported by the case itself
-  }
-}
-
-beforeAll(async () => {
-  db = new PGlite();
-  await loadIntoDatabase(db, catalog, data);
-}, 120_000);
-
-afterAll(async () => {
-  await db?.close();
-});
-
-async function run(query: string, slug: string, tenant: string, options: Plan = {}): Promise<Row[]> {
-  const compiled = compile(query, { catalog, slug, orgId: tenant, now: NOW, ...options });
-  if (compiled.kind !== 'query') throw new Error(`restricted: ${compiled.message}`);
-  const result = await db.query<Record<string, unknown>>(compiled.sql, compiled.params, { parsers: TEXT_TIME_PARSERS });
-  return decodeRows(result, compiled.columns.map((c) => c.key));
-}
-
-async function runCount(query: string, slug: string, tenant: string, options: Plan = {}): Promise<number> {
-  const compiled = compileCount(query, { catalog, slug, orgId: tenant, now: NOW, ...options });
-  if (compiled.kind !== 'query') throw new Error(`restricted: ${compiled.message}`);
-  const result = await db.query<{ count: unknown }>(compiled.sql, compiled.params);
-  return Number(result.rows[0]!.count);
-}
+const { oracle, db, run, runCount, runCases } = execHarness('crm', NOW);
 
 // ---- shorthands over the oracle ----
 
@@ -736,32 +693,7 @@ const CASES: ExecCase[] = [
   },
 ];
 
-describe('crm execution on PGlite', () => {
-  for (const c of CASES) {
-    describe(c.name, () => {
-      const plans: [string, Plan][] = [['', {}]];
-      const differ = plansDiffer(c.query, c.slug);
-      if (differ) plans.push([' (literal fan-out plan)', LITERAL]);
-      if (c.semiJoin !== undefined) it(`the planner ${c.semiJoin ? 'uses' : 'does not use'} a semi-join`, () => expect(differ).toBe(c.semiJoin));
-      for (const [label, plan] of plans) {
-        for (const tenant of TENANTS) {
-          // A known bug marks the planned run; the literal fan-out plan must still pass.
-          const test = c.bug && plan === plans[0]![1] ? it.fails : it;
-          test(`${tenant}${label}`, async () => {
-            const expected = c.expected(oracle, tenant);
-            const actual = await run(c.query, c.slug, tenant, plan);
-            if (c.ordered) expect(sequence(actual)).toEqual(sequence(expected));
-            else expect(multiset(actual)).toEqual(multiset(expected));
-            expect(foreignIds(actual, tenant, c.rawRefs)).toEqual([]);
-            expect(await runCount(c.query, c.slug, tenant, plan)).toBe(actual.length);
-          });
-        }
-      }
-      const covers = c.covers;
-      if (covers) it('the data exercises the case', () => expect(TENANTS.some((t) => covers(oracle, t, c.expected(oracle, t)))).toBe(true));
-    });
-  }
-});
+runCases('crm execution on PGlite', CASES, TENANTS);
 
 describe('crm: LIMIT, OFFSET and count', () => {
   const active = (t: string): number => live('contact', t).filter((r) => r.status === 'active').length;
@@ -886,7 +818,7 @@ describe('crm: tenants and soft deletion', () => {
 describe('crm: hand-written SQL over the physical tables agrees (cross-checks the oracle itself)', () => {
   it('this year before today in Kolkata: hand-written bounds, oracle and (when fixed) the compiler', async () => {
     for (const t of TENANTS) {
-      const hand = await db.query<{ id: string }>(
+      const hand = await db().query<{ id: string }>(
         `SELECT id FROM opportunity WHERE org_id = $1 AND NOT is_deleted
            AND created_at >= extract(epoch FROM date_trunc('year', $2::timestamptz AT TIME ZONE 'Asia/Kolkata') AT TIME ZONE 'Asia/Kolkata') * 1000
            AND created_at <  extract(epoch FROM date_trunc('day',  $2::timestamptz AT TIME ZONE 'Asia/Kolkata') AT TIME ZONE 'Asia/Kolkata') * 1000`,
@@ -900,7 +832,7 @@ describe('crm: hand-written SQL over the physical tables agrees (cross-checks th
 
   it('fan-out with OR / IS NULL: the compiled query equals a hand-written LEFT JOIN', async () => {
     for (const t of TENANTS) {
-      const hand = await db.query<{ id: string; contact_id: string | null }>(
+      const hand = await db().query<{ id: string; contact_id: string | null }>(
         `SELECT a.id, c.id AS contact_id FROM account a
            LEFT JOIN contact c ON c.account = a.id AND c.org_id = a.org_id AND NOT c.is_deleted
           WHERE a.org_id = $1 AND NOT a.is_deleted AND (c.status = 'bounced' OR c.id IS NULL)`,
@@ -913,7 +845,7 @@ describe('crm: hand-written SQL over the physical tables agrees (cross-checks th
 
   it('Kolkata day buckets: the compiled query equals a hand-written GROUP BY', async () => {
     for (const t of TENANTS) {
-      const hand = await db.query<{ day: string; n: number }>(
+      const hand = await db().query<{ day: string; n: number }>(
         `SELECT date_trunc('day', to_timestamp(created_at / 1000) AT TIME ZONE 'Asia/Kolkata') AS day, count(*)::int AS n
            FROM opportunity WHERE org_id = $1 AND NOT is_deleted GROUP BY 1 ORDER BY 1`,
         [t], { parsers: TEXT_TIME_PARSERS },

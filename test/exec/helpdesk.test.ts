@@ -1,12 +1,10 @@
-import { PGlite } from '@electric-sql/pglite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compile, compileCount } from '../../src/compile.js';
-import { fixtureData, loadFixtureCatalog, loadIntoDatabase } from '../../fixtures/index.js';
+import { describe, expect, it } from 'vitest';
 import {
-  Oracle, and, avg, coalesce, count, countDistinct, decodeRows, eq, foreignIds, ge, groupBy, gt, holds, inList, isEmptyArray,
-  like, localDate, localDayStart, localMidnight, max, min, multiset, not, or, orderBy, overlaps, pick, roundHalfAway, sameSet,
-  sequence, sum, utcDate, TEXT_TIME_PARSERS, type ExecCase, type Row,
+  and, avg, coalesce, count, countDistinct, eq, ge, groupBy, gt, holds, inList, isEmptyArray, like, localDate,
+  localDayStart, localMidnight, max, min, multiset, not, or, orderBy, overlaps, pick, roundHalfAway, sameSet, sum,
+  utcDate, type ExecCase, type Row,
 } from '../support/oracle.js';
+import { LITERAL, execHarness } from '../support/exec-harness.js';
 
 /**
  * The helpdesk fixture on real PostgreSQL (PGlite): deep to-one chains (ticket_comment →
@@ -15,53 +13,12 @@ import {
  * tenants, and the count of each query must equal its number of rows.
  */
 
-const catalog = loadFixtureCatalog('helpdesk');
-const data = fixtureData('helpdesk');
-const oracle = new Oracle(data);
 const TENANTS = ['org_north', 'org_south'] as const;
 const NOW = '2025-06-15T20:00:00Z';
 const NOW_MS = Date.parse(NOW);
 const DAY = 86_400_000;
 
-let db: PGlite;
-
-/** Planner options: `{ semiJoins: false }` is the service's literal fan-out plan. */
-type Plan = { readonly semiJoins?: boolean };
-const LITERAL: Plan = { semiJoins: false };
-
-/** Whether the planner's semi-join rewrite changes this query's SQL (then both plans are run). */
-function plansDiffer(query: string, slug: string): boolean {
-  try {
-    const a = compile(query, { catalog, slug, orgId: 'org_x' });
-    const b = compile(query, { catalog, slug, orgId: 'org_x', ...LITERAL });
-    return a.sql !== b.sql;
-  } catch {
-    return false; // reported by the case itself
-  }
-}
-
-beforeAll(async () => {
-  db = new PGlite();
-  await loadIntoDatabase(db, catalog, data);
-}, 120_000);
-
-afterAll(async () => {
-  await db?.close();
-});
-
-async function run(query: string, slug: string, tenant: string, options: Plan = {}): Promise<Row[]> {
-  const compiled = compile(query, { catalog, slug, orgId: tenant, now: NOW, ...options });
-  if (compiled.kind !== 'query') throw new Error(`restricted: ${compiled.message}`);
-  const result = await db.query<Record<string, unknown>>(compiled.sql, compiled.params, { parsers: TEXT_TIME_PARSERS });
-  return decodeRows(result, compiled.columns.map((c) => c.key));
-}
-
-async function runCount(query: string, slug: string, tenant: string, options: Plan = {}): Promise<number> {
-  const compiled = compileCount(query, { catalog, slug, orgId: tenant, now: NOW, ...options });
-  if (compiled.kind !== 'query') throw new Error(`restricted: ${compiled.message}`);
-  const result = await db.query<{ count: unknown }>(compiled.sql, compiled.params);
-  return Number(result.rows[0]!.count);
-}
+const { oracle, run, runCount, runCases } = execHarness('helpdesk', NOW);
 
 // ---- shorthands over the oracle ----
 
@@ -480,32 +437,7 @@ const CASES: ExecCase[] = [
   },
 ];
 
-describe('helpdesk execution on PGlite', () => {
-  for (const c of CASES) {
-    describe(c.name, () => {
-      const plans: [string, Plan][] = [['', {}]];
-      const differ = plansDiffer(c.query, c.slug);
-      if (differ) plans.push([' (literal fan-out plan)', LITERAL]);
-      if (c.semiJoin !== undefined) it(`the planner ${c.semiJoin ? 'uses' : 'does not use'} a semi-join`, () => expect(differ).toBe(c.semiJoin));
-      for (const [label, plan] of plans) {
-        for (const tenant of TENANTS) {
-          // A known bug marks the planned run; the literal fan-out plan must still pass.
-          const test = c.bug && plan === plans[0]![1] ? it.fails : it;
-          test(`${tenant}${label}`, async () => {
-            const expected = c.expected(oracle, tenant);
-            const actual = await run(c.query, c.slug, tenant, plan);
-            if (c.ordered) expect(sequence(actual)).toEqual(sequence(expected));
-            else expect(multiset(actual)).toEqual(multiset(expected));
-            expect(foreignIds(actual, tenant, c.rawRefs)).toEqual([]);
-            expect(await runCount(c.query, c.slug, tenant, plan)).toBe(actual.length);
-          });
-        }
-      }
-      const covers = c.covers;
-      if (covers) it('the data exercises the case', () => expect(TENANTS.some((t) => covers(oracle, t, c.expected(oracle, t)))).toBe(true));
-    });
-  }
-});
+runCases('helpdesk execution on PGlite', CASES, TENANTS);
 
 describe('helpdesk: tenants, soft deletion, count', () => {
   it('a depth-4 chain never reads through a broken hop, whatever breaks it', async () => {
