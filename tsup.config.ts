@@ -10,6 +10,8 @@ export default defineConfig([
     clean: true,
     target: 'node20',
     sourcemap: true,
+    // Half the bytes for V8 to compile at import; the source maps keep stack traces readable.
+    minify: true,
     noExternal: ['chevrotain'],
     define: { 'process.env.OQL_VALIDATE_GRAMMAR': '"0"' },
   },
@@ -18,6 +20,7 @@ export default defineConfig([
     format: ['esm'],
     target: 'node20',
     sourcemap: true,
+    minify: true,
     noExternal: ['chevrotain'],
     external: ['@electric-sql/pglite', 'pg'],
     banner: { js: '#!/usr/bin/env node' },

@@ -553,13 +553,19 @@ class Binder {
 
   private path(p: A.Path, ctx: Ctx): B.BExpr {
     const parts = p.parts;
-    // Inner scopes first; within a scope a FROM name wins over a column of the same name.
-    for (let s: Scope | null = ctx.scope; s; s = s.parent) {
-      if (parts.length > 1 && parts[0]!.name === s.name) return this.walk(p, 1, s);
-      if (s.object.columns.has(parts[0]!.name)) {
-        if (parts.length > 1) this.warnIfOuterName(p, s);
-        return this.walk(p, 0, s);
+    // As in PostgreSQL, the first name of a qualified path is a FROM name (alias, or slug when
+    // there is no alias) of any enclosing scope, inner first; only then a column, inner first.
+    // So inside `FROM opportunity`, `account.id` is the outer account's id when there is one.
+    if (parts.length > 1) {
+      for (let s: Scope | null = ctx.scope; s; s = s.parent) {
+        if (parts[0]!.name === s.name) {
+          this.warnIfShadowedColumn(p, ctx.scope, s);
+          return this.walk(p, 1, s);
+        }
       }
+    }
+    for (let s: Scope | null = ctx.scope; s; s = s.parent) {
+      if (s.object.columns.has(parts[0]!.name)) return this.walk(p, 0, s);
     }
     if (parts.length === 1 && this.isScopeName(parts[0]!.name, ctx.scope)) {
       this.bag.error('UNKNOWN_COLUMN', p.span, `'${sourceOf(this.bag, p)}' names the object itself, not a column`, `write ${parts[0]!.name}.id`);
@@ -577,19 +583,19 @@ class Binder {
   }
 
   /**
-   * Inside `FROM contact c`, `account.id` is the contact's account (dot notation), not the id
-   * of an outer `FROM account`: SQL readers expect the latter, so say which one it is.
+   * Inside `FROM contact`, `account.name` reads the outer `FROM account` (PostgreSQL's reading),
+   * though the contact has an `account` relation too: say which one it is.
    */
-  private warnIfOuterName(p: A.Path, scope: Scope): void {
+  private warnIfShadowedColumn(p: A.Path, inner: Scope, named: Scope): void {
     const first = p.parts[0]!.name;
-    for (let outer = scope.parent; outer; outer = outer.parent) {
-      if (outer.name !== first) continue;
+    for (let s: Scope | null = inner; s && s !== named; s = s.parent) {
+      if (!s.object.columns.has(first)) continue;
       const rest = p.parts.slice(1).map((x) => x.name).join('.');
       this.bag.warning(
         'AMBIGUOUS_NAME',
         p.parts[0]!.span,
-        `'${first}' is read as the column ${scope.object.slug}.${first}, not as the outer ${outer.object.slug}`,
-        `for the outer record give it an alias (FROM ${outer.object.slug} o ... o.${rest}); for the column write ${scope.name}.${first}.${rest}`,
+        `'${first}' is read as the outer ${named.object.slug}, not as the column ${s.object.slug}.${first}`,
+        `for the ${s.object.slug}'s own ${first} write ${s.name}.${first}.${rest}; give the outer object an alias to make the intent plain`,
       );
       return;
     }

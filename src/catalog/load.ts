@@ -178,15 +178,24 @@ function physical(name: unknown, where: string, what: string, p: Problems): stri
   return name;
 }
 
-/** FNV-1a 64 over a canonical JSON form: stable across processes, no dependency on node:crypto. */
+/**
+ * Two 32-bit FNV-1a lanes (different offset bases) over the UTF-16 units of a canonical JSON
+ * form: stable across processes, no node:crypto, and fast on large catalogs (BigInt
+ * arithmetic per byte took a third of a second on 100,000 columns).
+ */
 function versionOf(objects: Map<string, ObjectDef>, mapping: PhysicalMapping): string {
   const canonical = JSON.stringify([
     [mapping.schema, mapping.tenantColumn, mapping.softDeleteColumn, mapping.idColumn],
     [...objects.values()].map((o) => [o.slug, o.displayName, o.pluralName, o.table,
       [...o.columns.values()].map((c) => [c.slug, c.displayName, c.type, c.column, c.relation, c.options, c.isPrimary, c.isSystem])]),
   ]);
-  let h = 0xcbf29ce484222325n;
-  for (const byte of new TextEncoder().encode(canonical)) h = ((h ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
-  return h.toString(16).padStart(16, '0');
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  for (let i = 0; i < canonical.length; i++) {
+    const c = canonical.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193) ^ (a >>> 15);
+  }
+  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
 }
 

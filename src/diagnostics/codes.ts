@@ -51,7 +51,7 @@ export const CODES = {
   VIRTUAL_IN_SUBQUERY: 'IN (subquery) on a virtual-relation column; use EXISTS.',
   SUBQUERY_COLUMNS: 'A subquery used as a value selects other than exactly one column.',
   DUPLICATE_ALIAS: 'Two FROM items in one scope share a name.',
-  AMBIGUOUS_NAME: 'A dot path whose first name is both a column here and the name of an outer FROM object.',
+  AMBIGUOUS_NAME: 'A dot path whose first name is the name of an outer FROM object and also a column of an inner one.',
   DUPLICATE_KEY: 'Two select items produce the same output key.',
   TYPE_MISMATCH: 'An operator or function applied to values of types it does not accept.',
   MULTISELECT_EQUALITY: 'A multiselect compared with = or <> to something other than ARRAY[NULL].',

@@ -38,7 +38,9 @@ export function emitQuery(plan: LogicalPlan, options: EmitOptions): EmittedSql {
 export function emitCount(plan: LogicalPlan, options: EmitOptions): EmittedSql {
   const w = new SqlWriter(plan, options);
   w.raw('SELECT count(*) AS "count" FROM (');
-  w.query(plan.query, true);
+  // How many rows pass LIMIT/OFFSET does not depend on their order; without ORDER BY the
+  // scan can stop at the LIMIT instead of sorting every match first.
+  w.query(plan.query, true, { order: false });
   w.raw(') AS "q"');
   return w.result();
 }
@@ -93,7 +95,7 @@ class SqlWriter {
     this.out += `${quoteIdent(table)}.${quoteIdent(column)}`;
   }
 
-  query(q: B.BoundQuery, top: boolean): void {
+  query(q: B.BoundQuery, top: boolean, options: { order: boolean } = { order: true }): void {
     const scope = this.plan.scopes[q.scope]!;
     this.raw(q.distinct ? 'SELECT DISTINCT ' : 'SELECT ');
     q.outputs.forEach((o, i) => {
@@ -126,7 +128,7 @@ class SqlWriter {
       this.raw(' HAVING ');
       this.expr(q.having, false);
     }
-    if (q.orderBy.length) {
+    if (q.orderBy.length && options.order) {
       this.raw(' ORDER BY ');
       q.orderBy.forEach((o, i) => {
         if (i) this.raw(', ');

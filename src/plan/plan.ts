@@ -1,7 +1,7 @@
 import type * as B from '../bind/bound.js';
 import type { Catalog } from '../catalog/types.js';
 import { forEachBoundChild as forEachChild } from '../bind/exprs.js';
-import { distinctIdCount, ifToCase, mapQuery } from './rewrites.js';
+import { distinctById, distinctIdCount, ifToCase, mapQuery } from './rewrites.js';
 import { semiJoinVirtualFilters } from './semijoin.js';
 
 /**
@@ -65,7 +65,7 @@ export function plan(bound: B.BoundQuery, catalog: Catalog, options: PlanOptions
   planner.query(query);
   if (options.semiJoins !== false) {
     const multiplying = new Set(planner.scopes.flatMap((sc, id) => (sc && sc.joins.some((j) => j.kind === 'virtual') ? [id] : [])));
-    query = mapQuery(query, distinctIdCount(catalog.mapping.idColumn, multiplying));
+    query = distinctById(mapQuery(query, distinctIdCount(catalog.mapping.idColumn, multiplying)), catalog.mapping.idColumn, multiplying);
   }
   return {
     query,

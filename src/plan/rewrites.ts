@@ -28,6 +28,17 @@ export function distinctIdCount(idColumn: string, multiplyingScopes: ReadonlySet
   };
 }
 
+/**
+ * `SELECT DISTINCT` is redundant when the select list holds the FROM object's own id and no
+ * join multiplies its rows (to-one joins match at most one row): every row is already unique,
+ * and dropping DISTINCT lets a LIMIT stop early instead of de-duplicating every match first.
+ */
+export function distinctById(q: B.BoundQuery, idColumn: string, multiplyingScopes: ReadonlySet<number>): B.BoundQuery {
+  if (!q.distinct || q.aggregated || multiplyingScopes.has(q.scope)) return q;
+  const hasId = q.outputs.some((o) => o.expr.kind === 'Column' && o.expr.scope === q.scope && o.expr.hops.length === 0 && o.expr.column === idColumn);
+  return hasId ? { ...q, distinct: false } : q;
+}
+
 export function mapQuery(q: B.BoundQuery, rewrite: Rewrite): B.BoundQuery {
   const m = (e: B.BExpr): B.BExpr => mapExpr(e, rewrite);
   const outputs = sameArray(q.outputs, q.outputs.map((o) => (m(o.expr) === o.expr ? o : { ...o, expr: m(o.expr) })));

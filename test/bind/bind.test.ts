@@ -69,13 +69,19 @@ describe('names', () => {
     clean('SELECT a.name FROM account a WHERE NOT EXISTS (SELECT 1 FROM contact WHERE contact.account = a.id AND contact.owner.name ILIKE a.name) LIMIT 5', 'account');
     clean('SELECT name FROM account AS a WHERE EXISTS (SELECT 1 FROM contact c WHERE c.account = a.id) LIMIT 5', 'account');
   });
-  it('warns when a dot path could be read as the outer object', () => {
-    // Inside FROM contact, `account.id` is the contact's own account, not the outer account.
+  it('reads a qualified name as an outer FROM object first, as PostgreSQL does, and warns', () => {
+    // Inside FROM contact, `account.id` is the outer account's id, though contact has an account relation.
     expectOne('SELECT name FROM account WHERE EXISTS (SELECT 1 FROM contact c WHERE c.account = «account».id) LIMIT 5', 'AMBIGUOUS_NAME', {
       slug: 'account',
       severity: 'warning',
-      hint: /FROM account o \.\.\. o\.id/,
+      hint: /write c\.account\.id/,
     });
+    const p = planOf('SELECT name FROM account WHERE EXISTS (SELECT 1 FROM contact c WHERE c.account = account.id) LIMIT 5', { catalog: crm, slug: 'account' });
+    const exists = p.query.where!;
+    if (exists.kind !== 'Exists') throw new Error('expected EXISTS');
+    const cond = exists.query.where!;
+    if (cond.kind !== 'Binary' || cond.right.kind !== 'Column') throw new Error('expected a comparison with a column');
+    expect({ scope: cond.right.scope, hops: cond.right.hops.length }).toEqual({ scope: p.query.scope, hops: 0 });
   });
   it('lets an inner column shadow an outer one of the same name', () => {
     // `name` inside the subquery is the contact's, as in PostgreSQL.

@@ -255,9 +255,20 @@ const GOLDEN: Golden[] = [
     slug: 'account',
     query: "SELECT DISTINCT id FROM account WHERE contacts.status = 'active' LIMIT 100",
     sql:
-      `SELECT count(*) AS "count" FROM (SELECT DISTINCT "t0"."id" AS "c0" ${from('account')} WHERE ${g('t0')} AND EXISTS (SELECT NULL FROM "public"."contact" AS "t1" ` +
+      // The semi-join leaves one row per account, so DISTINCT over its id is dropped as well.
+      `SELECT count(*) AS "count" FROM (SELECT "t0"."id" AS "c0" ${from('account')} WHERE ${g('t0')} AND EXISTS (SELECT NULL FROM "public"."contact" AS "t1" ` +
       `WHERE ${g('t1')} AND (("t1"."account" = "t0"."id") AND ("t1"."status" = $2::text))) LIMIT $3::int8) AS "q"`,
     params: [ORG, 'active', 100],
+    count: true,
+  },
+  {
+    name: 'count drops ORDER BY: how many rows pass the LIMIT does not depend on their order',
+    slug: 'opportunity',
+    query: "SELECT name, amount FROM opportunity WHERE stage = 'won' ORDER BY amount DESC LIMIT 100",
+    sql:
+      `SELECT count(*) AS "count" FROM (SELECT "t0"."name" AS "c0", "t0"."amount" AS "c1" ${from('opportunity')} WHERE ${g('t0')} AND ("t0"."stage" = $2::text) ` +
+      `LIMIT $3::int8) AS "q"`,
+    params: [ORG, 'won', 100],
     count: true,
   },
   {
