@@ -40,6 +40,8 @@ export function getParser(): OqlParser {
 
 const OPENERS = new Set([T.LParen, T.LBracket, T.Case]);
 const CLOSERS = new Set([T.RParen, T.RBracket, T.End]);
+/** Tree levels that need no token of their own: Select > SelectItem > Path > Ident, OrderItem. */
+export const TREE_WRAPPERS = 6;
 const UNTERMINATED = new Set([T.UnterminatedString, T.UnterminatedIdentifier, T.UnterminatedComment]);
 /**
  * Parses one query into its syntax tree, reporting every problem into `bag`. Returns null when
@@ -82,6 +84,9 @@ export function parseInto(text: string, bag: DiagnosticBag, limits: SyntaxLimits
     reportSyntaxError(text, tokens, p.errors[0]!, bag);
     return null;
   }
+  // Every level of the tree below its few wrapper nodes (select item, path) takes at least one
+  // token of its own, so a query of few tokens cannot be deep: skip the walk for those.
+  if (tokens.length + TREE_WRAPPERS <= lim.maxTreeDepth) return ast;
   const { depth, deepest } = treeDepth(ast);
   if (depth > lim.maxTreeDepth) {
     bag.error(
