@@ -31,8 +31,6 @@ interface Ctx {
   readonly clause: Clause;
 }
 
-const NULL_SPAN: Span = { start: 0, end: 0 };
-
 /** Resolves names and types of a validated query against the catalog. */
 export function bind(select: A.Select, bag: DiagnosticBag, options: BindOptions): B.BoundQuery | null {
   const binder = new Binder(bag, options);
@@ -689,5 +687,5 @@ function numberValue(e: A.NumberLit): B.BValue {
 }
 
 function nullAt(span: Span): B.BNull {
-  return { kind: 'Null', type: 'null', span: span ?? NULL_SPAN };
+  return { kind: 'Null', type: 'null', span };
 }

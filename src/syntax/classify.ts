@@ -123,7 +123,7 @@ export function classifySyntaxError(source: string, tokens: IToken[], e: IRecogn
   const word = t.image.toLowerCase();
   const type = t.tokenType;
 
-  if (i === 0) return classifyStart(source, tokens, t);
+  if (i === 0) return classifyStart(tokens, t);
 
   if (type === T.Join || (type === T.Identifier && JOIN_WORDS.has(word))) {
     let end = i;
@@ -235,7 +235,7 @@ export function classifySyntaxError(source: string, tokens: IToken[], e: IRecogn
   };
 }
 
-function classifyStart(source: string, tokens: IToken[], t: IToken): SyntaxDiagnostic {
+function classifyStart(tokens: IToken[], t: IToken): SyntaxDiagnostic {
   const word = t.image.toLowerCase();
   if (t.tokenType === T.With) {
     return {

@@ -110,23 +110,23 @@ class Validator {
       case 'InSubquery':
         this.expr(e.operand, ctx);
         this.select(e.query, false);
-        if (ctx.clause === 'where') this.dateComparison(e.operand, null, e.span);
+        if (ctx.clause === 'where') this.dateComparison(e.operand, null);
         return;
       case 'Binary':
         this.expr(e.left, ctx);
         this.expr(e.right, ctx);
-        if (ctx.clause === 'where' && COMPARISON.has(e.op)) this.dateComparison(e.left, e.right, e.span);
+        if (ctx.clause === 'where' && COMPARISON.has(e.op)) this.dateComparison(e.left, e.right);
         return;
       case 'Between':
         forEachChild(e, (c) => this.expr(c as A.Expr, ctx));
         if (ctx.clause === 'where') {
-          this.dateComparison(e.operand, e.low, e.span);
-          this.dateComparison(e.operand, e.high, e.span);
+          this.dateComparison(e.operand, e.low);
+          this.dateComparison(e.operand, e.high);
         }
         return;
       case 'InList':
         forEachChild(e, (c) => this.expr(c as A.Expr, ctx));
-        if (ctx.clause === 'where') for (const item of e.items) this.dateComparison(e.operand, item, e.span);
+        if (ctx.clause === 'where') for (const item of e.items) this.dateComparison(e.operand, item);
         return;
       case 'Path':
         for (const part of e.parts) if (!part.quoted && part.name.startsWith('pg_')) this.systemReference(part);
@@ -243,7 +243,7 @@ class Validator {
    * Dates are epoch milliseconds, so a date string or a to_timestamp(...) value on either side
    * of a WHERE comparison is wrong: say so with the epoch form of what the user meant.
    */
-  private dateComparison(a: A.Expr, b: A.Expr | null, at: A.Expr['span']): void {
+  private dateComparison(a: A.Expr, b: A.Expr | null): void {
     for (const [side, other] of [[a, b], [b, a]] as const) {
       if (side?.kind === 'String' && DATE_STRING.test(side.value)) {
         const column = other ? this.bag.source.slice(other.span.start, other.span.end) : 'created_at';
