@@ -286,6 +286,15 @@ class Binder {
             this.bag.error('TYPE_MISMATCH', side.span, `${e.caseInsensitive ? 'ILIKE' : 'LIKE'} matches text, but '${sourceOf(this.bag, side)}' is a ${describe(side.type)}`, 'compare numbers and dates with = < > or BETWEEN');
           }
         }
+        // PostgreSQL rejects a pattern ending in its escape character only when the query runs.
+        if (pattern.kind === 'Value' && typeof pattern.value === 'string' && /(?:^|[^\\])(?:\\\\)*\\$/.test(pattern.value)) {
+          this.bag.error(
+            'INVALID_ARGUMENT',
+            pattern.span,
+            `the ${e.caseInsensitive ? 'ILIKE' : 'LIKE'} pattern '${pattern.value}' ends with the escape character \\`,
+            'write \\\\ for a literal backslash, or remove the trailing \\',
+          );
+        }
         return { kind: 'Like', operand, pattern, caseInsensitive: e.caseInsensitive, negated: e.negated, type: 'boolean', span: e.span };
       }
       case 'InList': {

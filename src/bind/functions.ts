@@ -41,7 +41,12 @@ export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: Diagno
       return call('number');
     case 'min':
     case 'max':
-      expect(args[0], (t) => t !== 'multiselect' && t !== 'text[]' && t !== 'json', 'a comparable value');
+      expect(
+        args[0],
+        (t) => t !== 'multiselect' && t !== 'text[]' && t !== 'json' && t !== 'boolean',
+        'a number, text or date',
+        args[0]?.type === 'boolean' ? `count the true ones instead: COUNT(CASE WHEN ${show(args[0])} THEN 1 END)` : undefined,
+      );
       return call(args[0]!.type);
     case 'lower':
     case 'upper':

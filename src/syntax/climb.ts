@@ -79,7 +79,7 @@ export function climb(items: readonly Item[]): A.Expr {
   let i = 0;
   // Logical nodes built from this chain; one that came from inside parentheses is a finished
   // operand and is not merged into this chain's AND/OR.
-  const chained = new Set<A.Expr>();
+  const chained = new Map<A.Expr, A.Expr[]>();
 
   const expr = (min: number): A.Expr => {
     // Prefix run: collect, read the operand, then apply from the innermost outwards, letting
@@ -119,9 +119,13 @@ export function climb(items: readonly Item[]): A.Expr {
         const op = item.token.image.toUpperCase();
         if (op === 'AND' || op === 'OR') {
           // n-ary AND/OR keep long filter chains shallow; parentheses stay separate nodes.
-          const operands = left.kind === 'Logical' && left.op === op && chained.has(left) ? [...left.operands, right] : [left, right];
+          // The operand list of a chain built here is ours to extend: appending (not copying)
+          // keeps a 10,000-term filter linear.
+          const own = left.kind === 'Logical' && left.op === op ? chained.get(left) : undefined;
+          const operands = own ?? [left];
+          operands.push(right);
           const node: A.Expr = { kind: 'Logical', op, operands, span: { start: left.span.start, end: right.span.end } };
-          chained.add(node);
+          chained.set(node, operands);
           return node;
         }
         return {

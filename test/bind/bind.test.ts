@@ -172,3 +172,14 @@ describe('output keys', () => {
     expect(expected).not.toContain('contacts');
   });
 });
+
+describe('checks PostgreSQL would only make when running the query', () => {
+  it('rejects min/max of a boolean, with a conditional count as hint', () => {
+    expectOne('SELECT max(«is_active») AS any_active FROM user LIMIT 5', 'TYPE_MISMATCH', { slug: 'user', hint: /COUNT\(CASE WHEN is_active THEN 1 END\)/ });
+  });
+  it('rejects a LIKE pattern ending in its escape character', () => {
+    expectOne("SELECT id FROM account WHERE name ILIKE «'Acme\\'» LIMIT 5", 'INVALID_ARGUMENT', { slug: 'account', hint: /\\\\/ });
+    // An escaped backslash at the end is a literal backslash: fine.
+    clean("SELECT id FROM account WHERE name ILIKE 'Acme\\\\' LIMIT 5", 'account');
+  });
+});
