@@ -7,6 +7,7 @@ import { ConcurrencyLimiter, count, errorEnvelope, execute, toEnvelope, type Run
 import { decodeValue, runReadOnly } from '../../src/run/index.js';
 import { databaseError, timeoutError } from '../../src/run/errors.js';
 import { fixtureData, loadFixtureCatalog, loadIntoDatabase, zoneOffset, type Row } from '../../fixtures/index.js';
+import { failure } from '../support/failure.js';
 
 const catalog = loadFixtureCatalog('crm');
 const data = fixtureData('crm');
@@ -38,16 +39,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.close();
 });
-
-async function failure(p: Promise<unknown>): Promise<OqlError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(OqlError);
-    return e as OqlError;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('host time zone', () => {
   it('is not UTC in this file, so time-zone bugs would show', () => {

@@ -7,6 +7,7 @@ import { ConcurrencyLimiter, count, errorEnvelope, execute, type RunOptions } fr
 import { runReadOnly } from '../../src/run/index.js';
 import { fixtureData, loadFixtureCatalog, loadIntoDatabase, zoneOffset, type Row } from '../../fixtures/index.js';
 import { pgServerAvailable, startPgServer, type PgServer } from '../support/pg-server.js';
+import { failure } from '../support/failure.js';
 
 /**
  * Runtime behaviour that needs a real PostgreSQL server: statement timeouts (PGlite runs in the
@@ -34,16 +35,6 @@ let pool: pg.Pool | undefined;
 const live = (slug: string): Row[] => data.get(slug)!.filter((r) => r.org_id === ORG && r.is_deleted === false);
 const sortById = <T extends Record<string, unknown>>(rows: T[]): T[] => [...rows].sort((a, b) => String(a.id).localeCompare(String(b.id)));
 const utcText = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').replace(/\.000Z$/, '').replace(/Z$/, '');
-
-async function failure(p: Promise<unknown>): Promise<OqlError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(OqlError);
-    return e as OqlError;
-  }
-  throw new Error('expected the call to fail');
-}
 
 function db(): pg.Pool {
   if (!pool) throw new Error('the server did not start (see beforeAll)');
