@@ -1,4 +1,4 @@
-import { EmbeddedActionsParser, type IToken } from 'chevrotain';
+import { EmbeddedActionsParser, type IOrAlt, type IToken } from 'chevrotain';
 import type { Span } from '../diagnostics/span.js';
 import type * as A from './ast.js';
 import { climb, type Item } from './climb.js';
@@ -34,6 +34,11 @@ function between(a: { span: Span }, b: { span: Span }): Span {
 }
 
 export class OqlParser extends EmbeddedActionsParser {
+  private operandAlts?: IOrAlt<A.Expr>[];
+  private prefixAlts?: IOrAlt<IToken>[];
+  private nameAlts?: IOrAlt<IToken>[];
+  private partAlts?: IOrAlt<IToken>[];
+
   constructor(validate: boolean) {
     super(T.allTokens, { maxLookahead: 3, recoveryEnabled: false, skipValidations: !validate });
     this.performSelfAnalysis();
@@ -283,7 +288,7 @@ export class OqlParser extends EmbeddedActionsParser {
   /** `prefix* castExpr`: NOT, - and + before an operand. */
   private operand = this.RULE('operand', (items: Item[]): void => {
     this.MANY(() => {
-      const t = this.OR([{ ALT: () => this.CONSUME(T.Not) }, { ALT: () => this.CONSUME(T.Minus) }, { ALT: () => this.CONSUME(T.Plus) }]);
+      const t = this.OR((this.prefixAlts ??= [{ ALT: () => this.CONSUME(T.Not) }, { ALT: () => this.CONSUME(T.Minus) }, { ALT: () => this.CONSUME(T.Plus) }]));
       this.ACTION(() => items.push({ kind: 'prefix', token: t }));
     });
     const e = this.SUBRULE(this.castExpr);
@@ -389,9 +394,11 @@ export class OqlParser extends EmbeddedActionsParser {
 
   /** An operand with its `::` casts; one rule, since every operand passes through it. */
   private castExpr = this.RULE('castExpr', (): A.Expr => {
+    // Alternatives that capture no local state are built once: an OR's array of closures is
+    // otherwise allocated on every call, and every operand passes through here.
     let operand = this.OR({
       IGNORE_AMBIGUITIES: true,
-      DEF: [
+      DEF: (this.operandAlts ??= [
         {
           ALT: () => {
             const t = this.CONSUME(T.StringLiteral);
@@ -418,7 +425,7 @@ export class OqlParser extends EmbeddedActionsParser {
         { ALT: () => this.SUBRULE(this.extractExpr) },
         { ALT: () => this.SUBRULE(this.parenthesized) },
         { ALT: () => this.SUBRULE(this.nameOrCall) },
-      ],
+      ]),
     });
     this.MANY(() => {
       this.CONSUME(T.DoubleColon);
@@ -561,11 +568,13 @@ export class OqlParser extends EmbeddedActionsParser {
 
   private nameOrCall = this.RULE('nameOrCall', (): A.Expr => {
     // Identifier tokens are consumed inline: a rule call per name part is measurable here.
-    const firstToken = this.OR9([
-      { ALT: () => this.CONSUME(T.Identifier) },
-      { ALT: () => this.CONSUME(T.QuotedIdentifier) },
-      { ALT: () => this.CONSUME(T.NonReserved) },
-    ]);
+    const firstToken = this.OR9(
+      (this.nameAlts ??= [
+        { ALT: () => this.CONSUME(T.Identifier) },
+        { ALT: () => this.CONSUME(T.QuotedIdentifier) },
+        { ALT: () => this.CONSUME(T.NonReserved) },
+      ]),
+    );
     const first = this.ACTION(() => identFrom(firstToken));
     return this.OR([
       {
@@ -611,11 +620,13 @@ export class OqlParser extends EmbeddedActionsParser {
           const parts = [first];
           this.MANY(() => {
             this.CONSUME(T.Dot);
-            const t = this.OR8([
-              { ALT: () => this.CONSUME2(T.Identifier) },
-              { ALT: () => this.CONSUME2(T.QuotedIdentifier) },
-              { ALT: () => this.CONSUME2(T.NonReserved) },
-            ]);
+            const t = this.OR8(
+              (this.partAlts ??= [
+                { ALT: () => this.CONSUME2(T.Identifier) },
+                { ALT: () => this.CONSUME2(T.QuotedIdentifier) },
+                { ALT: () => this.CONSUME2(T.NonReserved) },
+              ]),
+            );
             this.ACTION(() => parts.push(identFrom(t)));
           });
           return this.ACTION((): A.Expr => ({ kind: 'Path', parts, span: this.upTo(first.span.start) }));
