@@ -386,3 +386,22 @@ export function treeDepth(root: Node): { depth: number; deepest: Node } {
   }
   return { depth, deepest };
 }
+
+/**
+ * The first node found below `limit` levels, or null when the tree is no deeper. Recursion
+ * stops at the limit, so the stack it uses is bounded whatever the tree; cheaper than
+ * `treeDepth` on the compile path because it allocates no work list.
+ */
+export function nodeBeyondDepth(root: Node, limit: number): Node | null {
+  let found: Node | null = null;
+  const visit = (node: Node, depth: number): void => {
+    if (found) return;
+    if (depth > limit) {
+      found = node;
+      return;
+    }
+    forEachChild(node, (child) => visit(child, depth + 1));
+  };
+  visit(root, 1);
+  return found;
+}

@@ -1,7 +1,7 @@
 import { Lexer, type IRecognitionException, type IToken } from 'chevrotain';
 import { DiagnosticBag, OqlError } from '../diagnostics/diagnostic.js';
 import type { Span } from '../diagnostics/span.js';
-import { treeDepth, type Select } from './ast.js';
+import { nodeBeyondDepth, treeDepth, type Select } from './ast.js';
 import { classifySyntaxError } from './classify.js';
 import { OqlParser } from './parser.js';
 import * as T from './tokens.js';
@@ -87,8 +87,9 @@ export function parseInto(text: string, bag: DiagnosticBag, limits: SyntaxLimits
   // Every level of the tree below its few wrapper nodes (select item, path) takes at least one
   // token of its own, so a query of few tokens cannot be deep: skip the walk for those.
   if (tokens.length + TREE_WRAPPERS <= lim.maxTreeDepth) return ast;
-  const { depth, deepest } = treeDepth(ast);
-  if (depth > lim.maxTreeDepth) {
+  if (nodeBeyondDepth(ast, lim.maxTreeDepth)) {
+    // Only now pay for the full measure, to point at the bottom of the deepest chain.
+    const { depth, deepest } = treeDepth(ast);
     bag.error(
       'NESTING_TOO_DEEP',
       spanOf(deepest),
