@@ -34,6 +34,14 @@ function between(a: { span: Span }, b: { span: Span }): Span {
 }
 
 export class OqlParser extends EmbeddedActionsParser {
+  /**
+   * Item lists of the expressions being read, innermost last. Rules append to the top list
+   * instead of receiving it as an argument, so their alternatives capture no local state and
+   * are built once (see operandAlts).
+   */
+  private readonly itemLists: Item[][] = [];
+  private infixAlts?: IOrAlt<void>[];
+  private boundAlts?: IOrAlt<void>[];
   private operandAlts?: IOrAlt<A.Expr>[];
   private prefixAlts?: IOrAlt<IToken>[];
   private nameAlts?: IOrAlt<IToken>[];
@@ -44,6 +52,10 @@ export class OqlParser extends EmbeddedActionsParser {
     this.performSelfAnalysis();
   }
 
+  private items(): Item[] {
+    return this.itemLists[this.itemLists.length - 1]!;
+  }
+
   /** Span from a start offset to the end of the last consumed token. */
   private upTo(start: number): Span {
     const last = this.LA(0);
@@ -51,6 +63,8 @@ export class OqlParser extends EmbeddedActionsParser {
   }
 
   public query = this.RULE('query', (): A.Select => {
+    // A syntax error abandons the lists of the expressions it interrupted.
+    this.ACTION(() => (this.itemLists.length = 0));
     const select = this.SUBRULE(this.selectStatement);
     this.OPTION(() => this.CONSUME(T.Semicolon));
     return select;
@@ -250,10 +264,10 @@ export class OqlParser extends EmbeddedActionsParser {
   // parser recurses only per bracket, never per operator.
 
   public expression = this.RULE('expression', (): A.Expr => {
-    const items: Item[] = [];
-    this.SUBRULE(this.operand, { ARGS: [items] });
+    this.ACTION(() => this.itemLists.push([]));
+    this.SUBRULE(this.operand);
     this.MANY(() => {
-      this.OR([
+      this.OR((this.infixAlts ??= [
         {
           ALT: () => {
             const op = this.OR2([
@@ -262,11 +276,11 @@ export class OqlParser extends EmbeddedActionsParser {
               { ALT: () => this.CONSUME(T.ComparisonOp) },
               { ALT: () => this.CONSUME(T.ArithmeticOp) },
             ]);
-            this.ACTION(() => items.push({ kind: 'binary', token: op }));
-            this.SUBRULE2(this.operand, { ARGS: [items] });
+            this.ACTION(() => this.items().push({ kind: 'binary', token: op }));
+            this.SUBRULE2(this.operand);
           },
         },
-        { ALT: () => this.SUBRULE(this.atTimeZone, { ARGS: [items] }) },
+        { ALT: () => this.SUBRULE(this.atTimeZone) },
         {
           ALT: () => {
             const is = this.CONSUME(T.Is);
@@ -276,35 +290,35 @@ export class OqlParser extends EmbeddedActionsParser {
               negated = true;
             });
             const end = this.CONSUME(T.Null);
-            this.ACTION(() => items.push({ kind: 'isNull', negated, end: end.startOffset + 4, at: is.startOffset }));
+            this.ACTION(() => this.items().push({ kind: 'isNull', negated, end: end.startOffset + 4, at: is.startOffset }));
           },
         },
-        { ALT: () => this.SUBRULE(this.predicate, { ARGS: [items] }) },
-      ]);
+        { ALT: () => this.SUBRULE(this.predicate) },
+      ]));
     });
-    return this.ACTION(() => climb(items));
+    return this.ACTION(() => climb(this.itemLists.pop()!));
   });
 
   /** `prefix* castExpr`: NOT, - and + before an operand. */
-  private operand = this.RULE('operand', (items: Item[]): void => {
+  private operand = this.RULE('operand', (): void => {
     this.MANY(() => {
       const t = this.OR((this.prefixAlts ??= [{ ALT: () => this.CONSUME(T.Not) }, { ALT: () => this.CONSUME(T.Minus) }, { ALT: () => this.CONSUME(T.Plus) }]));
-      this.ACTION(() => items.push({ kind: 'prefix', token: t }));
+      this.ACTION(() => this.items().push({ kind: 'prefix', token: t }));
     });
     const e = this.SUBRULE(this.castExpr);
-    this.ACTION(() => items.push({ kind: 'operand', expr: e }));
+    this.ACTION(() => this.items().push({ kind: 'operand', expr: e }));
   });
 
-  private atTimeZone = this.RULE('atTimeZone', (items: Item[]): void => {
+  private atTimeZone = this.RULE('atTimeZone', (): void => {
     this.CONSUME(T.At);
     this.CONSUME(T.Time);
     this.CONSUME(T.Zone);
     const zone = this.SUBRULE(this.signedOperand);
-    this.ACTION(() => items.push({ kind: 'atTimeZone', zone }));
+    this.ACTION(() => this.items().push({ kind: 'atTimeZone', zone }));
   });
 
   /** `[NOT] BETWEEN a AND b`, `[NOT] IN (...)`, `[NOT] LIKE|ILIKE p`. */
-  private predicate = this.RULE('predicate', (items: Item[]): void => {
+  private predicate = this.RULE('predicate', (): void => {
     let negated = false;
     this.OPTION(() => {
       this.CONSUME(T.Not);
@@ -317,14 +331,14 @@ export class OqlParser extends EmbeddedActionsParser {
           const low = this.SUBRULE(this.bound);
           this.CONSUME(T.And);
           const high = this.SUBRULE2(this.bound);
-          this.ACTION(() => items.push({ kind: 'between', negated, low, high }));
+          this.ACTION(() => this.items().push({ kind: 'between', negated, low, high }));
         },
       },
       {
         ALT: () => {
           const op = this.OR2([{ ALT: () => this.CONSUME(T.Like) }, { ALT: () => this.CONSUME(T.ILike) }]);
           const pattern = this.SUBRULE3(this.bound);
-          this.ACTION(() => items.push({ kind: 'like', negated, caseInsensitive: op.tokenType === T.ILike, pattern }));
+          this.ACTION(() => this.items().push({ kind: 'like', negated, caseInsensitive: op.tokenType === T.ILike, pattern }));
         },
       },
       {
@@ -336,7 +350,7 @@ export class OqlParser extends EmbeddedActionsParser {
               ALT: () => {
                 const query = this.SUBRULE(this.selectStatement);
                 const close = this.CONSUME(T.RParen);
-                this.ACTION(() => items.push({ kind: 'inSubquery', negated, query, end: close.startOffset + 1 }));
+                this.ACTION(() => this.items().push({ kind: 'inSubquery', negated, query, end: close.startOffset + 1 }));
               },
             },
             {
@@ -344,7 +358,7 @@ export class OqlParser extends EmbeddedActionsParser {
                 const list: A.Expr[] = [];
                 this.AT_LEAST_ONE_SEP({ SEP: T.Comma, DEF: () => list.push(this.SUBRULE(this.expression)) });
                 const close = this.CONSUME2(T.RParen);
-                this.ACTION(() => items.push({ kind: 'inList', negated, list, end: close.startOffset + 1 }));
+                this.ACTION(() => this.items().push({ kind: 'inList', negated, list, end: close.startOffset + 1 }));
               },
             },
           ]);
@@ -358,38 +372,38 @@ export class OqlParser extends EmbeddedActionsParser {
    * BETWEEN's own AND first, as in PostgreSQL.
    */
   private bound = this.RULE('bound', (): A.Expr => {
-    const items: Item[] = [];
-    this.SUBRULE(this.signs, { ARGS: [items] });
+    this.ACTION(() => this.itemLists.push([]));
+    this.SUBRULE(this.signs);
     this.MANY(() => {
-      this.OR([
+      this.OR((this.boundAlts ??= [
         {
           ALT: () => {
             const op = this.CONSUME2(T.ArithmeticOp);
-            this.ACTION(() => items.push({ kind: 'binary', token: op }));
-            this.SUBRULE2(this.signs, { ARGS: [items] });
+            this.ACTION(() => this.items().push({ kind: 'binary', token: op }));
+            this.SUBRULE2(this.signs);
           },
         },
-        { ALT: () => this.SUBRULE(this.atTimeZone, { ARGS: [items] }) },
-      ]);
+        { ALT: () => this.SUBRULE(this.atTimeZone) },
+      ]));
     });
-    return this.ACTION(() => climb(items));
+    return this.ACTION(() => climb(this.itemLists.pop()!));
   });
 
   /** `(- | +)* castExpr` as items. */
-  private signs = this.RULE('signs', (items: Item[]): void => {
+  private signs = this.RULE('signs', (): void => {
     this.MANY(() => {
       const t = this.OR([{ ALT: () => this.CONSUME(T.Minus) }, { ALT: () => this.CONSUME(T.Plus) }]);
-      this.ACTION(() => items.push({ kind: 'prefix', token: t }));
+      this.ACTION(() => this.items().push({ kind: 'prefix', token: t }));
     });
     const e = this.SUBRULE(this.castExpr);
-    this.ACTION(() => items.push({ kind: 'operand', expr: e }));
+    this.ACTION(() => this.items().push({ kind: 'operand', expr: e }));
   });
 
   /** A signed operand as an expression: the zone of AT TIME ZONE. */
   private signedOperand = this.RULE('signedOperand', (): A.Expr => {
-    const items: Item[] = [];
-    this.SUBRULE(this.signs, { ARGS: [items] });
-    return this.ACTION(() => climb(items));
+    this.ACTION(() => this.itemLists.push([]));
+    this.SUBRULE(this.signs);
+    return this.ACTION(() => climb(this.itemLists.pop()!));
   });
 
   /** An operand with its `::` casts; one rule, since every operand passes through it. */
