@@ -154,11 +154,13 @@ function checkRelation(obj: ObjectDef, col: ColumnDef, objects: Map<string, Obje
   }
   if (rel.kind === 'to-one') return;
   const child = target.columns.get(rel.via);
+  if (child && isToOneTo(child.relation, obj.slug)) return;
+  if (child?.relation?.kind === 'to-one' && !objects.has(child.relation.object)) return; // reported already
+  // Only a broken relation pays for listing the candidates (a valid catalog has many virtual relations).
   const backRefs = [...target.columns.values()].filter((c) => isToOneTo(c.relation, obj.slug)).map((c) => c.slug);
   const hint = backRefs.length > 0 ? `to-one columns of '${target.slug}' that point at '${obj.slug}': ${backRefs.join(', ')}` : `'${target.slug}' has no to-one column pointing at '${obj.slug}'`;
-  if (child?.relation?.kind === 'to-one' && !objects.has(child.relation.object)) return; // reported already
   if (!child) p.add('CATALOG_BAD_VIRTUAL', `${where}: virtual relation via '${target.slug}.${rel.via}', which does not exist`, didYouMean(rel.via, backRefs) ?? hint);
-  else if (!isToOneTo(child.relation, obj.slug)) {
+  else {
     const is = child.relation?.kind === 'to-one' ? `a to-one relation to '${child.relation.object}'` : `of type ${child.type}`;
     p.add('CATALOG_BAD_VIRTUAL', `${where}: virtual relation via '${target.slug}.${rel.via}', which is ${is}, not a to-one relation to '${obj.slug}'`, hint);
   }
