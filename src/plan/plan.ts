@@ -56,16 +56,23 @@ export interface PlanOptions {
 }
 
 export function plan(bound: B.BoundQuery, catalog: Catalog, options: PlanOptions = {}): LogicalPlan {
-  let query = mapQuery(bound, ifToCase);
-  if (options.semiJoins !== false) {
+  const semiJoins = options.semiJoins !== false;
+  let query = bound;
+  if (semiJoins) {
     let next = maxScope(query) + 1;
     query = semiJoinVirtualFilters(query, catalog, () => next++);
   }
+  // Joins depend only on column paths, which the expression rewrites below leave alone, so the
+  // joins are planned first and every expression rewrite runs in one pass over the tree.
   const planner = new Planner(catalog);
   planner.query(query);
-  if (options.semiJoins !== false) {
+  const idColumn = catalog.mapping.idColumn;
+  if (semiJoins) {
     const multiplying = new Set(planner.scopes.flatMap((sc, id) => (sc && sc.joins.some((j) => j.kind === 'virtual') ? [id] : [])));
-    query = distinctById(mapQuery(query, distinctIdCount(catalog.mapping.idColumn, multiplying)), catalog.mapping.idColumn, multiplying);
+    const countById = distinctIdCount(idColumn, multiplying);
+    query = distinctById(mapQuery(query, (e) => countById(ifToCase(e))), idColumn, multiplying);
+  } else {
+    query = mapQuery(query, ifToCase);
   }
   return {
     query,
