@@ -94,6 +94,8 @@ class Planner {
   constructor(private readonly catalog: Catalog) {}
 
   query(q: B.BoundQuery): void {
+    // A subquery reached twice (a select item repeated by GROUP BY 1) is one scope: plan it once.
+    if (this.scopes[q.scope]) return;
     this.objects.add(q.object);
     this.scopes[q.scope] = { from: { alias: this.alias(), object: q.object, table: this.table(q.object) }, joins: [] };
     for (const o of q.outputs) this.expr(o.expr);

@@ -123,7 +123,10 @@ export function checkSqlStructure(sql: string, params: readonly unknown[], catal
       problems.push(`table ${rel} has no alias`);
       return;
     }
-    if (aliases.has(alias)) problems.push(`alias ${alias} is used twice`);
+    // One subquery may be written twice (in SELECT and again in GROUP BY, which must repeat the
+    // expression): the same alias for the same table is that, an alias for two tables is a bug.
+    const known = aliases.get(alias);
+    if (known !== undefined && known !== (tables.get(rel) ?? rel)) problems.push(`alias ${alias} names two different tables`);
     aliases.set(alias, tables.get(rel) ?? rel);
     if (!hasGuard(guards, alias, tenantColumn, isParam1)) problems.push(`${alias} (${rel}) has no ${alias}.${tenantColumn} = $1 in the ${where}`);
     if (softDeleteColumn && !hasGuard(guards, alias, softDeleteColumn, isFalse)) problems.push(`${alias} (${rel}) has no ${alias}.${softDeleteColumn} = false in the ${where}`);
