@@ -1,0 +1,164 @@
+import type { Catalog, ColumnDef, ObjectDef } from '../catalog/types.js';
+import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
+import type { Span } from '../diagnostics/span.js';
+import { didYouMean } from '../diagnostics/suggest.js';
+import type * as A from '../syntax/ast.js';
+import type * as B from './bound.js';
+import { columnValueType } from './types.js';
+
+/** A FROM item and the scopes around it. */
+export interface Scope {
+  readonly id: number;
+  readonly object: ObjectDef;
+  /** The name the FROM item is referred to by: its alias, or its slug when it has none. */
+  readonly name: string;
+  readonly parent: Scope | null;
+}
+
+export function sourceOf(bag: DiagnosticBag, node: { span: Span }): string {
+  return bag.source.slice(node.span.start, node.span.end);
+}
+
+export function nullAt(span: Span): B.BNull {
+  return { kind: 'Null', type: 'null', span };
+}
+
+/**
+ * Names and dot paths: which FROM item a name belongs to, and which relations a path follows
+ * (`owner.manager.email`), with the diagnostics for names that resolve to nothing.
+ */
+export class NameResolver {
+  constructor(
+    private readonly bag: DiagnosticBag,
+    private readonly catalog: Catalog,
+    private readonly maxPathDepth: number,
+  ) {}
+
+  /** Resolves a name or dot path seen in `scope`. */
+  path(p: A.Path, scope: Scope): B.BExpr {
+    const parts = p.parts;
+    // As in PostgreSQL, the first name of a qualified path is a FROM name (alias, or slug when
+    // there is no alias) of any enclosing scope, inner first; only then a column, inner first.
+    // So inside `FROM opportunity`, `account.id` is the outer account's id when there is one.
+    if (parts.length > 1) {
+      for (let s: Scope | null = scope; s; s = s.parent) {
+        if (parts[0]!.name === s.name) {
+          this.warnIfShadowedColumn(p, scope, s);
+          return this.walk(p, 1, s);
+        }
+      }
+    }
+    for (let s: Scope | null = scope; s; s = s.parent) {
+      if (s.object.columns.has(parts[0]!.name)) return this.walk(p, 0, s);
+    }
+    if (parts.length === 1 && this.isScopeName(parts[0]!.name, scope)) {
+      this.bag.error('UNKNOWN_COLUMN', p.span, `'${sourceOf(this.bag, p)}' names the object itself, not a column`, `write ${parts[0]!.name}.id`);
+      return nullAt(p.span);
+    }
+    const first = parts[0]!;
+    const candidates = [...scope.object.columns.keys(), ...this.scopeNames(scope)];
+    this.bag.error(
+      'UNKNOWN_COLUMN',
+      first.span,
+      `unknown column '${sourceOf(this.bag, first)}' on object '${scope.object.slug}'`,
+      didYouMean(first.name, candidates) ?? `the columns of ${scope.object.slug} are ${[...scope.object.columns.keys()].join(', ')}`,
+    );
+    return nullAt(p.span);
+  }
+
+  /**
+   * Inside `FROM contact`, `account.name` reads the outer `FROM account` (PostgreSQL's reading),
+   * though the contact has an `account` relation too: say which one it is.
+   */
+  private warnIfShadowedColumn(p: A.Path, inner: Scope, named: Scope): void {
+    const first = p.parts[0]!.name;
+    for (let s: Scope | null = inner; s && s !== named; s = s.parent) {
+      if (!s.object.columns.has(first)) continue;
+      const rest = p.parts.slice(1).map((x) => x.name).join('.');
+      this.bag.warning(
+        'AMBIGUOUS_NAME',
+        p.parts[0]!.span,
+        `'${first}' is read as the outer ${named.object.slug}, not as the column ${s.object.slug}.${first}`,
+        `for the ${s.object.slug}'s own ${first} write ${s.name}.${first}.${rest}; give the outer object an alias to make the intent plain`,
+      );
+      return;
+    }
+  }
+
+  private scopeNames(scope: Scope): string[] {
+    const names: string[] = [];
+    for (let s: Scope | null = scope; s; s = s.parent) names.push(s.name);
+    return names;
+  }
+
+  private isScopeName(name: string, scope: Scope): boolean {
+    return this.scopeNames(scope).includes(name);
+  }
+
+  /** Follows a dot path from `parts[start]` in `scope` through relations to its column. */
+  private walk(p: A.Path, start: number, scope: Scope): B.BExpr {
+    let object = scope.object;
+    const hops: B.Hop[] = [];
+    for (let i = start; i < p.parts.length; i++) {
+      const part = p.parts[i]!;
+      const col = object.columns.get(part.name);
+      if (!col) {
+        this.bag.error(
+          'UNKNOWN_COLUMN',
+          part.span,
+          `unknown column '${sourceOf(this.bag, part)}' on object '${object.slug}'`,
+          didYouMean(part.name, object.columns.keys()) ?? `the columns of ${object.slug} are ${[...object.columns.keys()].join(', ')}`,
+        );
+        return nullAt(p.span);
+      }
+      const last = i === p.parts.length - 1;
+      if (last) {
+        if (col.type === 'virtual' && col.relation?.kind === 'virtual') {
+          this.bag.error(
+            'VIRTUAL_NEEDS_FIELD',
+            part.span,
+            `'${sourceOf(this.bag, part)}' is a list of ${col.relation.object} records, not a value`,
+            `name a field of ${col.relation.object}: ${sourceOf(this.bag, p)}.id, or test for children with EXISTS (SELECT 1 FROM ${col.relation.object} x WHERE x.${col.relation.via} = ${scope.name}.id)`,
+          );
+          return nullAt(p.span);
+        }
+        return this.columnRef(scope, hops, object, col, p.span);
+      }
+      if (!col.relation) {
+        this.bag.error(
+          'NOT_A_RELATION',
+          { start: part.span.start, end: p.parts[i + 1]!.span.end },
+          `'${sourceOf(this.bag, part)}' on '${object.slug}' is a ${col.type} column, not a relation, so it has no field '${sourceOf(this.bag, p.parts[i + 1]!)}'`,
+          `the relations of ${object.slug} are ${[...object.columns.values()].filter((c) => c.relation).map((c) => c.slug).join(', ') || 'none'}`,
+        );
+        return nullAt(p.span);
+      }
+      hops.push(col.relation.kind === 'to-one' ? { kind: 'to-one', via: col.slug, object: col.relation.object } : { kind: 'virtual', via: col.slug, object: col.relation.object });
+      if (hops.length > this.maxPathDepth) {
+        this.bag.error('PATH_TOO_DEEP', p.span, `'${sourceOf(this.bag, p)}' follows ${p.parts.length - start - 1} relations; the maximum is ${this.maxPathDepth}`, 'query a closer object, or compare the relation column with a known id');
+        return nullAt(p.span);
+      }
+      const next = this.catalog.objects.get(col.relation.object);
+      if (!next) throw new Error(`catalog invariant: ${object.slug}.${col.slug} points at missing ${col.relation.object}`);
+      object = next;
+    }
+    throw new Error('unreachable: a path has at least one part after its qualifier');
+  }
+
+  /** When `p` ends at a virtual relation column, its relation. */
+  virtualEnd(p: A.Path, scope: Scope): { object: string; via: string } | null {
+    let object: ObjectDef | undefined = scope.object;
+    const parts = p.parts[0]!.name === scope.name && p.parts.length > 1 && !scope.object.columns.has(p.parts[0]!.name) ? p.parts.slice(1) : p.parts;
+    for (let i = 0; i < parts.length && object; i++) {
+      const col: ColumnDef | undefined = object.columns.get(parts[i]!.name);
+      if (!col?.relation) return null;
+      if (i === parts.length - 1) return col.relation.kind === 'virtual' ? { object: col.relation.object, via: col.relation.via } : null;
+      object = this.catalog.objects.get(col.relation.object);
+    }
+    return null;
+  }
+
+  columnRef(scope: Scope, hops: readonly B.Hop[], object: ObjectDef, col: ColumnDef, span: Span): B.BColumn {
+    return { kind: 'Column', scope: scope.id, hops, object: object.slug, column: col.slug, logical: col.type, type: columnValueType(col.type), span };
+  }
+}
