@@ -1,6 +1,7 @@
 import type * as B from '../bind/bound.js';
 import { forEachBoundChild, isAggregateCall } from '../bind/exprs.js';
 import type { Catalog } from '../catalog/types.js';
+import { mapExpr } from './rewrites.js';
 
 /**
  * Virtual relation → semi-join. `WHERE contacts.status = 'active'` means "one row per
@@ -193,36 +194,12 @@ function nullRejecting(e: B.BExpr, key: string): boolean {
   }
 }
 
-function rescope(e: B.BExpr, key: string, scope: number): B.BExpr {
-  const map = (x: B.BExpr): B.BExpr => {
-    if (x.kind === 'Column' && keyOf(x) === key) return { ...x, scope, hops: [] };
-    switch (x.kind) {
-      case 'Logical':
-        return { ...x, operands: x.operands.map(map) };
-      case 'Binary':
-        return { ...x, left: map(x.left), right: map(x.right) };
-      case 'Like':
-        return { ...x, operand: map(x.operand), pattern: map(x.pattern) };
-      case 'InList':
-        return { ...x, operand: map(x.operand), items: x.items.map(map) };
-      case 'Between':
-        return { ...x, operand: map(x.operand), low: map(x.low), high: map(x.high) };
-      case 'IsNull':
-      case 'Unary':
-      case 'IsEmpty':
-      case 'Cast':
-        return { ...x, operand: map(x.operand) } as B.BExpr;
-      case 'Array':
-        return { ...x, items: x.items.map(map) };
-      default:
-        return x;
-    }
-  };
-  return map(e);
+/** `subtree` with the relation's columns read from the semi-join's own scope. */
+function rescope(subtree: B.BExpr, key: string, scope: number): B.BExpr {
+  return mapExpr(subtree, (x) => (x.kind === 'Column' && keyOf(x) === key ? { ...x, scope, hops: [] } : x));
 }
 
 function replace(root: B.BExpr, target: B.BExpr, by: B.BExpr): B.BExpr {
-  if (root === target) return by;
-  if (root.kind !== 'Logical') return root;
-  return { ...root, operands: root.operands.map((o) => replace(o, target, by)) };
+  // mapExpr reuses unchanged nodes, so the target is still itself when the walk reaches it.
+  return mapExpr(root, (x) => (x === target ? by : x));
 }

@@ -42,6 +42,11 @@ describe('when the semi-join rewrite applies', () => {
     expect(uses("SELECT DISTINCT id, contacts.name FROM account WHERE contacts.status = 'active' LIMIT 5")).toContain('LEFT JOIN');
     expect(uses("SELECT DISTINCT id FROM account WHERE NOT (contacts.status = 'active') LIMIT 5")).toContain('LEFT JOIN');
   });
+  it('reads every column of the relation inside the semi-join, also inside function calls', () => {
+    const out = uses('SELECT DISTINCT id FROM account WHERE contacts.name = lower(contacts.email) LIMIT 5');
+    expect(out).not.toContain('LEFT JOIN');
+    expect(out).toContain('("t1"."name" = lower("t1"."email"))');
+  });
   it('can be switched off', () => {
     expect(sql("SELECT COUNT(DISTINCT id) AS n FROM account WHERE contacts.status = 'active' LIMIT 5", 'account', crm, false)).toContain('LEFT JOIN');
   });
@@ -61,6 +66,7 @@ const CASES: [Catalog, string, string][] = [
   [crm, 'account', "SELECT DISTINCT id FROM account WHERE contacts.status = 'active' OR industry = 'retail' LIMIT 1000"],
   [crm, 'account', "SELECT DISTINCT id FROM account WHERE (contacts.status = 'active' OR industry = 'retail') AND contacts.is_primary = 1 LIMIT 1000"],
   [crm, 'account', "SELECT COUNT(DISTINCT id) AS n FROM account WHERE contacts.email IS NULL LIMIT 100"],
+  [crm, 'account', "SELECT DISTINCT id FROM account WHERE contacts.name ILIKE concat('%', lower(contacts.email), '%') OR contacts.status = 'active' LIMIT 1000"],
   [crm, 'account', "SELECT COUNT(DISTINCT owner) AS owners FROM account WHERE contacts.owner = owner LIMIT 100"],
   [helpdesk, 'customer', "SELECT COUNT(DISTINCT id) AS n FROM customer WHERE tickets.status IS NOT NULL OR sites.name LIKE '%a%' LIMIT 100"],
   [helpdesk, 'team', "SELECT DISTINCT id FROM team WHERE members.name ILIKE '%e%' AND tickets.priority IS NOT NULL LIMIT 1000"],
