@@ -9,7 +9,7 @@ import { checkSqlStructure, loadSqlParser } from '../fuzz/sql-structure.js';
 import { openTestDb, SOLO_TENANT, tableCounts, type TestDb } from '../props/harness.js';
 
 /**
- * SQL injection: every payload of every list in /work/shared/payloads (PayloadsAllTheThings)
+ * SQL injection: every payload of every list in ./payloads (from PayloadsAllTheThings, see its README)
  * placed into every position of real report queries. Each attempt must be rejected with an
  * OqlError, or compile so that:
  * - the SQL passes the structural rules (one SELECT, guarded catalog tables only, whitelisted
@@ -21,7 +21,7 @@ import { openTestDb, SOLO_TENANT, tableCounts, type TestDb } from '../props/harn
  *   by LIMIT) and writes nothing (row counts of every table unchanged).
  */
 
-const PAYLOAD_DIR = new URL('../../../shared/payloads/', import.meta.url);
+const PAYLOAD_DIR = new URL('./payloads/', import.meta.url);
 
 interface Payloads {
   readonly files: string[];
@@ -31,7 +31,7 @@ interface Payloads {
 
 function readPayloads(): Payloads {
   const dir = fileURLToPath(PAYLOAD_DIR);
-  if (!existsSync(dir)) throw new Error(`payload lists not found at ${dir} (expected ../shared/payloads beside the repository)`);
+  if (!existsSync(dir)) throw new Error(`payload lists not found at ${dir} (test/security/payloads is part of the repository)`);
   const files = readdirSync(dir).filter((f) => f.endsWith('.txt')).sort();
   if (files.length === 0) throw new Error(`no payload lists (*.txt) in ${dir}`);
   const seen = new Set<string>();
