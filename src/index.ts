@@ -9,7 +9,7 @@ export { formatStylish, formatJson, formatSarif } from './lint/report.js';
 export { loadCatalog, loadCatalogText, catalogDdl, catalogObject, quoteIdent, DEFAULT_TYPE_CODES } from './catalog/index.js';
 export type { Catalog, CatalogOptions, ObjectDef, ColumnDef, LogicalType, PhysicalMapping } from './catalog/index.js';
 export { OqlError, isOqlError, codeFrame, CODES, describeCode } from './diagnostics/index.js';
-export type { Diagnostic, DiagnosticCode, Severity, SourceSpan, Span } from './diagnostics/index.js';
+export type { Diagnostic, DiagnosticCode, Severity, SourceSpan, Span, ValidationError } from './diagnostics/index.js';
 export { parse } from './syntax/parse.js';
 export { printQuery } from './syntax/print.js';
 export type { Select as QueryAst } from './syntax/ast.js';

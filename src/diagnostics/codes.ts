@@ -71,6 +71,10 @@ export const CODES = {
   QUERY_FAILED: 'PostgreSQL rejected the query while running it (for example division by zero).',
   DATABASE_ERROR: 'The database could not be reached or failed for a reason unrelated to the query.',
   INVALID_OPTIONS: 'The options passed to the library are inconsistent.',
+  // Request bodies and records (filter, connector, record writes)
+  VALIDATION_FAILED: 'A request body or a record failed validation; every problem is listed in validation_errors.',
+  NOT_FOUND: 'The record does not exist in the caller\'s organization.',
+  INVALID_TOKEN: 'A pagination token or cursor is malformed, tampered with, expired or issued for another request.',
 } as const;
 
 export type DiagnosticCode = keyof typeof CODES;

@@ -3,6 +3,20 @@ import { LineMap, type SourceSpan, type Span } from './span.js';
 
 export type Severity = 'error' | 'warning';
 
+/**
+ * One problem of a request body or a record, in the service's shape (spec section 7). `field`
+ * is the column slug (or the body key); `meta_data` says where in the body, e.g. the JSON path
+ * `query.filters.and[2].or[0].value`, or carries a value that helps (the allowed options).
+ */
+export interface ValidationError {
+  readonly object_slug: string;
+  readonly field: string;
+  readonly message: string;
+  readonly error_code: string;
+  readonly record_index: number | null;
+  readonly meta_data: string | null;
+}
+
 export interface Diagnostic {
   readonly code: DiagnosticCode;
   readonly severity: Severity;
@@ -65,6 +79,10 @@ export class OqlError extends Error {
   readonly diagnostics: readonly Diagnostic[];
   /** The query text the spans point into, when there is one. */
   readonly source: string | undefined;
+  /** Every problem of a request body or record (VALIDATION_FAILED), in the service's shape. */
+  readonly validationErrors: readonly ValidationError[] | undefined;
+  /** The service's `meta_data` (NOT_FOUND: which record was not found). */
+  readonly metaData: string | undefined;
 
   constructor(diagnostics: readonly Diagnostic[], source?: string) {
     const first = diagnostics.find((d) => d.severity === 'error') ?? diagnostics[0];
@@ -76,6 +94,29 @@ export class OqlError extends Error {
     this.hint = first.hint;
     this.diagnostics = diagnostics;
     this.source = source;
+    this.validationErrors = undefined;
+    this.metaData = undefined;
+  }
+
+  /**
+   * A request body or records failed validation: one error carrying every problem (service
+   * section 7, `VALIDATION_FAILED`). `message` is the call-level message ('Failed to create
+   * records'); the first problem's message becomes the hint so a plain `err.message` user still
+   * learns what was wrong.
+   */
+  static validation(message: string, errors: readonly ValidationError[], code: DiagnosticCode = 'VALIDATION_FAILED'): OqlError {
+    if (errors.length === 0) throw new TypeError('OqlError.validation needs at least one validation error');
+    const first = errors[0]!;
+    const err = OqlError.plain(code, message, `${first.field ? `${first.field}: ` : ''}${first.message}`);
+    Object.defineProperty(err, 'validationErrors', { value: Object.freeze(errors.slice()), enumerable: true });
+    return err;
+  }
+
+  /** A record that does not exist for the caller (service section 7, `NOT_FOUND`). */
+  static notFound(message: string, metaData: string): OqlError {
+    const err = OqlError.plain('NOT_FOUND', message);
+    Object.defineProperty(err, 'metaData', { value: metaData, enumerable: true });
+    return err;
   }
 
   /** An error with no position in a query text (runtime, catalog and option errors). */
@@ -99,6 +140,8 @@ export class OqlError extends Error {
       span: this.span,
       hint: this.hint,
       diagnostics: this.diagnostics,
+      ...(this.validationErrors ? { validationErrors: this.validationErrors } : {}),
+      ...(this.metaData !== undefined ? { metaData: this.metaData } : {}),
     };
   }
 }

@@ -1,4 +1,4 @@
-import { OqlError, type Diagnostic } from '../diagnostics/diagnostic.js';
+import { OqlError, type Diagnostic, type ValidationError } from '../diagnostics/diagnostic.js';
 import type { SourceSpan } from '../diagnostics/span.js';
 import type { CountResult, ExecuteResult } from './execute.js';
 
@@ -12,8 +12,9 @@ export interface ErrorData {
   readonly message: string;
   readonly status_code: number;
   readonly error_code: string;
-  readonly validation_errors: null;
-  /** INVALID_SLUG: the detailed reason behind the service's fixed 'Invalid slug'. */
+  /** VALIDATION_FAILED: every problem of the body or records, in the service's shape. */
+  readonly validation_errors: readonly ValidationError[] | null;
+  /** INVALID_SLUG: the detailed reason behind the service's fixed 'Invalid slug'; NOT_FOUND: which record. */
   readonly meta_data: string | null;
   /** What to write instead, when known. */
   readonly hint?: string;
@@ -28,7 +29,7 @@ export interface ErrorEnvelope {
   readonly data: ErrorData;
 }
 
-export function toEnvelope<T extends ExecuteResult | CountResult>(result: T): SuccessEnvelope<T> {
+export function toEnvelope<T extends ExecuteResult | CountResult | object>(result: T): SuccessEnvelope<T> {
   return { success: true, data: result };
 }
 
@@ -53,8 +54,8 @@ export function errorEnvelope(err: unknown): ErrorEnvelope {
     message: err.code === 'INVALID_SLUG' ? 'Invalid slug' : err.message,
     status_code: err.status,
     error_code: err.code,
-    validation_errors: null,
-    meta_data: err.code === 'INVALID_SLUG' ? err.message : null,
+    validation_errors: err.validationErrors ?? null,
+    meta_data: err.code === 'INVALID_SLUG' ? err.message : err.metaData ?? null,
   };
   if (err.hint !== undefined) data.hint = err.hint;
   // Runtime errors carry a placeholder span; only errors about a query text point into it.
