@@ -75,6 +75,15 @@ export const CODES = {
   VALIDATION_FAILED: 'A request body or a record failed validation; every problem is listed in validation_errors.',
   NOT_FOUND: 'The record does not exist in the caller\'s organization.',
   INVALID_TOKEN: 'A pagination token or cursor is malformed, tampered with, expired or issued for another request.',
+  // The HTTP service
+  UNAUTHENTICATED: 'The request has no bearer token, or one the service does not recognise.',
+  PERMISSION_DENIED: 'The caller\'s role may not use this endpoint.',
+  ROUTE_NOT_FOUND: 'No endpoint has this path.',
+  METHOD_NOT_ALLOWED: 'The endpoint exists but not for this HTTP method.',
+  MALFORMED_JSON: 'The request body is not valid JSON, or holds a __proto__ or constructor key.',
+  UNSUPPORTED_MEDIA_TYPE: 'The request body has a content type other than application/json.',
+  PAYLOAD_TOO_LARGE: 'The request body is larger than the configured limit.',
+  SCHEMA_MISMATCH: 'An existing table does not match the catalog (a column is missing or has another type).',
 } as const;
 
 export type DiagnosticCode = keyof typeof CODES;
@@ -88,6 +97,20 @@ export function statusOf(code: DiagnosticCode): number {
       return 429;
     case 'DATABASE_ERROR':
       return 503;
+    case 'UNAUTHENTICATED':
+      return 401;
+    case 'PERMISSION_DENIED':
+      return 403;
+    case 'ROUTE_NOT_FOUND':
+      return 404;
+    case 'METHOD_NOT_ALLOWED':
+      return 405;
+    case 'PAYLOAD_TOO_LARGE':
+      return 413;
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return 415;
+    case 'SCHEMA_MISMATCH':
+      return 500;
     case 'CATALOG_INVALID':
     case 'CATALOG_UNKNOWN_TYPE':
     case 'CATALOG_DUPLICATE_SLUG':
