@@ -1,9 +1,13 @@
 #!/usr/bin/env node
 // Runs the benchmarks and writes bench/RESULTS.md. `npm run bench` builds first, then runs this.
 //
-//   node bench/run.mjs           both parts
-//   node bench/run.mjs compile   compile speed, cache, cold start, catalog load
-//   node bench/run.mjs sql       emitted vs hand-written SQL on PostgreSQL 15
+//   node bench/run.mjs               every part
+//   node bench/run.mjs compile       compile speed per query, cache, cold start, catalog load
+//   node bench/run.mjs interleaved   the real workload: a stream of different texts, vs libpg-query
+//   node bench/run.mjs sql           emitted vs hand-written SQL on PostgreSQL 15
+//
+// OQL_BENCH_BASELINE=<another build's index.js> makes the interleaved part measure that build
+// too, in the same rounds, for before/after ratios.
 //
 // Each part runs in its own process (bench/<part>.ts through tsx) against a snapshot of the
 // built package, writes a Markdown fragment under bench/.data, and this script assembles
@@ -18,12 +22,12 @@ import { fileURLToPath } from 'node:url';
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH);
 const DATA = join(BENCH, '.data');
-const PARTS = ['compile', 'sql'];
+const PARTS = ['compile', 'interleaved', 'sql'];
 
 const asked = process.argv.slice(2);
 const unknown = asked.filter((a) => !PARTS.includes(a));
 if (unknown.length) {
-  console.error(`unknown part ${unknown.join(', ')}; usage: node bench/run.mjs [compile] [sql]`);
+  console.error(`unknown part ${unknown.join(', ')}; usage: node bench/run.mjs [compile] [interleaved] [sql]`);
   process.exit(2);
 }
 const parts = asked.length ? PARTS.filter((p) => asked.includes(p)) : PARTS;
@@ -80,8 +84,27 @@ const pgVersion = (() => {
   return r.status === 0 ? r.stdout.trim() : 'not installed';
 })();
 const now = new Date();
+// Sections of the RESULTS.md being replaced, by part: a part whose fragment is missing (a fresh
+// clone has no bench/.data) keeps its figures from there instead of losing them. Each section
+// starts with a `<!-- part: name -->` marker; files written before the markers existed hold the
+// compile section, then the sql one, each opening with `<!-- ran`.
+const previous = (() => {
+  const file = join(BENCH, 'RESULTS.md');
+  if (!existsSync(file)) return new Map();
+  const text = readFileSync(file, 'utf8');
+  const marked = [...text.matchAll(/^<!-- part: (\w+) -->\n/gm)];
+  if (marked.length) {
+    return new Map(marked.map((m, i) => [m[1], text.slice(m.index + m[0].length, marked[i + 1]?.index ?? text.length).replace(/^> From an earlier run[^\n]*\n\n/, '')]));
+  }
+  const ran = [...text.matchAll(/^(?:> From an earlier run[^\n]*\n\n)?<!-- ran /gm)];
+  const legacy = ['compile', 'sql'];
+  return new Map(ran.slice(0, legacy.length).map((m, i) => [legacy[i], text.slice(m.index, ran[i + 1]?.index ?? text.length).replace(/^> From an earlier run[^\n]*\n\n/, '')]));
+})();
 const sections = PARTS.map((part) => {
   const fragment = join(DATA, `results-${part}.md`);
+  if (!existsSync(fragment) && previous.has(part)) {
+    writeFileSync(fragment, previous.get(part).replace(/\n+$/, '\n'));
+  }
   if (!existsSync(fragment)) return `## ${part}\n\nNot run yet: \`node bench/run.mjs ${part}\`.\n`;
   const text = readFileSync(fragment, 'utf8');
   if (parts.includes(part)) return text;
@@ -91,7 +114,7 @@ const sections = PARTS.map((part) => {
 
 const head = `# Benchmark results
 
-Written by \`npm run bench\` (\`node bench/run.mjs [compile|sql]\`); overwritten on every run. Sources: bench/.
+Written by \`npm run bench\` (\`node bench/run.mjs [compile|interleaved|sql]\`); overwritten on every run. Sources: bench/.
 
 | | |
 | --- | --- |
@@ -104,6 +127,6 @@ Written by \`npm run bench\` (\`node bench/run.mjs [compile|sql]\`); overwritten
 | Package | \`dist/index.js\` built ${builtAt.toISOString()} |
 | Parts this run | ${parts.join(', ')} |
 `;
-writeFileSync(join(BENCH, 'RESULTS.md'), `${head}\n${sections.join('\n')}`);
+writeFileSync(join(BENCH, 'RESULTS.md'), `${head}\n${sections.map((text, i) => `<!-- part: ${PARTS[i]} -->\n${text}`).join('\n')}`);
 log(`wrote ${join(BENCH, 'RESULTS.md')}`);
 process.exit(failed ? 1 : 0);

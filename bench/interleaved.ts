@@ -1,0 +1,222 @@
+/**
+ * The real workload: a stream of different report texts, as a service sees them, instead of
+ * one text timed over and over. Every mode runs in this one process, in short passes
+ * interleaved in a shuffled order round after round, so load from other jobs and the JIT's
+ * state fall on all modes alike; each figure is the median over rounds of one pass's µs per
+ * query.
+ *
+ * Modes, per corpus:
+ * - unique texts, default options: a literal differs in every call, so the compiled-query cache
+ *   (on by default) misses every time: what an agent-facing service pays;
+ * - unique texts, `cache: false`: the same without the cache (a miss may cost at most 5% more);
+ * - unique texts, libpg-query's parse (the PostgreSQL parser) on the same texts;
+ * - fixed texts in rotation (`cache: false`, and libpg-query);
+ * - one text repeated (`cache: false`), and repeated with the cache on (a hit).
+ *
+ * OQL_BENCH_BASELINE=<path to another build's index.js> adds that build's figures, measured in
+ * the same rounds, so before/after ratios need no second run.
+ *
+ * Run by bench/run.mjs (`node --import tsx bench/interleaved.ts <fragment.md>`).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
+import { pathToFileURL } from 'node:url';
+import { loadModule, parseSync } from 'libpg-query';
+import { corpus } from './corpus.js';
+import { BENCH_DIR, fixtureCatalog, fmt, loadDist, median, progress, readJson, table, type OqlModule } from './lib.js';
+import { REVENUE_QUERIES, revenueText } from './schemas/revenue-crm-queries.js';
+
+const ROUNDS = Number(process.env.OQL_BENCH_ROUNDS ?? 31);
+const WARMUP_ROUNDS = 4;
+/** Rotations of the corpus per timed pass: long enough (~10 ms) that a pass's share of GC is its own. */
+const ROTATIONS_PER_PASS = Number(process.env.OQL_BENCH_ROTATIONS ?? 4);
+/** Calls per text in the repeated modes. */
+const REPEAT = 8;
+const CLOCK = process.env.OQL_BENCH_CLOCK === 'wall' ? 'wall' : 'cpu';
+
+type Catalog = ReturnType<OqlModule['loadCatalog']>;
+
+interface Workload {
+  readonly name: string;
+  readonly description: string;
+  /** Per query: its slug, catalog, and its text with `n` written into its varying literal. */
+  readonly queries: readonly { readonly slug: string; readonly fixture: 'crm' | 'helpdesk' | 'revenue'; readonly text: (n: number) => string }[];
+}
+
+/** One build under test: the package in dist/ (and optionally a baseline build). */
+interface Build {
+  readonly label: string;
+  readonly lib: OqlModule;
+  readonly catalogs: Record<'crm' | 'helpdesk' | 'revenue', Catalog>;
+}
+
+function workloads(): Workload[] {
+  const fixtures = corpus();
+  return [
+    {
+      name: 'revenue-crm',
+      description: `${REVENUE_QUERIES.length} report queries (bench/schemas/revenue-crm-queries.ts) over bench/schemas/revenue-crm.json, a 7-object schema no test uses; a number in each text varies per call`,
+      queries: REVENUE_QUERIES.map((q) => ({ slug: q.slug, fixture: 'revenue' as const, text: (n: number) => revenueText(q, n) })),
+    },
+    {
+      name: 'fixture corpus',
+      description: `the ${fixtures.length} queries of the per-query tables above (crm and helpdesk fixtures); the LIMIT varies per call`,
+      queries: fixtures.map((q) => ({
+        slug: q.slug,
+        fixture: q.fixture,
+        text: (n: number) => q.text.replace(/LIMIT \d+$/, `LIMIT ${n}`),
+      })),
+    },
+  ];
+}
+
+const cpuUs = (): number => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+const now = CLOCK === 'cpu' ? cpuUs : () => performance.now() * 1000;
+
+/** A deterministic shuffle (mulberry32), so runs are comparable. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Mode {
+  readonly name: string;
+  /** Texts of one pass: fresh for the unique modes, the same every pass for the others. */
+  readonly texts: (round: number) => readonly string[];
+  /** Runs the pass; text i belongs to query i mod corpus size (i / REPEAT for the repeated modes). */
+  readonly run: (texts: readonly string[]) => void;
+}
+
+let literal = 0;
+/** 1..9973: valid wherever the corpus puts it (LIMIT, scores, amounts); repeats only after ~10^4 calls per query, far beyond the cache's 1,000 entries. */
+const nextLiteral = (): number => 1 + (literal++ % 9973);
+
+function modesFor(w: Workload, builds: readonly Build[]): Mode[] {
+  const k = w.queries.length;
+  const rotation = ROTATIONS_PER_PASS * k;
+  const fixedTexts = Array.from({ length: rotation }, (_, i) => w.queries[i % k]!.text(100 + (i % k)));
+  const uniqueTexts = () => Array.from({ length: rotation }, (_, i) => w.queries[i % k]!.text(nextLiteral()));
+  // The repeated modes run each text REPEAT times in a row, over a quarter of the rotation.
+  const repeatedTexts = Array.from({ length: rotation }, (_, i) => fixedTexts[Math.floor(i / REPEAT) % k]!);
+  const modes: Mode[] = [];
+  for (const b of builds) {
+    const opts = w.queries.map((q) => ({ catalog: b.catalogs[q.fixture], slug: q.slug, orgId: 'org_bench' }));
+    const noCache = opts.map((o) => ({ ...o, cache: false }));
+    const tag = builds.length > 1 ? `${b.label}: ` : '';
+    modes.push({ name: `${tag}unique, default options`, texts: uniqueTexts, run: (ts) => { for (let i = 0; i < ts.length; i++) b.lib.compile(ts[i]!, opts[i % k]!); } });
+    modes.push({ name: `${tag}unique, cache: false`, texts: uniqueTexts, run: (ts) => { for (let i = 0; i < ts.length; i++) b.lib.compile(ts[i]!, noCache[i % k]!); } });
+    modes.push({ name: `${tag}rotation, cache: false`, texts: () => fixedTexts, run: (ts) => { for (let i = 0; i < ts.length; i++) b.lib.compile(ts[i]!, noCache[i % k]!); } });
+    modes.push({
+      name: `${tag}repeated, cache: false`, texts: () => repeatedTexts,
+      run: (ts) => { for (let i = 0; i < ts.length; i++) b.lib.compile(ts[i]!, noCache[Math.floor(i / REPEAT) % k]!); },
+    });
+    modes.push({
+      name: `${tag}repeated, default options (hits)`, texts: () => repeatedTexts,
+      run: (ts) => { for (let i = 0; i < ts.length; i++) b.lib.compile(ts[i]!, opts[Math.floor(i / REPEAT) % k]!); },
+    });
+  }
+  modes.push({ name: 'libpg-query: unique', texts: uniqueTexts, run: (ts) => { for (let i = 0; i < ts.length; i++) parseSync(ts[i]!); } });
+  modes.push({ name: 'libpg-query: rotation', texts: () => fixedTexts, run: (ts) => { for (let i = 0; i < ts.length; i++) parseSync(ts[i]!); } });
+  return modes;
+}
+
+/** Median µs per query of each mode, over interleaved rounds. */
+function measure(modes: readonly Mode[], seed: number): Map<string, number> {
+  const random = rng(seed);
+  const samples = new Map<string, number[]>(modes.map((m) => [m.name, []]));
+  for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round++) {
+    const order = modes.map((m) => [random(), m] as const).sort((a, b) => a[0] - b[0]).map(([, m]) => m);
+    for (const m of order) {
+      const texts = m.texts(round);
+      const t0 = now();
+      m.run(texts);
+      const us = (now() - t0) / texts.length;
+      if (round >= WARMUP_ROUNDS) samples.get(m.name)!.push(us);
+    }
+  }
+  return new Map([...samples].map(([k, v]) => [k, median(v)]));
+}
+
+async function loadBuild(label: string, path: string | undefined): Promise<Build> {
+  const lib = path ? ((await import(pathToFileURL(path).href)) as OqlModule) : await loadDist();
+  return {
+    label,
+    lib,
+    catalogs: {
+      crm: fixtureCatalog(lib, 'crm'),
+      helpdesk: fixtureCatalog(lib, 'helpdesk'),
+      revenue: lib.loadCatalog(readJson(join(BENCH_DIR, 'schemas/revenue-crm.json'))),
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const fragment = process.argv[2] ?? join(BENCH_DIR, '.data', 'results-interleaved.md');
+  await loadModule();
+  const builds = [await loadBuild('this build', undefined)];
+  const baselinePath = process.env.OQL_BENCH_BASELINE;
+  if (baselinePath) builds.push(await loadBuild('baseline', baselinePath));
+
+  const out: string[] = [];
+  const emit = (s = ''): void => void out.push(s);
+  emit('## Interleaved compile speed: the real workload (built package)');
+  emit();
+  emit('A service compiles a stream of different texts, mostly never seen before. Here every mode runs in one process in passes of ' +
+    `${ROTATIONS_PER_PASS} rotations over the corpus, interleaved in a shuffled order for ${ROUNDS} rounds (after ${WARMUP_ROUNDS} warm-up rounds); ` +
+    'a figure is the median over rounds of a pass\'s µs per query. "Unique" writes a different number into every text, so with the default options ' +
+    '(cache on) every call is a cache miss; "rotation" cycles through the fixed texts; "repeated" compiles each text ' +
+    `${REPEAT} times in a row. libpg-query (the PostgreSQL parser, parse only) runs on the same texts in the same rounds. ` +
+    (CLOCK === 'cpu' ? `Clock: process CPU time (load average ${fmt(loadavg()[0]!, 1)} on ${cpus().length} cores at the start).` : 'Clock: wall time.'));
+  emit();
+
+  const summary: (string | number)[][] = [];
+  for (const [wi, w] of workloads().entries()) {
+    for (const b of builds) {
+      for (const q of w.queries) b.lib.compile(q.text(nextLiteral()), { catalog: b.catalogs[q.fixture], slug: q.slug, orgId: 'org_bench' });
+    }
+    progress(`interleaved: ${w.name} (${w.queries.length} queries, ${ROUNDS} rounds)`);
+    const us = measure(modesFor(w, builds), 0x5eed + wi);
+    const pgUnique = us.get('libpg-query: unique')!;
+    const pgRotation = us.get('libpg-query: rotation')!;
+    emit(`### ${w.name}`);
+    emit();
+    emit(`Corpus: ${w.description}.`);
+    emit();
+    const rows: (string | number)[][] = [];
+    for (const b of builds) {
+      const tag = builds.length > 1 ? `${b.label}: ` : '';
+      const get = (m: string) => us.get(`${tag}${m}`)!;
+      rows.push([`${tag}oql, unique texts, default options (every call a miss)`, fmt(get('unique, default options')), fmt(get('unique, default options') / pgUnique, 2)]);
+      rows.push([`${tag}oql, unique texts, \`cache: false\``, fmt(get('unique, cache: false')), fmt(get('unique, cache: false') / pgUnique, 2)]);
+      rows.push([`${tag}oql, fixed texts in rotation, \`cache: false\``, fmt(get('rotation, cache: false')), fmt(get('rotation, cache: false') / pgRotation, 2)]);
+      rows.push([`${tag}oql, each text repeated, \`cache: false\``, fmt(get('repeated, cache: false')), '']);
+      rows.push([`${tag}oql, each text repeated, default options (cache hits)`, fmt(get('repeated, default options (hits)'), 2), '']);
+      rows.push([`${tag}**miss with the cache on / \`cache: false\`**`, fmt(get('unique, default options') / get('unique, cache: false'), 3), '']);
+      summary.push([w.name, b.label, fmt(get('unique, default options')), fmt(pgUnique), `**${fmt(get('unique, default options') / pgUnique, 2)}**`,
+        fmt(get('unique, default options') / get('unique, cache: false'), 3), fmt(get('repeated, cache: false')), fmt(get('repeated, default options (hits)'), 2)]);
+    }
+    rows.push(['libpg-query parse, unique texts', fmt(pgUnique), '1.00']);
+    rows.push(['libpg-query parse, fixed texts in rotation', fmt(pgRotation), '']);
+    emit(table(['mode', 'median µs per query', 'vs libpg-query (same texts)'], rows));
+    emit();
+  }
+  emit('### Summary');
+  emit();
+  emit(table(['corpus', 'build', 'oql unique, default µs', 'libpg-query unique µs', 'ratio', 'miss / cache: false', 'repeated, cache: false µs', 'cache hit µs'], summary));
+  emit();
+  if (builds.length > 1) emit(`Baseline: \`${baselinePath}\`, measured in the same rounds as this build.\n`);
+  writeFileSync(fragment, `${out.join('\n')}\n`);
+  progress(`interleaved: wrote ${fragment}`);
+}
+
+await main();
