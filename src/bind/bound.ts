@@ -217,6 +217,19 @@ export interface BAtTimeZone {
   readonly span: Span;
 }
 
+/**
+ * `(a, b) > ($x, $y)`: a row comparison, which PostgreSQL serves from a composite index as one
+ * range scan (keyset pagination); the equivalent OR of ANDs is not.
+ */
+export interface BRowCompare {
+  readonly kind: 'RowCompare';
+  readonly op: '<' | '<=' | '>' | '>=';
+  readonly left: readonly BExpr[];
+  readonly right: readonly BExpr[];
+  readonly type: 'boolean';
+  readonly span: Span;
+}
+
 /** A reference to a select item by position (ORDER BY alias or ordinal). */
 export interface BOutputRef {
   readonly kind: 'OutputRef';
@@ -253,7 +266,8 @@ export type BExpr =
   | BCast
   | BAtTimeZone
   | BOutputRef
-  | BNow;
+  | BNow
+  | BRowCompare;
 
 export interface BoundOutput {
   /** The key of the column in result rows. */

@@ -62,6 +62,10 @@ export function forEachBoundChild(e: B.BExpr, visit: (c: B.BExpr) => void): void
       visit(e.operand);
       visit(e.zone);
       return;
+    case 'RowCompare':
+      e.left.forEach(visit);
+      e.right.forEach(visit);
+      return;
     default:
       return;
   }

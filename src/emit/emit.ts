@@ -318,6 +318,13 @@ class SqlWriter {
       case 'OutputRef':
         this.raw(quoteIdent(outputName(e.index)));
         return;
+      case 'RowCompare':
+        this.raw('(');
+        this.list(e.left);
+        this.raw(`) ${e.op} (`);
+        this.list(e.right);
+        this.raw(')');
+        return;
       default: {
         const never: never = e;
         throw new Error(`unhandled bound node ${(never as B.BExpr).kind}`);

@@ -135,6 +135,11 @@ export function mapExpr(e: B.BExpr, rewrite: Rewrite): B.BExpr {
       if (operand !== e.operand || zone !== e.zone) out = { ...e, operand, zone };
       break;
     }
+    case 'RowCompare': {
+      const [left, right] = [e.left.map(m), e.right.map(m)];
+      if (changed(e.left, left) || changed(e.right, right)) out = { ...e, left, right };
+      break;
+    }
     default:
       break;
   }
