@@ -22,8 +22,19 @@ export default defineConfig([
     sourcemap: true,
     minify: true,
     noExternal: ['chevrotain'],
-    external: ['@electric-sql/pglite', 'pg'],
+    external: ['@electric-sql/pglite', 'pg', 'fastify', '@fastify/swagger'],
     banner: { js: '#!/usr/bin/env node' },
+    define: { 'process.env.OQL_VALIDATE_GRAMMAR': '"0"' },
+  },
+  {
+    // oql/server: the HTTP service. Its framework and drivers stay external (runtime dependencies).
+    entry: { server: 'src/server/index.ts' },
+    format: ['esm'],
+    dts: true,
+    target: 'node20',
+    sourcemap: true,
+    noExternal: ['chevrotain'],
+    external: ['@electric-sql/pglite', 'pg', 'fastify', '@fastify/swagger'],
     define: { 'process.env.OQL_VALIDATE_GRAMMAR': '"0"' },
   },
 ]);

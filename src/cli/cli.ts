@@ -19,6 +19,9 @@ const HANDLERS: Record<Command, Handler> = {
   run: runCommand,
   ddl: ddlCommand,
   demo: (argv, io) => demoCommand(argv, io),
+  // Loaded on use: the server's dependencies (Fastify, pino, …) stay out of every other command.
+  serve: async (argv, io, cwd) => (await import('./commands/serve.js')).serveCommand(argv, io, cwd),
+  keys: async (argv, io) => (await import('./commands/keys.js')).keysCommand(argv, io),
 };
 
 /**

@@ -1,5 +1,5 @@
 /** Usage texts; each command's --help prints its own. */
-export const COMMANDS = ['compile', 'lint', 'run', 'ddl', 'demo'] as const;
+export const COMMANDS = ['compile', 'lint', 'run', 'ddl', 'demo', 'serve', 'keys'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 const SCHEMA_FLAGS = `  --schema <file>       catalog: the service's object list (objects-list.json) or the
@@ -17,6 +17,8 @@ Commands:
   run "<query>" --slug <s>       run a query on the embedded example CRM or a database
   ddl                            print the CREATE TABLE statements of a catalog
   demo                           load the example CRM and run a handful of real reports
+  serve                          run the CRM data service over HTTP (REST endpoints, OpenAPI)
+  keys create --org O --role R   create an API key for the service
 
 Options:
   -h, --help      show help (also: oql <command> --help)
@@ -77,6 +79,47 @@ Prints the CREATE TABLE (and index) statements of a database matching the catalo
 Options:
 ${SCHEMA_FLAGS}
   --if-not-exists       add IF NOT EXISTS to every statement
+  -h, --help            show this help
+`,
+  serve: `Usage: oql serve [options]
+
+Runs the CRM data service: records, filter, analytics, connectors and tool logs over HTTP, every
+answer in the service's envelope, the OpenAPI document at /openapi.json. Without --database it
+runs on embedded PostgreSQL (PGlite); on an embedded database without any API key it creates a
+superadmin key for org_demo and prints it once. SIGTERM or Ctrl-C finish the requests in flight
+and stop.
+
+Options:
+  --port <n>            port to listen on (default 8080; 0 picks a free one)
+  --host <h>            address to listen on (default 127.0.0.1)
+  --database <url>      a PostgreSQL server, postgres://user:password@host:5432/db
+  --data-dir <dir>      where the embedded database keeps its files (default ./.oql-data)
+  --memory              embedded database in memory: nothing is kept
+${SCHEMA_FLAGS}
+  --demo                load generated demo data for org_demo when the tables are empty
+  -h, --help            show this help
+
+Environment:
+  OQL_API_KEYS          keys to create at start: key=org:role[:user],… (role member, admin, superadmin)
+  OQL_TOKEN_SECRET      signs pagination tokens (default: generated once, kept in the database)
+  OQL_BODY_LIMIT        largest request body in bytes (default 5242880)
+  OQL_MAX_BULK_RECORDS  most records per bulk_create or bulk_upsert (default 1000)
+  OQL_LOG_LEVEL         request log level (default info; one JSON line per request on stdout)
+
+Example:
+  oql serve --demo
+`,
+  keys: `Usage: oql keys create --org <org> --role <role> [options]
+
+Creates an API key for the service and prints it once (it is stored only as a SHA-256 hash).
+Stop a server running on the same --data-dir first: an embedded database has one user at a time.
+
+Options:
+  --org <id>            the organization the key reads and writes
+  --role <r>            member, admin or superadmin (tool logs need superadmin)
+  --user <id>           the user the key acts as (created_by, updated_by); default one per key
+  --database <url>      a PostgreSQL server
+  --data-dir <dir>      the embedded database's directory (default ./.oql-data)
   -h, --help            show this help
 `,
   demo: `Usage: oql demo

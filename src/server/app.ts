@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { Catalog } from '../catalog/types.js';
+import { ConcurrencyLimiter } from '../run/limiter.js';
+import { VERSION } from '../cli/version.js';
+import { resolveConfig, type ServerConfig, type ServerOptions } from './config.js';
+import type { ServiceContext } from './context.js';
+import { DEMO_ORG, ensureCatalogTables, loadDemoData, openServiceDb } from './database.js';
+import { installAuth } from './plugins/auth.js';
+import { installEnvelope } from './plugins/envelope.js';
+import { installRequestLog } from './plugins/request-log.js';
+import { healthRoutes } from './routes/health.js';
+import { reportRoutes } from './routes/reports.js';
+import { toolLogRoutes } from './routes/tool-logs.js';
+import { countApiKeys, createApiKey, parseApiKeysEnv, storeApiKey, verifyApiKey } from './store/api-keys.js';
+import { createServiceSchema } from './store/schema.js';
+import { tokenSecret } from './store/settings.js';
+import type { AuthResolver, ServiceDb } from './types.js';
+
+export interface OqlServer {
+  /** The main host: REST endpoints, /health, /openapi.json. Not listening yet. */
+  readonly app: FastifyInstance;
+  /** The MCP host: the same envelope, logs and /health; the MCP endpoint is mounted on it. */
+  readonly mcpApp: FastifyInstance;
+  readonly db: ServiceDb;
+  readonly catalog: Catalog;
+  readonly config: ServerConfig;
+  /** Recognise bearer tokens in this order (API keys first); push more before the apps are ready. */
+  readonly authResolvers: AuthResolver[];
+  /** The key created for org_demo on an empty embedded database (`createFirstKey`), shown once. */
+  readonly firstKey: string | undefined;
+  /** Rows of demo data loaded at this start (0 when the tables already held data). */
+  readonly demoRows: number;
+  /** Closes both apps (in-flight requests finish first), then the database when it was opened here. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the service: opens the database, creates the service schema and any missing catalog
+ * table (refusing a table that does not match the catalog), bootstraps keys and demo data, and
+ * builds both Fastify apps. It does not listen: `oql serve` and the tests do.
+ */
+export async function createServer(options: ServerOptions = {}): Promise<OqlServer> {
+  const config = resolveConfig(options);
+  const bootstrapKeys = config.apiKeys === undefined ? [] : parseApiKeysEnv(config.apiKeys);
+  const ownsDb = options.db === undefined;
+  const db = options.db ?? (await openServiceDb(options));
+  try {
+    const catalog = options.catalog ?? (await import('../../fixtures/index.js')).loadFixtureCatalog('crm');
+    await createServiceSchema(db);
+    await ensureCatalogTables(db, catalog);
+    for (const k of bootstrapKeys) await storeApiKey(db, k.key, k);
+    const demoRows = options.demo ? await loadDemoData(db, catalog, options.catalog === undefined) : 0;
+    const firstKey = options.createFirstKey && (await countApiKeys(db)) === 0
+      ? await createApiKey(db, { orgId: DEMO_ORG, role: 'superadmin', userId: 'u_demo_admin' })
+      : undefined;
+    const ctx: ServiceContext = {
+      db,
+      catalog,
+      config,
+      limiter: new ConcurrencyLimiter(config.maxConcurrentReports),
+      tokenSecret: await tokenSecret(db, config.tokenSecret),
+    };
+    const authResolvers: AuthResolver[] = [(bearer) => verifyApiKey(db, bearer), ...(options.authResolvers ?? [])];
+    const app = await buildApp(ctx, options, authResolvers, 'api');
+    const mcpApp = await buildApp(ctx, options, authResolvers, 'mcp');
+    let closed: Promise<void> | undefined;
+    return {
+      app, mcpApp, db, catalog, config, authResolvers, firstKey, demoRows,
+      close() {
+        closed ??= (async () => {
+          await Promise.allSettled([app.close(), mcpApp.close()]);
+          if (ownsDb) await db.close();
+        })();
+        return closed;
+      },
+    };
+  } catch (e) {
+    if (ownsDb) await db.close().catch(() => {});
+    throw e;
+  }
+}
+
+async function buildApp(ctx: ServiceContext, options: ServerOptions, resolvers: readonly AuthResolver[], host: 'api' | 'mcp'): Promise<FastifyInstance> {
+  const log = options.log;
+  const app = Fastify({
+    logger: log ? { level: log.level ?? 'info', ...(log.stream ? { stream: log.stream } : {}), base: { host } } : false,
+    // Fastify's two lines per request give way to the one of request-log.ts.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => randomUUID(),
+    bodyLimit: ctx.config.bodyLimit,
+    // Values are checked as sent: coercion would turn "12" into 12 before record validation sees it.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  app.decorate('oql', ctx);
+  installEnvelope(app);
+  installRequestLog(app);
+  installJsonParser(app);
+  if (host === 'mcp') {
+    await app.register(healthRoutes);
+    return app;
+  }
+  // Registered before any route, so it sees them all.
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'oql CRM data service', version: VERSION, description: 'Records, filter, analytics, connectors and tool logs of one organization per key.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'an API key' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(healthRoutes);
+  app.get('/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());
+  // Everything under this scope needs a bearer token; routes other parts of the service add at
+  // the root (OAuth) are outside it.
+  await app.register(async (api) => {
+    installAuth(api, resolvers);
+    await api.register(reportRoutes);
+    await api.register(toolLogRoutes);
+  });
+  return app;
+}
+
+/**
+ * JSON bodies through Fastify's own parser (which refuses __proto__ and constructor keys), except
+ * that an empty body reads as no body: endpoints without a body accept the content type clients
+ * send anyway. Other content types are refused (415).
+ */
+function installJsonParser(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) {
+      done(null, undefined);
+      return;
+    }
+    parse(request, body as string, done);
+  });
+}

@@ -1,0 +1,250 @@
+import { catalogDdl } from '../catalog/ddl.js';
+import { quoteQualified } from '../catalog/quote.js';
+import type { Catalog } from '../catalog/types.js';
+import { OqlError } from '../diagnostics/diagnostic.js';
+import type { ServiceDb, ServiceTx } from './types.js';
+
+export interface DatabaseOptions {
+  /** A PostgreSQL server (node-postgres Pool): postgres://user:password@host:5432/db. */
+  readonly database?: string | undefined;
+  /** Where embedded PGlite keeps its files. Default ./.oql-data. */
+  readonly dataDir?: string | undefined;
+  /** Embedded PGlite in memory: nothing is kept. */
+  readonly memory?: boolean | undefined;
+  /** Connections of the pg Pool. Default 10. */
+  readonly poolSize?: number | undefined;
+}
+
+export const DEFAULT_DATA_DIR = './.oql-data';
+
+/** Opens the service's database: a pg Pool for `database`, otherwise embedded PGlite. */
+export async function openServiceDb(options: DatabaseOptions = {}): Promise<ServiceDb> {
+  if (options.database !== undefined) {
+    if (options.dataDir !== undefined || options.memory) {
+      throw OqlError.plain('INVALID_OPTIONS', '--database cannot be combined with --data-dir or --memory', 'pick one: a server URL, or an embedded database');
+    }
+    return openPool(options.database, options.poolSize ?? 10);
+  }
+  if (options.dataDir !== undefined && options.memory) {
+    throw OqlError.plain('INVALID_OPTIONS', '--data-dir and --memory exclude each other', 'drop --memory to keep data in the directory');
+  }
+  return openPglite(options.memory ? undefined : options.dataDir ?? DEFAULT_DATA_DIR);
+}
+
+/** Wraps an already open PGlite instance or pg Pool (tests share one per file). Closing it is the caller's business. */
+export function serviceDbOf(raw: unknown, label = 'database'): ServiceDb {
+  const handle = raw as { transaction?: unknown; exec?: unknown; connect?: unknown };
+  if (typeof handle.transaction === 'function' && typeof handle.exec === 'function') return pgliteDb(raw as PgliteLike, label, async () => {});
+  if (typeof handle.connect === 'function') return poolDb(raw as PoolLike, label, async () => {});
+  throw new TypeError('serviceDbOf takes a PGlite instance or a pg Pool');
+}
+
+interface PgliteLike {
+  query<T>(sql: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  transaction<T>(fn: (tx: ServiceTx) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+interface PoolClientLike {
+  query<T>(sql: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  release(destroy?: boolean | Error): void;
+}
+
+interface PoolLike {
+  query<T>(sql: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  connect(): Promise<PoolClientLike>;
+  end(): Promise<void>;
+}
+
+async function openPglite(dataDir: string | undefined): Promise<ServiceDb> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  let db: PgliteLike;
+  try {
+    db = (await PGlite.create(dataDir === undefined ? undefined : dataDir)) as unknown as PgliteLike;
+  } catch (e) {
+    throw OqlError.plain('DATABASE_ERROR', `cannot open the embedded database in '${dataDir}': ${(e as Error).message}`,
+      'is another oql serve using this directory? Use --data-dir for another one, or --memory');
+  }
+  const label = dataDir === undefined ? 'embedded PostgreSQL (PGlite) in memory' : `embedded PostgreSQL (PGlite) in ${dataDir}`;
+  return pgliteDb(db, label, () => db.close());
+}
+
+function pgliteDb(db: PgliteLike, label: string, close: () => Promise<void>): ServiceDb {
+  return {
+    kind: 'pglite',
+    raw: db,
+    label,
+    query: (sql, params) => db.query(sql, params),
+    transaction: (fn) => db.transaction(fn),
+    close,
+  };
+}
+
+async function openPool(url: string, max: number): Promise<ServiceDb> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw OqlError.plain('INVALID_OPTIONS', `--database '${redact(url)}' is not a URL`, 'for example postgres://user:password@localhost:5432/crm');
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    throw OqlError.plain('INVALID_OPTIONS', `--database must be a postgres:// URL, not ${parsed.protocol}//`, 'for example postgres://user:password@localhost:5432/crm');
+  }
+  const pg = await import('pg');
+  const Pool = pg.Pool ?? (pg as unknown as { default: typeof pg }).default.Pool;
+  const pool = new Pool({ connectionString: url, max });
+  // An idle client's network error is emitted on the pool; unhandled it would end the process.
+  pool.on('error', () => {});
+  try {
+    await pool.query('SELECT 1');
+  } catch (e) {
+    await pool.end().catch(() => {});
+    throw OqlError.plain('DATABASE_ERROR', `cannot connect to ${redact(url)}: ${(e as Error).message}`, 'check the URL and that the server is running');
+  }
+  return poolDb(pool as unknown as PoolLike, redact(url), () => pool.end());
+}
+
+function poolDb(pool: PoolLike, label: string, close: () => Promise<void>): ServiceDb {
+  return {
+    kind: 'postgres',
+    raw: pool,
+    label,
+    query: (sql, params) => pool.query(sql, params),
+    async transaction(fn) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (e) {
+        try {
+          await client.query('ROLLBACK');
+        } catch (rollbackError) {
+          // A connection that cannot roll back is not given back to the pool.
+          broken = rollbackError as Error;
+        }
+        throw e;
+      } finally {
+        client.release(broken);
+      }
+    },
+    close,
+  };
+}
+
+/** postgres://user:secret@host/db → postgres://user:***@host/db */
+export function redact(url: string): string {
+  return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
+}
+
+// ---- The catalog's tables ----
+
+interface ExpectedTable {
+  readonly table: string;
+  readonly columns: ReadonlyMap<string, string>;
+}
+
+/**
+ * The tables the catalog's DDL creates, read back from that DDL, so the check compares against
+ * exactly what `catalogDdl` would write (columns other parts of the library add included).
+ */
+function expectedTables(catalog: Catalog): ExpectedTable[] {
+  const out: ExpectedTable[] = [];
+  for (const statement of catalogDdl(catalog)) {
+    const head = /^CREATE TABLE (?:IF NOT EXISTS )?(?:"(?:[^"]|"")*"\.)?"((?:[^"]|"")*)" \(\n([\s\S]*)\n\)$/.exec(statement);
+    if (!head) continue;
+    const columns = new Map<string, string>();
+    for (const line of head[2]!.split(/,\n/)) {
+      const col = /^\s*"((?:[^"]|"")*)"\s+(.+?)(?:\s+(?:NOT NULL|NULL|DEFAULT|PRIMARY|UNIQUE|REFERENCES|CHECK|GENERATED|COLLATE)\b.*)?$/.exec(line);
+      if (col) columns.set(col[1]!.replace(/""/g, '"'), normaliseType(col[2]!));
+    }
+    out.push({ table: head[1]!.replace(/""/g, '"'), columns });
+  }
+  return out;
+}
+
+const TYPE_ALIASES: Record<string, string> = {
+  int8: 'bigint', int4: 'integer', int: 'integer', int2: 'smallint', bool: 'boolean', float8: 'double precision',
+  float4: 'real', varchar: 'character varying', timestamptz: 'timestamp with time zone', timestamp: 'timestamp without time zone',
+};
+
+function normaliseType(type: string): string {
+  const t = type.trim().toLowerCase();
+  const array = t.endsWith('[]');
+  const base = array ? t.slice(0, -2) : t;
+  return (TYPE_ALIASES[base] ?? base) + (array ? '[]' : '');
+}
+
+/**
+ * Creates the catalog's tables (and their indexes) where missing. An existing table that lacks a
+ * column of the catalog, or holds it with another type, stops the start: the service never
+ * migrates data silently. Columns the catalog does not know are left alone.
+ */
+export async function ensureCatalogTables(db: ServiceDb, catalog: Catalog): Promise<{ created: string[] }> {
+  const { schema } = catalog.mapping;
+  const { rows } = await db.query<{ table_name: string; column_name: string; column_type: string }>(
+    `SELECT c.relname AS table_name, a.attname AS column_name, format_type(a.atttypid, a.atttypmod) AS column_type
+       FROM pg_catalog.pg_attribute a
+       JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+       JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped`,
+    [schema],
+  );
+  const existing = new Map<string, Map<string, string>>();
+  for (const r of rows) {
+    let cols = existing.get(r.table_name);
+    if (!cols) existing.set(r.table_name, (cols = new Map()));
+    cols.set(r.column_name, normaliseType(r.column_type));
+  }
+  const created: string[] = [];
+  const problems: string[] = [];
+  for (const want of expectedTables(catalog)) {
+    const have = existing.get(want.table);
+    if (!have) {
+      created.push(want.table);
+      continue;
+    }
+    for (const [column, type] of want.columns) {
+      const actual = have.get(column);
+      const where = `table ${quoteQualified(schema, want.table)}, column "${column}"`;
+      if (actual === undefined) problems.push(`${where} is missing (the catalog needs ${type})`);
+      else if (actual !== type) problems.push(`${where} is ${actual}, the catalog needs ${type}`);
+    }
+  }
+  if (problems.length > 0) {
+    throw OqlError.plain('SCHEMA_MISMATCH',
+      `the database does not match the catalog: ${problems.join('; ')}`,
+      'the service does not migrate existing tables: alter them to match (oql ddl prints the expected statements), or start on an empty database');
+  }
+  // IF NOT EXISTS: creates the missing tables and any missing index, leaves the rest alone.
+  for (const statement of catalogDdl(catalog, { ifNotExists: true })) await db.query(statement);
+  return { created };
+}
+
+/** The organization the demo data and the first key belong to. */
+export const DEMO_ORG = 'org_demo';
+
+/** Loads generated demo data for `org_demo` when every table of the catalog is empty. */
+export async function loadDemoData(db: ServiceDb, catalog: Catalog, isFixture: boolean): Promise<number> {
+  for (const obj of catalog.objects.values()) {
+    const { rows } = await db.query(`SELECT 1 FROM ${quoteQualified(catalog.mapping.schema, obj.table)} LIMIT 1`);
+    if (rows.length > 0) return 0;
+  }
+  const { FIXTURE_DATA_OPTIONS, generateRows, insertRows } = await import('../../fixtures/index.js');
+  const options = isFixture
+    ? { ...FIXTURE_DATA_OPTIONS.crm, tenants: [DEMO_ORG] }
+    : { seed: 20240601, tenants: [DEMO_ORG], counts: 200 };
+  const data = generateRows(catalog, options);
+  let total = 0;
+  await db.transaction(async (tx) => {
+    for (const obj of catalog.objects.values()) {
+      const rows = data.get(obj.slug);
+      if (!rows || rows.length === 0) continue;
+      await insertRows(tx, catalog, obj, rows);
+      total += rows.length;
+    }
+  });
+  return total;
+}

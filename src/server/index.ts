@@ -1,0 +1,14 @@
+/**
+ * oql/server: the CRM data service over HTTP, built on the oql library. `oql serve` runs it;
+ * `createServer` builds it for embedding and tests.
+ */
+export { createServer, type OqlServer } from './app.js';
+export type { ServerOptions, ServerConfig, LogOptions } from './config.js';
+export type { ServiceContext, RouteAuth } from './context.js';
+export { openServiceDb, serviceDbOf, ensureCatalogTables, loadDemoData, DEMO_ORG, type DatabaseOptions } from './database.js';
+export { envelopeFor, sendError } from './plugins/envelope.js';
+export { createApiKey, verifyApiKey, storeApiKey, parseApiKeysEnv, hashApiKey, type NewApiKey } from './store/api-keys.js';
+export { recordToolCall, listToolLogs, type ToolCall, type ToolLog } from './store/tool-logs.js';
+export { createServiceSchema, SERVICE_SCHEMA } from './store/schema.js';
+export { tokenSecret, settingOrCreate } from './store/settings.js';
+export { ROLES, isRole, type Role, type Principal, type AuthResolver, type ServiceDb, type ServiceTx } from './types.js';

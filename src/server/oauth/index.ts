@@ -1,0 +1,6 @@
+/** The authorization server of the service (section 5, 4.17): plugin, metadata builders and token checks. */
+export { oauthPlugin, DEFAULT_ACCESS_TOKEN_TTL_SECONDS, DEFAULT_CODE_TTL_SECONDS, DEFAULT_REFRESH_TOKEN_TTL_SECONDS, type OAuthOptions } from './plugin.js';
+export { authorizationServerMetadata, protectedResourceMetadata, type ProtectedResourceInput } from './metadata.js';
+export { workspaceUrls, type WorkspaceUrls } from './context.js';
+export { DEFAULT_LIMITS, type Limit, type OAuthLimits } from './limits.js';
+export { createOAuthTables, oauthAuthResolver, revokeToken, verifyAccessToken, type VerifyOptions } from './store.js';

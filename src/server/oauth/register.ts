@@ -1,0 +1,124 @@
+import type { FastifyInstance } from 'fastify';
+import { addressKey, oauthError, withinLimit, workspaceOr404, type OAuthContext } from './context.js';
+import { insertClient, type ClientMetadata } from './store.js';
+
+/** Dynamic client registration (RFC 7591): public clients only. */
+
+export class MetadataError extends Error {
+  constructor(readonly error: 'invalid_client_metadata' | 'invalid_redirect_uri', message: string) {
+    super(message);
+  }
+}
+
+const MAX_REDIRECT_URIS = 10;
+const MAX_URL_LENGTH = 2000;
+const MAX_NAME_LENGTH = 200;
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/**
+ * A redirect URI a code may be sent to: an absolute https URL, or http on a loopback address (a
+ * native or CLI client's local listener, RFC 8252 section 7.3). No fragment (RFC 6749 section
+ * 3.1.2), no user information (it would let `https://good@evil` read as the good host).
+ */
+export function checkRedirectUri(uri: unknown): string {
+  if (typeof uri !== 'string' || uri.length === 0) throw new MetadataError('invalid_redirect_uri', 'every redirect URI must be a non-empty string');
+  if (uri.length > MAX_URL_LENGTH) throw new MetadataError('invalid_redirect_uri', `a redirect URI is longer than ${MAX_URL_LENGTH} characters`);
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    throw new MetadataError('invalid_redirect_uri', `redirect URI '${uri}' is not an absolute URL`);
+  }
+  if (url.hash !== '' || uri.includes('#')) throw new MetadataError('invalid_redirect_uri', `redirect URI '${uri}' must not have a fragment`);
+  if (url.username !== '' || url.password !== '') throw new MetadataError('invalid_redirect_uri', `redirect URI '${uri}' must not carry user information`);
+  if (url.protocol === 'https:') return uri;
+  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return uri;
+  throw new MetadataError('invalid_redirect_uri', `redirect URI '${uri}' must use https, or http on a loopback address (127.0.0.1, [::1], localhost)`);
+}
+
+function stringArray(body: Record<string, unknown>, name: string): string[] {
+  const value = body[name];
+  if (!Array.isArray(value) || value.length === 0 || !value.every((v) => typeof v === 'string')) {
+    throw new MetadataError('invalid_client_metadata', `${name} is required: a non-empty array of strings`);
+  }
+  return [...new Set(value as string[])];
+}
+
+/** Checks a registration request against the contract's table (4.17) and returns what is stored. */
+export function checkClientMetadata(body: unknown): ClientMetadata {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new MetadataError('invalid_client_metadata', 'the request body must be a JSON object of client metadata');
+  }
+  const b = body as Record<string, unknown>;
+  const name = b.client_name;
+  if (typeof name !== 'string' || name.trim().length === 0) throw new MetadataError('invalid_client_metadata', 'client_name is required: a non-empty string');
+  if (name.length > MAX_NAME_LENGTH) throw new MetadataError('invalid_client_metadata', `client_name is longer than ${MAX_NAME_LENGTH} characters`);
+
+  if (!Array.isArray(b.redirect_uris) || b.redirect_uris.length === 0) {
+    throw new MetadataError('invalid_redirect_uri', 'redirect_uris is required: a non-empty array of URLs');
+  }
+  if (b.redirect_uris.length > MAX_REDIRECT_URIS) throw new MetadataError('invalid_redirect_uri', `at most ${MAX_REDIRECT_URIS} redirect URIs`);
+  const redirectUris = [...new Set(b.redirect_uris.map(checkRedirectUri))];
+
+  const grantTypes = stringArray(b, 'grant_types');
+  const unknownGrant = grantTypes.find((g) => g !== 'authorization_code' && g !== 'refresh_token');
+  if (unknownGrant !== undefined) throw new MetadataError('invalid_client_metadata', `grant type '${unknownGrant}' is not supported: authorization_code and refresh_token are`);
+  if (!grantTypes.includes('authorization_code')) throw new MetadataError('invalid_client_metadata', 'grant_types must include authorization_code');
+
+  const responseTypes = stringArray(b, 'response_types');
+  if (responseTypes.length !== 1 || responseTypes[0] !== 'code') throw new MetadataError('invalid_client_metadata', "response_types must be ['code']");
+
+  const method = b.token_endpoint_auth_method;
+  if (method !== undefined && method !== 'none') {
+    throw new MetadataError('invalid_client_metadata', `token_endpoint_auth_method '${String(method)}' is not supported: only public clients ('none') register`);
+  }
+
+  let clientUri: string | undefined;
+  if (b.client_uri !== undefined && b.client_uri !== null) {
+    if (typeof b.client_uri !== 'string' || b.client_uri.length > MAX_URL_LENGTH) throw new MetadataError('invalid_client_metadata', 'client_uri must be a URL string');
+    let url: URL | undefined;
+    try {
+      url = new URL(b.client_uri);
+    } catch {
+      url = undefined;
+    }
+    // Shown as a link on the consent page: only web URLs, never javascript: or data:.
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new MetadataError('invalid_client_metadata', 'client_uri must be an http or https URL');
+    clientUri = b.client_uri;
+  }
+  return {
+    client_name: name,
+    redirect_uris: redirectUris,
+    grant_types: grantTypes,
+    response_types: responseTypes,
+    token_endpoint_auth_method: 'none',
+    ...(clientUri !== undefined ? { client_uri: clientUri } : {}),
+  };
+}
+
+/** `POST /api/v1/<subdomain>/oauth/register`: 201 with the client_id and the stored metadata. */
+export function registerRoutes(app: FastifyInstance, ctx: OAuthContext): void {
+  app.post<{ Params: { subdomain: string } }>('/api/v1/:subdomain/oauth/register', async (request, reply) => {
+    if (!withinLimit(ctx, reply, [addressKey('register', request)], ctx.limits.register, 'registration')) return reply;
+    const workspace = await workspaceOr404(ctx, request.params.subdomain, reply);
+    if (!workspace) return reply;
+    let meta: ClientMetadata;
+    try {
+      meta = checkClientMetadata(request.body);
+    } catch (e) {
+      if (e instanceof MetadataError) return oauthError(reply, 400, e.error, e.message);
+      throw e;
+    }
+    const client = await insertClient(ctx.db, workspace.subdomain, meta, ctx.now());
+    return reply.code(201).header('cache-control', 'no-store').send({
+      client_id: client.client_id,
+      client_id_issued_at: Math.floor(client.created_at / 1000),
+      client_name: client.client_name,
+      redirect_uris: client.redirect_uris,
+      grant_types: client.grant_types,
+      response_types: client.response_types,
+      token_endpoint_auth_method: client.token_endpoint_auth_method,
+      ...(client.client_uri !== undefined ? { client_uri: client.client_uri } : {}),
+    });
+  });
+}

@@ -1,0 +1,340 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { isRole, type Principal, type Role, type ServiceDb, type ServiceTx } from '../types.js';
+import { SERVICE_SCHEMA } from '../store/schema.js';
+
+/**
+ * The authorization server's state: registered clients, authorization codes and tokens.
+ *
+ * Codes and tokens are opaque random strings (256 bits) stored only as SHA-256 hashes, so a leaked
+ * table yields nothing usable; being random, they need no salt, and a lookup goes through the
+ * primary key. Every code and token is bound to the workspace, organization, user, role, client and
+ * resource it was issued for, and belongs to a family: everything issued from one authorization
+ * (the code, its access and refresh tokens, and their rotations). A replayed code or a reused
+ * rotated refresh token revokes its whole family, since one of the two parties holding it is an
+ * attacker and the server cannot tell which.
+ */
+
+const CODE_PREFIX = 'oqlac_';
+const ACCESS_PREFIX = 'oqlat_';
+const REFRESH_PREFIX = 'oqlrt_';
+
+export function hashSecret(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
+}
+
+function opaque(prefix: string): string {
+  return prefix + randomBytes(32).toString('base64url');
+}
+
+const STATEMENTS: readonly string[] = [
+  `CREATE SCHEMA IF NOT EXISTS ${SERVICE_SCHEMA}`,
+  // A client is registered in one workspace: its id used at another workspace's endpoints is unknown there.
+  `CREATE TABLE IF NOT EXISTS ${SERVICE_SCHEMA}.oauth_clients (
+     client_id text PRIMARY KEY,
+     workspace text NOT NULL,
+     client_name text NOT NULL,
+     redirect_uris jsonb NOT NULL,
+     grant_types jsonb NOT NULL,
+     response_types jsonb NOT NULL,
+     token_endpoint_auth_method text NOT NULL,
+     client_uri text,
+     created_at bigint NOT NULL
+   )`,
+  `CREATE TABLE IF NOT EXISTS ${SERVICE_SCHEMA}.oauth_codes (
+     code_hash text PRIMARY KEY,
+     family_id text NOT NULL,
+     workspace text NOT NULL,
+     org_id text NOT NULL,
+     user_id text NOT NULL,
+     role text NOT NULL,
+     client_id text NOT NULL,
+     redirect_uri text NOT NULL,
+     code_challenge text NOT NULL,
+     resource text NOT NULL,
+     expires_at bigint NOT NULL,
+     used_at bigint
+   )`,
+  `CREATE TABLE IF NOT EXISTS ${SERVICE_SCHEMA}.oauth_tokens (
+     token_hash text PRIMARY KEY,
+     kind text NOT NULL CHECK (kind IN ('access', 'refresh')),
+     family_id text NOT NULL,
+     workspace text NOT NULL,
+     org_id text NOT NULL,
+     user_id text NOT NULL,
+     role text NOT NULL,
+     client_id text NOT NULL,
+     resource text NOT NULL,
+     created_at bigint NOT NULL,
+     expires_at bigint NOT NULL,
+     rotated_at bigint,
+     revoked_at bigint
+   )`,
+  `CREATE INDEX IF NOT EXISTS oauth_tokens_family_idx ON ${SERVICE_SCHEMA}.oauth_tokens (family_id)`,
+];
+
+/** Idempotent: runs on every start. */
+export async function createOAuthTables(db: ServiceTx): Promise<void> {
+  for (const statement of STATEMENTS) await db.query(statement);
+}
+
+// ---- Clients ----
+
+export interface ClientMetadata {
+  readonly client_name: string;
+  readonly redirect_uris: readonly string[];
+  readonly grant_types: readonly string[];
+  readonly response_types: readonly string[];
+  readonly token_endpoint_auth_method: 'none';
+  readonly client_uri?: string | undefined;
+}
+
+export interface RegisteredClient extends ClientMetadata {
+  readonly client_id: string;
+  readonly workspace: string;
+  readonly created_at: number;
+}
+
+export async function insertClient(db: ServiceTx, workspace: string, meta: ClientMetadata, now: number): Promise<RegisteredClient> {
+  const clientId = `oqlc_${randomBytes(16).toString('base64url')}`;
+  await db.query(
+    `INSERT INTO ${SERVICE_SCHEMA}.oauth_clients
+       (client_id, workspace, client_name, redirect_uris, grant_types, response_types, token_endpoint_auth_method, client_uri, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [clientId, workspace, meta.client_name, JSON.stringify(meta.redirect_uris), JSON.stringify(meta.grant_types),
+      JSON.stringify(meta.response_types), meta.token_endpoint_auth_method, meta.client_uri ?? null, now],
+  );
+  return { ...meta, client_id: clientId, workspace, created_at: now };
+}
+
+interface ClientRow {
+  client_id: string; workspace: string; client_name: string; redirect_uris: unknown; grant_types: unknown;
+  response_types: unknown; token_endpoint_auth_method: string; client_uri: string | null; created_at: string | number;
+}
+
+function jsonArray(value: unknown): string[] {
+  const parsed = typeof value === 'string' ? JSON.parse(value) : value;
+  return Array.isArray(parsed) ? parsed.map(String) : [];
+}
+
+/** The client registered under this id in this workspace, or null (also for another workspace's client). */
+export async function findClient(db: ServiceTx, workspace: string, clientId: string): Promise<RegisteredClient | null> {
+  if (typeof clientId !== 'string' || clientId.length === 0 || clientId.length > 200) return null;
+  const { rows } = await db.query<ClientRow>(
+    `SELECT client_id, workspace, client_name, redirect_uris, grant_types, response_types, token_endpoint_auth_method, client_uri, created_at
+       FROM ${SERVICE_SCHEMA}.oauth_clients WHERE client_id = $1 AND workspace = $2`,
+    [clientId, workspace],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    client_id: r.client_id,
+    workspace: r.workspace,
+    client_name: r.client_name,
+    redirect_uris: jsonArray(r.redirect_uris),
+    grant_types: jsonArray(r.grant_types),
+    response_types: jsonArray(r.response_types),
+    token_endpoint_auth_method: 'none',
+    client_uri: r.client_uri ?? undefined,
+    created_at: Number(r.created_at),
+  };
+}
+
+// ---- Codes ----
+
+/** Who approved, for what: copied into every code and token of the family. */
+export interface Grant {
+  readonly workspace: string;
+  readonly orgId: string;
+  readonly userId: string;
+  readonly role: Role;
+  readonly clientId: string;
+  readonly resource: string;
+}
+
+export interface NewCode extends Grant {
+  readonly redirectUri: string;
+  readonly codeChallenge: string;
+}
+
+export async function issueCode(db: ServiceTx, c: NewCode, now: number, ttlSeconds: number): Promise<string> {
+  const code = opaque(CODE_PREFIX);
+  await db.query(
+    `INSERT INTO ${SERVICE_SCHEMA}.oauth_codes
+       (code_hash, family_id, workspace, org_id, user_id, role, client_id, redirect_uri, code_challenge, resource, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    [hashSecret(code), randomUUID(), c.workspace, c.orgId, c.userId, c.role, c.clientId, c.redirectUri, c.codeChallenge, c.resource,
+      now + ttlSeconds * 1000],
+  );
+  return code;
+}
+
+export interface StoredCode extends NewCode {
+  readonly familyId: string;
+  readonly expiresAt: number;
+}
+
+interface CodeRow {
+  family_id: string; workspace: string; org_id: string; user_id: string; role: string; client_id: string;
+  redirect_uri: string; code_challenge: string; resource: string; expires_at: string | number; used_at: string | number | null;
+}
+
+function codeOf(r: CodeRow): StoredCode {
+  return {
+    familyId: r.family_id, workspace: r.workspace, orgId: r.org_id, userId: r.user_id, role: r.role as Role,
+    clientId: r.client_id, redirectUri: r.redirect_uri, codeChallenge: r.code_challenge, resource: r.resource,
+    expiresAt: Number(r.expires_at),
+  };
+}
+
+export type CodeRedemption =
+  | { readonly kind: 'fresh'; readonly code: StoredCode }
+  | { readonly kind: 'replayed'; readonly code: StoredCode }
+  | { readonly kind: 'unknown' };
+
+/**
+ * Marks a code used and returns it. A code is consumed by its first presentation, valid or not:
+ * the single-use guarantee must not depend on the checks that follow. The UPDATE … WHERE used_at
+ * IS NULL makes two concurrent redemptions see one winner.
+ */
+export async function redeemCode(db: ServiceTx, workspace: string, code: string, now: number): Promise<CodeRedemption> {
+  if (typeof code !== 'string' || !code.startsWith(CODE_PREFIX) || code.length > 200) return { kind: 'unknown' };
+  const hash = hashSecret(code);
+  const fresh = await db.query<CodeRow>(
+    `UPDATE ${SERVICE_SCHEMA}.oauth_codes SET used_at = $3 WHERE code_hash = $1 AND workspace = $2 AND used_at IS NULL
+     RETURNING family_id, workspace, org_id, user_id, role, client_id, redirect_uri, code_challenge, resource, expires_at, used_at`,
+    [hash, workspace, now],
+  );
+  if (fresh.rows[0]) return { kind: 'fresh', code: codeOf(fresh.rows[0]) };
+  const used = await db.query<CodeRow>(
+    `SELECT family_id, workspace, org_id, user_id, role, client_id, redirect_uri, code_challenge, resource, expires_at, used_at
+       FROM ${SERVICE_SCHEMA}.oauth_codes WHERE code_hash = $1 AND workspace = $2`,
+    [hash, workspace],
+  );
+  return used.rows[0] ? { kind: 'replayed', code: codeOf(used.rows[0]) } : { kind: 'unknown' };
+}
+
+// ---- Tokens ----
+
+export interface TokenLifetimes {
+  readonly accessSeconds: number;
+  readonly refreshSeconds: number;
+}
+
+export interface IssuedTokens {
+  readonly accessToken: string;
+  readonly refreshToken: string;
+  readonly expiresIn: number;
+}
+
+/** An access token and a refresh token of one family. */
+export async function issueTokens(db: ServiceTx, grant: Grant, familyId: string, now: number, life: TokenLifetimes): Promise<IssuedTokens> {
+  const accessToken = opaque(ACCESS_PREFIX);
+  const refreshToken = opaque(REFRESH_PREFIX);
+  const insert = `INSERT INTO ${SERVICE_SCHEMA}.oauth_tokens
+       (token_hash, kind, family_id, workspace, org_id, user_id, role, client_id, resource, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`;
+  const common = [familyId, grant.workspace, grant.orgId, grant.userId, grant.role, grant.clientId, grant.resource, now];
+  await db.query(insert, [hashSecret(accessToken), 'access', ...common, now + life.accessSeconds * 1000]);
+  await db.query(insert, [hashSecret(refreshToken), 'refresh', ...common, now + life.refreshSeconds * 1000]);
+  return { accessToken, refreshToken, expiresIn: life.accessSeconds };
+}
+
+/** Revokes every token of a family (and thereby anything later rotated from it). */
+export async function revokeFamily(db: ServiceTx, familyId: string, now: number): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `WITH revoked AS (
+       UPDATE ${SERVICE_SCHEMA}.oauth_tokens SET revoked_at = $2 WHERE family_id = $1 AND revoked_at IS NULL RETURNING 1
+     ) SELECT count(*)::int AS n FROM revoked`,
+    [familyId, now],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+interface TokenRow {
+  kind: string; family_id: string; workspace: string; org_id: string; user_id: string; role: string; client_id: string;
+  resource: string; expires_at: string | number; rotated_at: string | number | null; revoked_at: string | number | null;
+}
+
+const TOKEN_COLUMNS = 'kind, family_id, workspace, org_id, user_id, role, client_id, resource, expires_at, rotated_at, revoked_at';
+
+function grantOf(r: TokenRow): Grant {
+  return { workspace: r.workspace, orgId: r.org_id, userId: r.user_id, role: r.role as Role, clientId: r.client_id, resource: r.resource };
+}
+
+export type RefreshRedemption =
+  | { readonly kind: 'fresh'; readonly grant: Grant; readonly familyId: string }
+  | { readonly kind: 'reused'; readonly grant: Grant; readonly familyId: string }
+  | { readonly kind: 'invalid' };
+
+/**
+ * Rotates a refresh token: marks it rotated (one winner among concurrent uses) and returns its
+ * grant. A token that was already rotated is a reuse; a revoked or expired one is simply invalid.
+ */
+export async function redeemRefreshToken(db: ServiceTx, workspace: string, token: string, now: number): Promise<RefreshRedemption> {
+  if (typeof token !== 'string' || !token.startsWith(REFRESH_PREFIX) || token.length > 200) return { kind: 'invalid' };
+  const hash = hashSecret(token);
+  const fresh = await db.query<TokenRow>(
+    `UPDATE ${SERVICE_SCHEMA}.oauth_tokens SET rotated_at = $3
+      WHERE token_hash = $1 AND workspace = $2 AND kind = 'refresh' AND rotated_at IS NULL AND revoked_at IS NULL AND expires_at > $3
+      RETURNING ${TOKEN_COLUMNS}`,
+    [hash, workspace, now],
+  );
+  if (fresh.rows[0]) return { kind: 'fresh', grant: grantOf(fresh.rows[0]), familyId: fresh.rows[0].family_id };
+  const old = await db.query<TokenRow>(
+    `SELECT ${TOKEN_COLUMNS} FROM ${SERVICE_SCHEMA}.oauth_tokens WHERE token_hash = $1 AND workspace = $2 AND kind = 'refresh'`,
+    [hash, workspace],
+  );
+  const r = old.rows[0];
+  if (r && r.rotated_at !== null) return { kind: 'reused', grant: grantOf(r), familyId: r.family_id };
+  return { kind: 'invalid' };
+}
+
+export interface VerifyOptions {
+  /** The resource the token must have been issued for (the MCP URL of a workspace). */
+  readonly resource?: string | undefined;
+  /** The workspace the token must belong to. */
+  readonly workspace?: string | undefined;
+  /** The clock, in epoch milliseconds (tests). */
+  readonly now?: number | undefined;
+}
+
+/**
+ * The principal of a live access token, or null: unknown, expired, revoked, a refresh token, or
+ * issued for another resource or workspace. A token whose role is no longer a known role is refused
+ * rather than guessed at.
+ */
+export async function verifyAccessToken(db: ServiceTx, token: string, options: VerifyOptions = {}): Promise<Principal | null> {
+  if (typeof token !== 'string' || !token.startsWith(ACCESS_PREFIX) || token.length > 200) return null;
+  const { rows } = await db.query<TokenRow>(
+    `SELECT ${TOKEN_COLUMNS} FROM ${SERVICE_SCHEMA}.oauth_tokens WHERE token_hash = $1 AND kind = 'access'`,
+    [hashSecret(token)],
+  );
+  const r = rows[0];
+  const now = options.now ?? Date.now();
+  if (!r || r.revoked_at !== null || Number(r.expires_at) <= now || !isRole(r.role)) return null;
+  if (options.resource !== undefined && r.resource !== options.resource) return null;
+  if (options.workspace !== undefined && r.workspace !== options.workspace) return null;
+  return { orgId: r.org_id, userId: r.user_id, role: r.role, via: 'oauth', clientId: r.client_id, workspace: r.workspace };
+}
+
+/**
+ * Revokes an access or refresh token together with its family (a user signing a client out, an
+ * operator reacting to a leak). Returns how many tokens were revoked; 0 for an unknown token.
+ */
+export async function revokeToken(db: ServiceTx, token: string, now = Date.now()): Promise<number> {
+  if (typeof token !== 'string' || token.length > 200) return 0;
+  const { rows } = await db.query<{ family_id: string }>(
+    `SELECT family_id FROM ${SERVICE_SCHEMA}.oauth_tokens WHERE token_hash = $1`,
+    [hashSecret(token)],
+  );
+  return rows[0] ? revokeFamily(db, rows[0].family_id, now) : 0;
+}
+
+/**
+ * The resolver the service core puts on the tool-log endpoint: an access token of any workspace
+ * resolves to its organization's principal; the endpoint's own Superadmin check then applies to it
+ * exactly as to an API key.
+ */
+export function oauthAuthResolver(db: ServiceDb | ServiceTx): (bearer: string) => Promise<Principal | null> {
+  return (bearer) => verifyAccessToken(db, bearer);
+}

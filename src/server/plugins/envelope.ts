@@ -1,0 +1,107 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { DiagnosticCode } from '../../diagnostics/codes.js';
+import { OqlError, type ValidationError } from '../../diagnostics/diagnostic.js';
+import { errorEnvelope, type ErrorEnvelope } from '../../run/envelope.js';
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+function plain(code: DiagnosticCode, message: string, hint?: string): ErrorEnvelope {
+  return errorEnvelope(OqlError.plain(code, message, hint));
+}
+
+type AjvError = { instancePath?: string; keyword?: string; message?: string; params?: Record<string, unknown> };
+
+// JSON-schema keywords → the error codes record validation uses for the same kind of problem.
+const KEYWORD_CODES: Record<string, string> = {
+  type: 'TYPE_MISMATCH',
+  required: 'REQUIRED',
+  additionalProperties: 'UNKNOWN_FIELD',
+  maxItems: 'TOO_MANY_RECORDS',
+  minItems: 'TOO_FEW_ITEMS',
+  maxLength: 'TOO_LONG',
+  minLength: 'TOO_SHORT',
+  enum: 'INVALID_OPTION',
+};
+
+/** Fastify's schema errors as section-7 validation entries, one per problem. */
+function schemaEntries(errors: readonly AjvError[], context: string, slug: string): ValidationError[] {
+  return errors.map((e) => {
+    const segments = (e.instancePath ?? '').split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const parent = [context, ...segments].join('.');
+    if (e.keyword === 'required' && typeof e.params?.['missingProperty'] === 'string') segments.push(e.params['missingProperty']);
+    // A record's index: the first array position of a record list (the body itself, or body.values).
+    const start = segments[0] === 'values' ? 1 : 0;
+    const index = context === 'body' && /^\d+$/.test(segments[start] ?? '') ? Number(segments[start]) : null;
+    const field = segments.slice(index === null ? 0 : start + 1).join('.');
+    const where = [context, ...segments].join('.');
+    return {
+      object_slug: slug,
+      field,
+      message: `${parent} ${e.message ?? 'is invalid'}`,
+      error_code: KEYWORD_CODES[e.keyword ?? ''] ?? 'INVALID_VALUE',
+      record_index: index,
+      meta_data: where,
+    };
+  });
+}
+
+/** Anything a route or Fastify threw, as the section-7 envelope; never a stack trace or a driver's text. */
+export function envelopeFor(err: unknown, request: FastifyRequest): ErrorEnvelope {
+  if (err instanceof OqlError) return errorEnvelope(err);
+  const e = err as FastifyError & { validation?: AjvError[]; validationContext?: string };
+  if (Array.isArray(e.validation)) {
+    const slug = (request.params as { slug?: unknown } | undefined)?.slug;
+    return errorEnvelope(OqlError.validation('Invalid request', schemaEntries(e.validation, e.validationContext ?? 'body', typeof slug === 'string' ? slug : '')));
+  }
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return plain('UNSUPPORTED_MEDIA_TYPE', 'request bodies must be JSON', 'send Content-Type: application/json');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return plain('PAYLOAD_TOO_LARGE', 'the request body is larger than this server accepts', 'split the records over several requests');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return plain('MALFORMED_JSON', 'the request body is not valid JSON');
+    default:
+      break;
+  }
+  // secure-json-parse and JSON.parse throw SyntaxError: bad JSON, or a __proto__/constructor key.
+  if (err instanceof SyntaxError || (e.statusCode === 400 && /JSON|prototype|constructor/i.test(String(e.message)))) {
+    return plain('MALFORMED_JSON', 'the request body is not valid JSON, or holds a __proto__ or constructor key');
+  }
+  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    return { success: false, data: { message: 'the request could not be read', status_code: e.statusCode, error_code: 'BAD_REQUEST', validation_errors: null, meta_data: null } };
+  }
+  return errorEnvelope(err);
+}
+
+/**
+ * One error handler and one not-found handler for the whole instance, so every failure — from
+ * the body parser, the schema validator, the auth hook or a route — leaves in the same envelope.
+ */
+export function installEnvelope(app: FastifyInstance): void {
+  app.setErrorHandler((err, request, reply) => {
+    const envelope = envelopeFor(err, request);
+    if (envelope.data.status_code >= 500) {
+      // The log names the failure, never its text: a driver message may hold a record's values.
+      const code = (err as { code?: unknown }).code;
+      request.log.error({ errorName: (err as Error)?.name, errorCode: typeof code === 'string' ? code : undefined, oqlCode: envelope.data.error_code }, 'request failed');
+    }
+    void reply.code(envelope.data.status_code).type('application/json; charset=utf-8').send(envelope);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = METHODS.filter((m) => m !== request.method && request.server.findRoute({ method: m, url: path }) !== null);
+    const envelope = allowed.length > 0
+      ? plain('METHOD_NOT_ALLOWED', `${request.method} is not allowed here`, `use ${allowed.join(' or ')}`)
+      : plain('ROUTE_NOT_FOUND', `no endpoint ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`, 'see /openapi.json for the endpoints');
+    if (allowed.length > 0) void reply.header('allow', allowed.join(', '));
+    void reply.code(envelope.data.status_code).type('application/json; charset=utf-8').send(envelope);
+  });
+}
+
+/** Sends an error envelope from a hook. */
+export function sendError(reply: FastifyReply, err: OqlError): FastifyReply {
+  const envelope = errorEnvelope(err);
+  return reply.code(envelope.data.status_code).type('application/json; charset=utf-8').send(envelope);
+}

@@ -1,0 +1,139 @@
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { OqlError } from '../../diagnostics/diagnostic.js';
+import type { ServiceTx } from '../types.js';
+import { SERVICE_SCHEMA } from './schema.js';
+
+export interface ToolCall {
+  readonly orgId: string;
+  readonly userId: string;
+  readonly toolName: string;
+  readonly inputParams: unknown;
+  /** Milliseconds. */
+  readonly responseTime: number;
+  /** HTTP-style code of the call's outcome. */
+  readonly responseCode: number;
+  /** Epoch milliseconds. Default now. */
+  readonly timestamp?: number;
+}
+
+/** A log entry as the listing returns it (spec 2.4). */
+export interface ToolLog {
+  readonly id: string;
+  readonly user_id: string;
+  readonly tool_name: string;
+  readonly input_params: unknown;
+  readonly response_time: number;
+  readonly response_code: number;
+  readonly tool_call_timestamp: number;
+}
+
+/** Writes one tool call to the organization's log; returns its id (a UUID). */
+export async function recordToolCall(db: ServiceTx, call: ToolCall): Promise<string> {
+  const id = randomUUID();
+  const input = call.inputParams === undefined ? {} : call.inputParams;
+  await db.query(
+    `INSERT INTO ${SERVICE_SCHEMA}.tool_logs (id, org_id, user_id, tool_name, input_params, response_time, response_code, tool_call_timestamp)
+     VALUES ($1::uuid, $2, $3, $4, $5::jsonb, $6, $7, $8)`,
+    [id, call.orgId, call.userId, call.toolName, JSON.stringify(input), call.responseTime, Math.trunc(call.responseCode), Math.trunc(call.timestamp ?? Date.now())],
+  );
+  return id;
+}
+
+/** Section 8: 200 records first, then the previous page's size plus 200, at most 3000. */
+export const FIRST_PAGE = 200;
+export const PAGE_STEP = 200;
+export const MAX_PAGE = 3000;
+
+interface Cursor {
+  /** The organization it was issued to. */
+  readonly o: string;
+  /** The last entry returned: its timestamp and id. */
+  readonly t: number;
+  readonly i: string;
+  /** The size of the page it ends. */
+  readonly n: number;
+}
+
+export interface ListToolLogsOptions {
+  readonly orgId: string;
+  /** The previous page's `next`, unchanged. */
+  readonly pointer?: string | null | undefined;
+  /** Signs and checks pointers. */
+  readonly secret: string;
+}
+
+/**
+ * One page of an organization's tool calls, newest first (timestamp, then id, both descending).
+ * The pointer carries where the last page ended and its size, signed with HMAC-SHA256 so a client
+ * can neither build nor alter one, nor use one issued to another organization.
+ */
+export async function listToolLogs(db: ServiceTx, o: ListToolLogsOptions): Promise<{ logs: ToolLog[]; next: string | null }> {
+  const after = o.pointer === undefined || o.pointer === null ? null : readPointer(o.pointer, o.secret, o.orgId);
+  const size = after === null ? FIRST_PAGE : Math.min(after.n + PAGE_STEP, MAX_PAGE);
+  const params: unknown[] = [o.orgId];
+  let keyset = '';
+  if (after !== null) {
+    params.push(after.t, after.i);
+    keyset = ` AND (tool_call_timestamp, id) < ($2::int8, $3::uuid)`;
+  }
+  params.push(size + 1);
+  const { rows } = await db.query<{
+    id: string; user_id: string; tool_name: string; input_params: unknown; response_time: number | string; response_code: number | string; ts: string;
+  }>(
+    `SELECT id::text AS id, user_id, tool_name, input_params, response_time, response_code, tool_call_timestamp::text AS ts
+       FROM ${SERVICE_SCHEMA}.tool_logs
+      WHERE org_id = $1${keyset}
+      ORDER BY tool_call_timestamp DESC, id DESC
+      LIMIT $${params.length}`,
+    params,
+  );
+  const page = rows.slice(0, size);
+  const logs = page.map((r) => ({
+    id: r.id,
+    user_id: r.user_id,
+    tool_name: r.tool_name,
+    input_params: typeof r.input_params === 'string' ? JSON.parse(r.input_params) : r.input_params,
+    response_time: Number(r.response_time),
+    response_code: Number(r.response_code),
+    tool_call_timestamp: Number(r.ts),
+  }));
+  const last = logs[logs.length - 1];
+  const next = rows.length > size && last !== undefined
+    ? writePointer({ o: o.orgId, t: last.tool_call_timestamp, i: last.id, n: size }, o.secret)
+    : null;
+  return { logs, next };
+}
+
+function sign(body: string, secret: string): Buffer {
+  return createHmac('sha256', secret).update(`oql tool-log pointer\0${body}`).digest();
+}
+
+function writePointer(cursor: Cursor, secret: string): string {
+  const body = Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
+  return `${body}.${sign(body, secret).toString('base64url')}`;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function readPointer(pointer: unknown, secret: string, orgId: string): Cursor {
+  const invalid = (): never => {
+    throw OqlError.plain('INVALID_TOKEN', 'the pointer is not one this service issued for this organization', "pass the previous response's data.next unchanged, or omit pointer for the first page");
+  };
+  if (typeof pointer !== 'string' || pointer.length > 1024) return invalid();
+  const dot = pointer.indexOf('.');
+  if (dot <= 0) return invalid();
+  const body = pointer.slice(0, dot);
+  const mac = Buffer.from(pointer.slice(dot + 1), 'base64url');
+  const expected = sign(body, secret);
+  if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) return invalid();
+  let cursor: Cursor;
+  try {
+    cursor = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Cursor;
+  } catch {
+    return invalid();
+  }
+  if (cursor?.o !== orgId || !Number.isSafeInteger(cursor.t) || typeof cursor.i !== 'string' || !UUID.test(cursor.i) || !Number.isSafeInteger(cursor.n) || cursor.n < 1) {
+    return invalid();
+  }
+  return cursor;
+}
