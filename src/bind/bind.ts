@@ -1,11 +1,13 @@
 import type { Catalog, ObjectDef } from '../catalog/types.js';
+import { hintZone, repairDateString, type DateComparisonOp } from '../diagnostics/dates.js';
 import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
 import type { Span } from '../diagnostics/span.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import type * as A from '../syntax/ast.js';
+import { forEachChild } from '../syntax/ast.js';
 import type * as B from './bound.js';
 import { forEachBoundChild, isAggregate, sameExpr } from './exprs.js';
-import { NameResolver, nullAt, sourceOf, type Scope } from './names.js';
+import { NameResolver, existsForm, nullAt, sourceOf, type Scope } from './names.js';
 import { bindCall } from './functions.js';
 import { commonType, compareTypes, describe, isNumeric } from './types.js';
 
@@ -15,6 +17,8 @@ export interface BindOptions {
   readonly slug: string;
   /** Most relation hops in one dot path. Default 6. */
   readonly maxPathDepth?: number;
+  /** The zone of date hints when the query names none (see ValidateOptions.timeZone). */
+  readonly timeZone?: string;
 }
 
 type Clause = 'select' | 'where' | 'group' | 'having' | 'order';
@@ -34,7 +38,11 @@ export function bind(select: A.Select, bag: DiagnosticBag, options: BindOptions)
     const detail = !object
       ? `'${sourceOf(bag, select.from.object)}' is not an object${hintSuffix(didYouMean(slug, known))}`
       : `the query reads from '${slug}' but the request slug is '${options.slug}'`;
-    bag.error('INVALID_SLUG', select.from.object.span, `Invalid slug: ${detail}`, !object ? `the objects are ${known.join(', ')}` : `send slug '${slug}', or query FROM ${options.slug}`);
+    // Only suggest FROM <request slug> when that slug is an object (not a plural or a typo).
+    const requested = options.catalog.objects.has(options.slug)
+      ? `send slug '${slug}', or query FROM ${options.slug}`
+      : `send slug '${slug}'; there is no object '${options.slug}'${hintSuffix(didYouMean(options.slug, known))}`;
+    bag.error('INVALID_SLUG', select.from.object.span, `Invalid slug: ${detail}`, !object ? `the objects are ${known.join(', ')}` : requested);
     return null;
   }
   return binder.query(select, object, null);
@@ -47,6 +55,7 @@ function hintSuffix(h: string | undefined): string {
 class Binder {
   private nextScope = 0;
   private readonly names: NameResolver;
+  private zoneCache: string | undefined;
 
   constructor(
     private readonly bag: DiagnosticBag,
@@ -55,6 +64,9 @@ class Binder {
     this.names = new NameResolver(bag, options.catalog, options.maxPathDepth ?? 6);
   }
 
+  /** The zone hints speak in; looked up only when a hint needs it. */
+  private readonly zone = (): string => (this.zoneCache ??= hintZone(this.bag.source, this.options.timeZone));
+
   query(sel: A.Select, object: ObjectDef, parent: Scope | null): B.BoundQuery {
     const scope: Scope = { id: this.nextScope++, object, name: sel.from.alias?.name ?? object.slug, parent };
     const outputs: B.BoundOutput[] = [];
@@ -62,6 +74,7 @@ class Binder {
     this.checkDuplicateKeys(outputs, parent === null);
     const where = sel.where ? this.condition(sel.where, { scope, clause: 'where' }) : null;
     const groupBy = sel.groupBy.map((g) => this.groupItem(g, scope, outputs));
+    if (sel.having) this.aliasesInHaving(sel, scope);
     const having = sel.having ? this.condition(sel.having, { scope, clause: 'having' }) : null;
     const orderBy = sel.orderBy.map((o) => ({ expr: this.orderItem(o, scope, outputs, sel.distinct), direction: o.direction, nulls: o.nulls }));
     const aggregated =
@@ -158,6 +171,18 @@ class Binder {
       const out = this.ordinal(e, outputs);
       return out ? { kind: 'OutputRef', index: outputs.indexOf(out), type: out.expr.type, span: e.span } : nullAt(e.span);
     }
+    if (e.kind === 'Path' && e.parts.length === 1 && !e.parts[0]!.quoted && !this.inAnyScope(e.parts[0]!.name, scope)) {
+      // Most often a misspelt alias: list the output names, which ORDER BY reads first.
+      const keys = outputs.map((o) => o.key).filter((k) => k !== '?column?');
+      const near = didYouMean(e.parts[0]!.name, [...keys, ...scope.object.columns.keys()]);
+      this.bag.error(
+        'UNKNOWN_COLUMN',
+        e.span,
+        `'${sourceOf(this.bag, e)}' is neither an output alias nor a column of '${scope.object.slug}'`,
+        `${near ? `${near}; ` : ''}ORDER BY can name the output aliases ${keys.join(', ') || '(none)'}, a column of ${scope.object.slug}, or a select item's position`,
+      );
+      return nullAt(e.span);
+    }
     const bound = this.expr(e, { scope, clause: 'order' });
     const index = outputs.findIndex((x) => sameExpr(x.expr, bound));
     if (index >= 0) return { kind: 'OutputRef', index, type: bound.type, span: e.span };
@@ -183,6 +208,39 @@ class Binder {
 
   private resolvesAsColumn(name: string, scope: Scope): boolean {
     return scope.object.columns.has(name);
+  }
+
+  private inAnyScope(name: string, scope: Scope): boolean {
+    for (let s: Scope | null = scope; s; s = s.parent) if (s.name === name || s.object.columns.has(name)) return true;
+    return false;
+  }
+
+  /**
+   * HAVING cannot name an output alias (PostgreSQL evaluates it before the select list): for
+   * `COUNT(id) AS n ... HAVING n > 5` say so and give `HAVING COUNT(id) > 5`. Reported before
+   * the name is bound, so the plain UNKNOWN_COLUMN for the same span is not repeated.
+   */
+  private aliasesInHaving(sel: A.Select, scope: Scope): void {
+    const visit = (n: A.Node): void => {
+      if (n.kind === 'Exists' || n.kind === 'Subquery' || n.kind === 'InSubquery') return;
+      if (n.kind === 'Path' && n.parts.length === 1 && !this.inAnyScope(n.parts[0]!.name, scope)) {
+        const item = sel.items.find((i) => i.alias?.name === n.parts[0]!.name);
+        if (item) {
+          const text = sourceOf(this.bag, item.expr);
+          const expr = item.expr.kind === 'Path' || item.expr.kind === 'Call' ? text : `(${text})`;
+          this.bag.error(
+            'UNKNOWN_COLUMN',
+            n.span,
+            `HAVING cannot name the output alias '${n.parts[0]!.name}'; repeat its expression`,
+            `write ${expr} instead of ${n.parts[0]!.name}`,
+            { range: [n.span.start, n.span.end], text: expr },
+          );
+        }
+        return;
+      }
+      forEachChild(n, visit);
+    };
+    visit(sel.having!);
   }
 
   /** Every column outside an aggregate must be grouped (PostgreSQL would reject it when run). */
@@ -247,7 +305,7 @@ class Binder {
         this.bag.error('SYNTAX_ERROR', e.span, '* is only accepted as the whole select list or in count(*)', 'name the columns');
         return nullAt(e.span);
       case 'Call':
-        return bindCall(e, (a) => this.expr(a, ctx), this.bag);
+        return bindCall(e, (a) => this.expr(a, ctx), this.bag, this.zone);
       case 'Unary':
         return this.unary(e, ctx);
       case 'Binary':
@@ -263,8 +321,8 @@ class Binder {
         const operand = this.expr(e.operand, ctx);
         const low = this.coerce(this.expr(e.low, ctx), operand);
         const high = this.coerce(this.expr(e.high, ctx), operand);
-        this.comparable(operand, low, e.span);
-        this.comparable(operand, high, e.span);
+        this.comparable(operand, low, e.span, 'between');
+        this.comparable(operand, high, e.span, 'between');
         return { kind: 'Between', operand, low, high, negated: e.negated, type: 'boolean', span: e.span };
       }
       case 'Like': {
@@ -290,7 +348,7 @@ class Binder {
         const operand = this.expr(e.operand, ctx);
         const items = e.items.map((i) => this.coerce(this.expr(i, ctx), operand));
         for (const i of items) {
-          this.comparable(operand, i, i.span);
+          this.comparable(operand, i, i.span, 'in');
           this.checkOption(operand, i);
         }
         return { kind: 'InList', operand, items, negated: e.negated, type: 'boolean', span: e.span };
@@ -317,6 +375,8 @@ class Binder {
       }
       case 'Cast': {
         const operand = this.expr(e.operand, ctx);
+        // Casts other than ::date are reported by the validator; do not add a ::date complaint.
+        if (e.type !== 'date') return operand;
         if (!['timestamp', 'timestamptz', 'calendar_date', 'null'].includes(operand.type)) {
           this.bag.error(
             'TYPE_MISMATCH',
@@ -331,7 +391,7 @@ class Binder {
         const operand = this.expr(e.operand, ctx);
         const zone = this.expr(e.zone, ctx);
         if (zone.type !== 'text' && zone.type !== 'null') {
-          this.bag.error('TYPE_MISMATCH', zone.span, 'AT TIME ZONE needs a zone name', "write AT TIME ZONE 'Asia/Kolkata'");
+          this.bag.error('TYPE_MISMATCH', zone.span, 'AT TIME ZONE needs a zone name', `write AT TIME ZONE '${this.zone()}'`);
         }
         let type: B.ValueType = 'timestamp';
         if (operand.type === 'timestamp') type = 'timestamptz';
@@ -340,7 +400,7 @@ class Binder {
             'TYPE_MISMATCH',
             operand.span,
             `AT TIME ZONE needs a timestamp, but '${sourceOf(this.bag, operand)}' is a ${describe(operand.type)}`,
-            operand.type === 'epoch' ? `convert the epoch first: to_timestamp(${sourceOf(this.bag, operand)} / 1000) AT TIME ZONE 'Asia/Kolkata'` : 'use NOW() or to_timestamp(field / 1000)',
+            operand.type === 'epoch' ? `convert the epoch first: to_timestamp(${sourceOf(this.bag, operand)} / 1000) AT TIME ZONE '${this.zone()}'` : 'use NOW() or to_timestamp(field / 1000)',
           );
         }
         return { kind: 'AtTimeZone', operand, zone, type, span: e.span };
@@ -385,11 +445,14 @@ class Binder {
       case '%': {
         for (const side of [left, right]) {
           if (!isNumeric(side.type) && side.type !== 'null') {
+            // `now() - 86400000`: the timestamp's own epoch milliseconds make the arithmetic work.
+            const epoch = side.type === 'timestamptz' ? `date_part('epoch', ${sourceOf(this.bag, side)})*1000` : undefined;
             this.bag.error(
               'TYPE_MISMATCH',
               side.span,
               `arithmetic needs numbers, but '${sourceOf(this.bag, side)}' is a ${describe(side.type)}`,
-              side.type === 'text' ? 'join text with concat(a, b)' : side.type.startsWith('timestamp') ? 'do arithmetic on the epoch milliseconds columns themselves' : undefined,
+              side.type === 'text' ? 'join text with concat(a, b)' : epoch ? `dates are epoch milliseconds: write ${epoch}` : side.type.startsWith('timestamp') ? 'do arithmetic on the epoch milliseconds columns themselves' : undefined,
+              epoch ? { range: [side.span.start, side.span.end], text: epoch } : undefined,
             );
           }
         }
@@ -428,7 +491,7 @@ class Binder {
     }
     const l = this.coerce(left, right);
     const r = this.coerce(right, left);
-    this.comparable(l, r, span);
+    this.comparable(l, r, span, op);
     this.checkOption(l, r);
     this.checkOption(r, l);
     return { kind: 'Binary', op, left: l, right: r, type: 'boolean', span };
@@ -442,18 +505,21 @@ class Binder {
     return value;
   }
 
-  private comparable(a: B.BExpr, b: B.BExpr, span: Span): void {
+  private comparable(a: B.BExpr, b: B.BExpr, span: Span, op: DateComparisonOp = 'in'): void {
     const problem = compareTypes(a.type, b.type);
     if (!problem) return;
     const [col, lit] = a.type === 'epoch' ? [a, b] : [b, a];
     if (col.type === 'epoch' && lit.type === 'text') {
       const text = lit.kind === 'Value' ? String(lit.value) : sourceOf(this.bag, lit);
-      const ms = lit.kind === 'Value' ? Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text) : NaN;
+      // Keep the user's operator: only a whole-day `=`/`<>` becomes a range over the span.
+      const whole = op === 'in' || op === 'between' ? lit.span : span;
+      const repair = lit.kind === 'Value' ? repairDateString(this.bag.source, lit.span, text, col.span, op, whole, this.zone()) : null;
       this.bag.error(
         'DATE_STRING_COMPARISON',
         lit.span,
         `'${sourceOf(this.bag, col)}' holds epoch milliseconds and cannot be compared with the text '${text}'`,
-        Number.isFinite(ms) ? `compare with the epoch value: ${sourceOf(this.bag, col)} >= ${ms} (${new Date(ms).toISOString()})` : `compare with epoch milliseconds, e.g. ${sourceOf(this.bag, col)} >= 1704067200000`,
+        repair?.hint ?? `compare with epoch milliseconds, e.g. ${sourceOf(this.bag, col)} >= date_part('epoch', NOW())*1000`,
+        repair?.fix,
       );
       return;
     }
@@ -471,6 +537,20 @@ class Binder {
     if (value.kind !== 'Value' || typeof value.value !== 'string') return;
     const options = this.options.catalog.objects.get(column.object)?.columns.get(column.column)?.options ?? [];
     if (options.includes(value.value)) return;
+    // Option slugs are case-sensitive: 'Retail' never matches 'retail'.
+    const sameCase = options.filter((o) => o.toLowerCase() === (value.value as string).toLowerCase());
+    const literal = sourceOf(this.bag, value);
+    if (sameCase.length === 1 && /^'.*'$/s.test(literal)) {
+      const text = `'${sameCase[0]!.replace(/'/g, "''")}'`;
+      this.bag.warning(
+        'UNKNOWN_OPTION',
+        value.span,
+        `'${value.value}' is not an option of ${column.object}.${column.column} (option slugs are case-sensitive), so this never matches`,
+        `write ${text}`,
+        { range: [value.span.start, value.span.end], text },
+      );
+      return;
+    }
     const near = didYouMean(value.value, options);
     this.bag.warning(
       'UNKNOWN_OPTION',
@@ -505,7 +585,7 @@ class Binder {
           'VIRTUAL_IN_SUBQUERY',
           e.operand.span,
           `'${sourceOf(this.bag, e.operand)}' is a one-to-many relation; IN (subquery) on it would silently match nothing`,
-          `use EXISTS: EXISTS (SELECT 1 FROM ${virtual.object} x WHERE x.${virtual.via} = ${ctx.scope.name}.id AND ...)`,
+          `use ${e.negated ? 'NOT ' : ''}${existsForm(this.options.catalog, virtual, ctx.scope, `id IN (${sourceOf(this.bag, e.query)})`)}`,
         );
         return nullAt(e.span);
       }

@@ -1,4 +1,4 @@
-import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
+import type { DiagnosticBag, Fix } from '../diagnostics/diagnostic.js';
 import type * as A from '../syntax/ast.js';
 import { FUNCTIONS } from '../validate/functions.js';
 import type * as B from './bound.js';
@@ -15,7 +15,7 @@ const DATE_TRUNC_FIELDS = new Set(['microseconds', 'milliseconds', 'second', 'mi
  * Types a whitelisted function call. Arity and the whitelist itself were checked by the
  * validator; calls it rejected bind to NULL so binding can go on and report more.
  */
-export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: DiagnosticBag): B.BExpr {
+export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: DiagnosticBag, zone: () => string = () => 'UTC'): B.BExpr {
   const spec = FUNCTIONS.get(e.name.name);
   const star = e.args.length === 1 && e.args[0]!.kind === 'Star';
   if (!spec || e.args.length < spec.minArgs || e.args.length > spec.maxArgs || (star && spec.name !== 'count')) {
@@ -25,11 +25,14 @@ export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: Diagno
   const fn = spec.name as B.FunctionName;
   const args = star ? [] : e.args.map(bindArg);
   const show = (x: { span: A.Expr['span'] }): string => bag.source.slice(x.span.start, x.span.end);
-  const expect = (arg: B.BExpr | undefined, ok: (t: B.ValueType) => boolean, what: string, hint?: string): void => {
+  const expect = (arg: B.BExpr | undefined, ok: (t: B.ValueType) => boolean, what: string, hint?: string, fix?: Fix): void => {
     if (arg && !ok(arg.type) && arg.type !== 'null') {
-      bag.error('TYPE_MISMATCH', arg.span, `${fn}() needs ${what}, but '${show(arg)}' is a ${describe(arg.type)}`, hint);
+      bag.error('TYPE_MISMATCH', arg.span, `${fn}() needs ${what}, but '${show(arg)}' is a ${describe(arg.type)}`, hint, fix);
     }
   };
+  // An epoch column where a timestamp is needed: the timestamp of its instant in the hint zone.
+  const asTimestamp = (arg: B.BExpr | undefined): Fix | undefined =>
+    arg?.type === 'epoch' ? { range: [arg.span.start, arg.span.end], text: `to_timestamp(${show(arg)} / 1000) AT TIME ZONE '${zone()}'` } : undefined;
   const call = (type: B.ValueType, bound: readonly B.BExpr[] = args): B.BCall => ({ kind: 'Call', fn, args: bound, distinct: e.distinct, star, type, span: e.span });
 
   switch (fn) {
@@ -72,7 +75,7 @@ export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: Diagno
       return call(commonType(args, bag, show));
     case 'date_trunc': {
       fieldArg(args[0], DATE_TRUNC_FIELDS, 'date_trunc', bag);
-      expect(args[1], (t) => TIME.has(t), 'a timestamp', args[1]?.type === 'epoch' ? `convert the epoch first: date_trunc('day', to_timestamp(${show(args[1])} / 1000) AT TIME ZONE 'Asia/Kolkata')` : undefined);
+      expect(args[1], (t) => TIME.has(t), 'a timestamp', args[1]?.type === 'epoch' ? `convert the epoch first: ${fn}(${show(args[0]!)}, to_timestamp(${show(args[1])} / 1000) AT TIME ZONE '${zone()}')` : undefined, asTimestamp(args[1]));
       if (args[2]) {
         expect(args[2], (t) => t === 'text', 'a time zone name');
         expect(args[1], (t) => t === 'timestamptz', 'a timestamp with time zone when a zone is given');
@@ -84,7 +87,7 @@ export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: Diagno
       return call('timestamptz');
     case 'date_part':
       fieldArg(args[0], DATE_PART_FIELDS, 'date_part', bag);
-      expect(args[1], (t) => TIME.has(t), 'a timestamp', args[1]?.type === 'epoch' ? `convert the epoch first: date_part('hour', to_timestamp(${show(args[1])} / 1000) AT TIME ZONE 'Asia/Kolkata')` : undefined);
+      expect(args[1], (t) => TIME.has(t), 'a timestamp', args[1]?.type === 'epoch' ? `convert the epoch first: ${fn}(${show(args[0]!)}, to_timestamp(${show(args[1])} / 1000) AT TIME ZONE '${zone()}')` : undefined, asTimestamp(args[1]));
       return call('number');
     case 'if': {
       const cond = args[0]!;

@@ -57,6 +57,7 @@ export class NameResolver {
     }
     const first = parts[0]!;
     const candidates = [...scope.object.columns.keys(), ...this.scopeNames(scope)];
+    if (first.quoted && this.quotedName(p, first, candidates)) return nullAt(p.span);
     this.bag.error(
       'UNKNOWN_COLUMN',
       first.span,
@@ -64,6 +65,34 @@ export class NameResolver {
       didYouMean(first.name, candidates) ?? `the columns of ${scope.object.slug} are ${[...scope.object.columns.keys()].join(', ')}`,
     );
     return nullAt(p.span);
+  }
+
+  /**
+   * Double quotes make a name case-sensitive (`"Amount"` is not `amount`), and are not string
+   * quotes (`stage = "won"`): say which mistake it is, with the corrected text as a fix.
+   */
+  private quotedName(p: A.Path, first: A.Ident, candidates: readonly string[]): boolean {
+    const match = candidates.find((c) => c === first.name.toLowerCase());
+    if (match !== undefined) {
+      this.bag.error(
+        'UNKNOWN_COLUMN',
+        first.span,
+        `quoted names are case-sensitive: '${sourceOf(this.bag, first)}' is not the column ${match}`,
+        `write ${match}`,
+        { range: [first.span.start, first.span.end], text: match },
+      );
+      return true;
+    }
+    if (p.parts.length !== 1) return false;
+    const text = `'${first.name.replace(/'/g, "''")}'`;
+    this.bag.error(
+      'UNKNOWN_COLUMN',
+      first.span,
+      `${sourceOf(this.bag, first)} is a quoted column name, and there is no such column; strings take single quotes`,
+      `write ${text}`,
+      { range: [first.span.start, first.span.end], text },
+    );
+    return true;
   }
 
   /**
@@ -118,7 +147,7 @@ export class NameResolver {
             'VIRTUAL_NEEDS_FIELD',
             part.span,
             `'${sourceOf(this.bag, part)}' is a list of ${col.relation.object} records, not a value`,
-            `name a field of ${col.relation.object}: ${sourceOf(this.bag, p)}.id, or test for children with EXISTS (SELECT 1 FROM ${col.relation.object} x WHERE x.${col.relation.via} = ${scope.name}.id)`,
+            `name a field of ${col.relation.object}: ${sourceOf(this.bag, p)}.id, or test for children with ${hops.length === 0 ? existsForm(this.catalog, col.relation, scope, null) : 'EXISTS'}`,
           );
           return nullAt(p.span);
         }
@@ -161,4 +190,21 @@ export class NameResolver {
   columnRef(scope: Scope, hops: readonly B.Hop[], object: ObjectDef, col: ColumnDef, span: Span): B.BColumn {
     return { kind: 'Column', scope: scope.id, hops, object: object.slug, column: col.slug, logical: col.type, type: columnValueType(col.type), span };
   }
+}
+
+/**
+ * The EXISTS test for children of `scope`'s object, as text that compiles when pasted. The
+ * correlation names the outer FROM item; when that name is also a column of the child object
+ * (`FROM account`, child `contact.account`) it would read as the child's column, so the outer
+ * FROM item needs an alias first, and the text says so.
+ */
+export function existsForm(catalog: Catalog, child: { readonly object: string; readonly via: string }, scope: Scope, condition: string | null): string {
+  const childDef = catalog.objects.get(child.object);
+  const clashes = (name: string): boolean => childDef?.columns.has(name) === true;
+  const inner = ['x', 'c', 'child'].find((n) => n !== scope.name && !clashes(n)) ?? 'x';
+  const test = (outer: string): string => `EXISTS (SELECT 1 FROM ${child.object} ${inner} WHERE ${inner}.${child.via} = ${outer}.id${condition === null ? '' : ` AND ${inner}.${condition}`})`;
+  if (!clashes(scope.name)) return test(scope.name);
+  const slug = scope.object.slug;
+  const alias = [slug[0]!, `${slug[0]!}1`, 'parent', 'outer_row'].find((n) => n !== inner && !clashes(n) && !scope.object.columns.has(n)) ?? 'outer_row';
+  return `${test(alias)}, after giving the outer object an alias: FROM ${slug} ${alias} (its qualified names then start with ${alias}.)`;
 }

@@ -17,12 +17,22 @@ export interface ValidationError {
   readonly meta_data: string | null;
 }
 
+/**
+ * A machine-applicable correction, as ESLint's `fix`: replace `text.slice(range[0], range[1])`
+ * with `text`. Only given where the replacement keeps what the user meant.
+ */
+export interface Fix {
+  readonly range: readonly [number, number];
+  readonly text: string;
+}
+
 export interface Diagnostic {
   readonly code: DiagnosticCode;
   readonly severity: Severity;
   readonly message: string;
   readonly span: SourceSpan;
   readonly hint?: string;
+  readonly fix?: Fix;
 }
 
 /**
@@ -39,12 +49,12 @@ export class DiagnosticBag {
     return (this.lines ??= new LineMap(this.source));
   }
 
-  error(code: DiagnosticCode, at: Span, message: string, hint?: string): void {
-    this.add('error', code, at, message, hint);
+  error(code: DiagnosticCode, at: Span, message: string, hint?: string, fix?: Fix): void {
+    this.add('error', code, at, message, hint, fix);
   }
 
-  warning(code: DiagnosticCode, at: Span, message: string, hint?: string): void {
-    this.add('warning', code, at, message, hint);
+  warning(code: DiagnosticCode, at: Span, message: string, hint?: string, fix?: Fix): void {
+    this.add('warning', code, at, message, hint, fix);
   }
 
   get hasErrors(): boolean {
@@ -56,12 +66,10 @@ export class DiagnosticBag {
     if (this.hasErrors) throw new OqlError(this.items, this.source);
   }
 
-  private add(severity: Severity, code: DiagnosticCode, at: Span, message: string, hint?: string): void {
+  private add(severity: Severity, code: DiagnosticCode, at: Span, message: string, hint?: string, fix?: Fix): void {
     // Two stages may notice the same problem (a date string in WHERE): report it once.
     if (this.items.some((d) => d.code === code && d.span.start === at.start && d.span.end === at.end)) return;
-    const d: Diagnostic = hint === undefined
-      ? { code, severity, message, span: this.lineMap.resolve(at) }
-      : { code, severity, message, span: this.lineMap.resolve(at), hint };
+    const d: Diagnostic = { code, severity, message, span: this.lineMap.resolve(at), ...(hint === undefined ? {} : { hint }), ...(fix === undefined ? {} : { fix }) };
     this.items.push(d);
   }
 }

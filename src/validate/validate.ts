@@ -1,3 +1,4 @@
+import { hintZone, repairDateString, type DateComparisonOp } from '../diagnostics/dates.js';
 import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import type * as A from '../syntax/ast.js';
@@ -10,9 +11,14 @@ export interface ValidateOptions {
   maxLimit?: number;
   /** Most select items accepted in one select list. Default 200. */
   maxSelectItems?: number;
+  /**
+   * The zone date hints are written in when the query names none with AT TIME ZONE: a date
+   * string is read as that zone's wall clock. Default 'UTC'.
+   */
+  timeZone?: string;
 }
 
-export const DEFAULT_VALIDATE_OPTIONS: Required<ValidateOptions> = { maxLimit: 10_000, maxSelectItems: 200 };
+export const DEFAULT_VALIDATE_OPTIONS: Required<ValidateOptions> = { maxLimit: 10_000, maxSelectItems: 200, timeZone: 'UTC' };
 
 type Clause = 'select' | 'where' | 'group' | 'having' | 'order';
 
@@ -29,15 +35,23 @@ export function validate(select: A.Select, bag: DiagnosticBag, options: Validate
   const limits: Required<ValidateOptions> = {
     maxLimit: options.maxLimit ?? DEFAULT_VALIDATE_OPTIONS.maxLimit,
     maxSelectItems: options.maxSelectItems ?? DEFAULT_VALIDATE_OPTIONS.maxSelectItems,
+    timeZone: options.timeZone ?? DEFAULT_VALIDATE_OPTIONS.timeZone,
   };
   new Validator(bag, limits).select(select, true);
 }
 
 class Validator {
+  private zoneCache: string | undefined;
+
   constructor(
     private readonly bag: DiagnosticBag,
     private readonly options: Required<ValidateOptions>,
   ) {}
+
+  /** The zone hints speak in; only looked up when a hint needs it. */
+  private get zone(): string {
+    return (this.zoneCache ??= hintZone(this.bag.source, this.options.timeZone));
+  }
 
   select(s: A.Select, top: boolean): void {
     if (s.items.length > this.options.maxSelectItems) {
@@ -59,6 +73,7 @@ class Validator {
           item.expr.span,
           `the select item ${quote(text)} needs an alias`,
           `write ${shorten(text)} AS ${alias}`,
+          { range: [item.expr.span.end, item.expr.span.end], text: ` AS ${alias}` },
         );
       }
     }
@@ -78,7 +93,7 @@ class Validator {
     if (!s.limit) {
       if (top) {
         const end = s.span.end;
-        this.bag.error('MISSING_LIMIT', { start: end, end }, 'the query must end with a LIMIT', 'add LIMIT 100 at the end of the query');
+        this.bag.error('MISSING_LIMIT', { start: end, end }, 'the query must end with a LIMIT', 'add LIMIT 100 at the end of the query', { range: [end, end], text: ' LIMIT 100' });
       }
     } else {
       const n = Number(s.limit.text);
@@ -110,23 +125,24 @@ class Validator {
       case 'InSubquery':
         this.expr(e.operand, ctx);
         this.select(e.query, false);
-        if (ctx.clause === 'where') this.dateComparison(e.operand, null);
+        if (ctx.clause === 'where') this.dateComparison(e.operand, null, 'in', e.span);
         return;
       case 'Binary':
+        if (e.op === '=') this.anyComparison(e);
         this.expr(e.left, ctx);
         this.expr(e.right, ctx);
-        if (ctx.clause === 'where' && COMPARISON.has(e.op)) this.dateComparison(e.left, e.right);
+        if (ctx.clause === 'where' && COMPARISON.has(e.op)) this.dateComparison(e.left, e.right, e.op as DateComparisonOp, e.span);
         return;
       case 'Between':
         forEachChild(e, (c) => this.expr(c as A.Expr, ctx));
         if (ctx.clause === 'where') {
-          this.dateComparison(e.operand, e.low);
-          this.dateComparison(e.operand, e.high);
+          this.dateComparison(e.operand, e.low, 'between', e.span);
+          this.dateComparison(e.operand, e.high, 'between', e.span);
         }
         return;
       case 'InList':
         forEachChild(e, (c) => this.expr(c as A.Expr, ctx));
-        if (ctx.clause === 'where') for (const item of e.items) this.dateComparison(e.operand, item);
+        if (ctx.clause === 'where') for (const item of e.items) this.dateComparison(e.operand, item, 'in', e.span);
         return;
       case 'Path':
         for (const part of e.parts) if (!part.quoted && part.name.startsWith('pg_')) this.systemReference(part);
@@ -146,25 +162,25 @@ class Validator {
           );
         }
         return;
-      case 'Extract':
-        this.bag.error(
-          'UNSUPPORTED_EXTRACT',
-          e.span,
-          'EXTRACT is not supported',
-          `write date_part('${e.field}', ${this.bag.source.slice(e.source.span.start, e.source.span.end)})`,
-        );
+      case 'Extract': {
+        const text = `date_part('${e.field.toLowerCase()}', ${this.timestampOf(e.source)})`;
+        this.bag.error('UNSUPPORTED_EXTRACT', e.span, 'EXTRACT is not supported', `write ${text}`, { range: [e.span.start, e.span.end], text });
         this.expr(e.source, ctx);
         return;
-      case 'DateKeyword':
+      }
+      case 'DateKeyword': {
+        const zone = quoteZone(this.zone);
+        const today = e.name === 'CURRENT_DATE';
+        const text = today ? `date_part('epoch', date_trunc('day', NOW() AT TIME ZONE ${zone}) AT TIME ZONE ${zone})*1000` : "date_part('epoch', NOW())*1000";
         this.bag.error(
           'UNSUPPORTED_DATE_KEYWORD',
           e.span,
           `${e.name} is not supported: dates are epoch milliseconds`,
-          e.name === 'CURRENT_DATE'
-            ? "for the start of today write date_part('epoch', date_trunc('day', NOW() AT TIME ZONE 'Asia/Kolkata') AT TIME ZONE 'Asia/Kolkata')*1000"
-            : "for the current instant in epoch milliseconds write date_part('epoch', NOW())*1000",
+          today ? `for the start of today in ${this.zone} write ${text}` : `for the current instant in epoch milliseconds write ${text}`,
+          { range: [e.span.start, e.span.end], text },
         );
         return;
+      }
       default:
         forEachChild(e, (c) => this.expr(c as A.Expr, ctx));
     }
@@ -240,21 +256,46 @@ class Validator {
   }
 
   /**
-   * Dates are epoch milliseconds, so a date string or a to_timestamp(...) value on either side
-   * of a WHERE comparison is wrong: say so with the epoch form of what the user meant.
+   * `'web' = ANY(sources)` is PostgreSQL's array membership; a multiselect says it with &&.
+   * Reported here, where both sides are known, so the call's own UNKNOWN_FUNCTION (same code
+   * and span) is not reported again with a generic hint.
    */
-  private dateComparison(a: A.Expr, b: A.Expr | null): void {
+  private anyComparison(e: A.Binary): void {
+    for (const [call, value] of [[e.right, e.left], [e.left, e.right]] as const) {
+      if (call.kind !== 'Call' || call.name.name !== 'any' || call.args.length !== 1 || call.args[0]!.kind === 'Star') continue;
+      const src = this.bag.source;
+      const array = src.slice(call.args[0]!.span.start, call.args[0]!.span.end);
+      const text = `${array} && ARRAY[${src.slice(value.span.start, value.span.end)}]`;
+      this.bag.error('UNKNOWN_FUNCTION', call.name.span, '= ANY(...) is not supported: a multiselect is tested with &&', `write ${text}`, { range: [e.span.start, e.span.end], text });
+      return;
+    }
+  }
+
+  /** A timestamp form of an EXTRACT source: date columns hold epoch milliseconds. */
+  private timestampOf(e: A.Expr): string {
+    const text = this.bag.source.slice(e.span.start, e.span.end);
+    if (e.kind === 'Path') return `to_timestamp(${text} / 1000) AT TIME ZONE ${quoteZone(this.zone)}`;
+    return text;
+  }
+
+  /**
+   * Dates are epoch milliseconds, so a date string or a to_timestamp(...) value on either side
+   * of a WHERE comparison is wrong: say so with the epoch form of what the user meant, keeping
+   * the user's operator and bounds.
+   */
+  private dateComparison(a: A.Expr, b: A.Expr | null, op: DateComparisonOp, whole: A.Expr['span']): void {
+    const src = this.bag.source;
     for (const [side, other] of [[a, b], [b, a]] as const) {
       if (side?.kind === 'String' && DATE_STRING.test(side.value)) {
-        const column = other ? this.bag.source.slice(other.span.start, other.span.end) : 'created_at';
-        const ms = Date.parse(side.value.includes('T') || side.value.includes(' ') ? side.value.trim().replace(' ', 'T') : `${side.value.trim()}T00:00:00Z`);
+        // The column is the compared operand (never a BETWEEN bound or another IN item).
+        const column = other && other !== side && !(op === 'between' && other.kind === 'String') ? other : op === 'between' || op === 'in' ? a : null;
+        const repair = repairDateString(src, side.span, side.value, column?.span ?? null, op, op === 'between' || op === 'in' ? side.span : whole, this.zone);
         this.bag.error(
           'DATE_STRING_COMPARISON',
           side.span,
           `the date string ${quote(side.value)} cannot be compared: dates are epoch milliseconds`,
-          Number.isFinite(ms)
-            ? `compare with the epoch value: ${column} >= ${ms} (${new Date(ms).toISOString()})`
-            : `compare with an epoch value in milliseconds, e.g. ${column} >= 1704067200000`,
+          repair?.hint ?? 'compare with an epoch value in milliseconds',
+          repair?.fix,
         );
         return;
       }
@@ -263,20 +304,34 @@ class Validator {
       const ts = side && findToTimestamp(side);
       if (ts) {
         const other = side === a ? b : a;
-        const column = ts.args[0] ? epochColumn(this.bag.source, ts.args[0]) : 'created_at';
-        const otherText = other ? this.bag.source.slice(other.span.start, other.span.end) : '';
-        this.bag.error(
-          'TO_TIMESTAMP_COMPARISON',
-          ts.span,
-          'to_timestamp(...) cannot be compared in WHERE: compare epoch milliseconds instead',
-          otherText
-            ? `compare the column itself with an epoch bound: ${column} >= date_part('epoch', <timestamp> AT TIME ZONE '<zone>')*1000`
-            : `compare ${column} with an epoch value in milliseconds`,
-        );
+        const arg = ts.args[0];
+        const column = arg ? epochColumn(src, arg) : 'created_at';
+        const seconds = arg !== undefined && arg.kind === 'Binary' && arg.op === '/' && arg.right.kind === 'Number' && arg.right.text === '1000';
+        const unit = seconds ? '' : ` (note: to_timestamp takes seconds and ${column} holds milliseconds, so it would need to_timestamp(${column} / 1000))`;
+        const direct = side === ts && other !== null && other.kind !== 'String' && other.kind !== 'Number' && op !== 'between' && op !== 'in';
+        if (direct) {
+          const [first, second] = side === a ? [ts, other] : [other, ts];
+          const epochOf = (x: A.Expr): string => (x === ts ? column : `date_part('epoch', ${src.slice(x.span.start, x.span.end)})*1000`);
+          const text = `${src.slice(whole.start, first.span.start)}${epochOf(first)}${src.slice(first.span.end, second.span.start)}${epochOf(second)}${src.slice(second.span.end, whole.end)}`;
+          this.bag.error('TO_TIMESTAMP_COMPARISON', ts.span, `to_timestamp(...) cannot be compared in WHERE: compare epoch milliseconds instead${unit}`, `compare the column itself: ${text}`, { range: [whole.start, whole.end], text });
+        } else {
+          const zone = quoteZone(this.zone);
+          this.bag.error(
+            'TO_TIMESTAMP_COMPARISON',
+            ts.span,
+            `to_timestamp(...) cannot be compared in WHERE: compare epoch milliseconds instead${unit}`,
+            `compare ${column} itself with epoch milliseconds, e.g. ${column} >= date_part('epoch', date_trunc('day', NOW() AT TIME ZONE ${zone}) AT TIME ZONE ${zone})*1000 for since the start of today in ${this.zone}`,
+          );
+        }
         return;
       }
     }
   }
+}
+
+/** A zone name as a SQL string literal. */
+export function quoteZone(zone: string): string {
+  return `'${zone.replace(/'/g, "''")}'`;
 }
 
 function findToTimestamp(e: A.Expr): A.Call | null {

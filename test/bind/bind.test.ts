@@ -96,7 +96,7 @@ describe('names', () => {
 
 describe('virtual relations in IN subqueries', () => {
   it('is an error on the relation column, with EXISTS as the hint', () => {
-    expectOne('SELECT id FROM account WHERE «contacts» IN (SELECT id FROM contact) LIMIT 5', 'VIRTUAL_IN_SUBQUERY', { slug: 'account', hint: /EXISTS \(SELECT 1 FROM contact x WHERE x\.account = account\.id/ });
+    expectOne('SELECT id FROM account WHERE «contacts» IN (SELECT id FROM contact) LIMIT 5', 'VIRTUAL_IN_SUBQUERY', { slug: 'account', hint: /EXISTS \(SELECT 1 FROM contact x WHERE x\.account = a\.id AND x\.id IN \(SELECT id FROM contact\)\).*FROM account a/ });
   });
   it('is fine on to-one and id columns', () => {
     clean("SELECT id FROM account WHERE id IN (SELECT account FROM opportunity WHERE stage = 'won') LIMIT 5", 'account');
