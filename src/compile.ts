@@ -1,7 +1,7 @@
 import { bind } from './bind/bind.js';
 import type { Catalog } from './catalog/types.js';
 import { DiagnosticBag, OqlError, type Diagnostic } from './diagnostics/diagnostic.js';
-import { emitCount, emitQuery, type EmittedSql } from './emit/emit.js';
+import { countFromRows, emitCount, emitRows, type EmitOptions, type EmittedSql, type OrderCut } from './emit/emit.js';
 import { plan, type LogicalPlan } from './plan/plan.js';
 import { parseInto, type SyntaxLimits } from './syntax/parse.js';
 import { validate, type ValidateOptions } from './validate/validate.js';
@@ -78,52 +78,93 @@ export function check(text: string, options: CheckOptions): Checked {
   return { plan: plan(bound, options.catalog, { semiJoins: options.semiJoins ?? true }), diagnostics };
 }
 
+/**
+ * What a compiled text keeps between calls: strings and a few small arrays, not the plan. A
+ * service sends mostly new texts, so the cache is mostly full of entries that are never hit;
+ * keeping their plans (about 10 KB each) alive promoted them to the old generation and made
+ * every miss pay for major collections, a miss then costing more than no cache at all.
+ */
 interface CacheEntry {
-  readonly plan: LogicalPlan;
   readonly query: EmittedSql;
+  /** The count query; cut lazily from `query` (see OrderCut), or emitted from `plan`. */
   count: EmittedSql | null;
+  readonly orderCut: OrderCut | null;
+  /** Kept only when the count cannot be cut from the row query (ORDER BY with its own literals). */
+  readonly plan: LogicalPlan | null;
+  readonly objects: readonly string[];
   readonly columns: readonly OutputColumn[];
   readonly warnings: readonly Diagnostic[];
 }
 
 const CACHE_SIZE = 1000;
-const cache = new Map<string, CacheEntry>();
+/**
+ * Compiled entries by query text, in buckets per catalog version, slug and the options that
+ * change the SQL; `recency` orders every entry across buckets for eviction. Two levels instead
+ * of one key string: a key spelling out every option and the whole text was built, hashed and
+ * kept for every call.
+ */
+const buckets = new Map<string, Map<string, CacheEntry>>();
+const recency = new Map<CacheEntry, { readonly bucketKey: string; readonly bucket: Map<string, CacheEntry>; readonly text: string }>();
 
-function cacheKey(text: string, o: CompileOptions): string {
-  return `${o.catalog.version}\u0000${o.slug}\u0000${o.maxLimit ?? ''}\u0000${o.maxSelectItems ?? ''}\u0000${o.maxPathDepth ?? ''}\u0000${o.maxLength ?? ''}\u0000${o.maxNesting ?? ''}\u0000${o.maxTreeDepth ?? ''}\u0000${o.now === undefined ? 0 : 1}\u0000${o.semiJoins === false ? 0 : 1}\u0000${text}`;
+/** The options besides the text that change the compiled result ('' for the defaults). */
+function optionsKey(o: CompileOptions): string {
+  if (o.maxLimit === undefined && o.maxSelectItems === undefined && o.maxPathDepth === undefined && o.maxLength === undefined
+    && o.maxNesting === undefined && o.maxTreeDepth === undefined && o.now === undefined && o.semiJoins !== false) return '';
+  return `${o.maxLimit ?? ''},${o.maxSelectItems ?? ''},${o.maxPathDepth ?? ''},${o.maxLength ?? ''},${o.maxNesting ?? ''},${o.maxTreeDepth ?? ''},${o.now === undefined ? 0 : 1},${o.semiJoins === false ? 0 : 1}`;
 }
 
 /** Empties the compiled-query cache (tests and catalog reloads). */
 export function clearCompileCache(): void {
-  cache.clear();
+  buckets.clear();
+  recency.clear();
+}
+
+function placeholders(options: CompileOptions): EmitOptions {
+  // Emit with placeholder tenant and NOW(); they are filled in per call.
+  return options.now === undefined ? { orgId: '' } : { orgId: '', now: new Date(0) };
 }
 
 function entryFor(text: string, options: CompileOptions): CacheEntry {
-  const useCache = options.cache !== false;
-  const key = useCache ? cacheKey(text, options) : '';
-  const hit = useCache ? cache.get(key) : undefined;
+  if (options.cache === false) return compileEntry(text, options);
+  const bucketKey = `${options.catalog.version}\u0000${options.slug}\u0000${optionsKey(options)}`;
+  let bucket = buckets.get(bucketKey);
+  const hit = bucket?.get(text);
   if (hit) {
     // Refresh recency: Map iteration order is insertion order, so re-insert on use.
-    cache.delete(key);
-    cache.set(key, hit);
+    const place = recency.get(hit)!;
+    recency.delete(hit);
+    recency.set(hit, place);
     return hit;
   }
+  const entry = compileEntry(text, options);
+  if (!bucket) buckets.set(bucketKey, (bucket = new Map()));
+  bucket.set(text, entry);
+  recency.set(entry, { bucketKey, bucket, text });
+  if (recency.size > CACHE_SIZE) {
+    const [oldest, place] = recency.entries().next().value!;
+    recency.delete(oldest);
+    place.bucket.delete(place.text);
+    if (place.bucket.size === 0) buckets.delete(place.bucketKey);
+  }
+  return entry;
+}
+
+function compileEntry(text: string, options: CompileOptions): CacheEntry {
   const { plan: p, diagnostics } = check(text, options);
   if (!p) throw new OqlError(diagnostics, text);
-  // Emit with placeholder tenant and NOW(); they are filled in per call.
-  const query = emitQuery(p, { orgId: '', ...(options.now === undefined ? {} : { now: new Date(0) }) });
-  const entry: CacheEntry = {
-    plan: p,
+  const { query, orderCut } = emitRows(p, placeholders(options));
+  // The writer builds the SQL by appending, a rope of hundreds of pieces; reading a character
+  // makes V8 flatten it in place, so a cached entry keeps one string instead of the rope.
+  query.sql.charCodeAt(0);
+  return {
     query,
     count: null,
+    orderCut,
+    plan: orderCut ? null : p,
+    objects: p.objects,
     columns: p.query.outputs.map((o) => ({ key: o.key, type: o.type })),
     warnings: diagnostics.filter((d) => d.severity === 'warning'),
   };
-  if (useCache) {
-    cache.set(key, entry);
-    if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
-  }
-  return entry;
 }
 
 function toDate(now: Date | number | string): Date {
@@ -135,7 +176,7 @@ function toDate(now: Date | number | string): Date {
 function restricted(entry: CacheEntry, options: CompileOptions): RestrictedQuery | null {
   if (options.access === undefined) return null;
   const allowed = new Set(options.access);
-  const denied = entry.plan.objects.filter((o) => !allowed.has(o));
+  const denied = entry.objects.filter((o) => !allowed.has(o));
   if (denied.length === 0) return null;
   return {
     kind: 'restricted',
@@ -184,7 +225,7 @@ export function compileCount(text: string, options: CompileOptions): CompiledCou
   const entry = entryFor(text, options);
   const denied = restricted(entry, options);
   if (denied) return denied;
-  entry.count ??= emitCount(entry.plan, { orgId: '', ...(options.now === undefined ? {} : { now: new Date(0) }) });
+  entry.count ??= entry.orderCut ? countFromRows(entry.query, entry.orderCut) : emitCount(entry.plan!, placeholders(options));
   return { kind: 'query', sql: entry.count.sql, params: bindParams(entry.count, options), warnings: entry.warnings };
 }
 

@@ -29,20 +29,44 @@ export function outputName(index: number): string {
 }
 
 export function emitQuery(plan: LogicalPlan, options: EmitOptions): EmittedSql {
+  return emitRows(plan, options).query;
+}
+
+/**
+ * Where the top-level ORDER BY sits in a row query's text, when cutting it out gives exactly
+ * the text `emitCount` writes inside its wrapper: the clause introduced no parameter of its
+ * own, so every later `$n` keeps its number. Null when it did.
+ */
+export interface OrderCut {
+  readonly start: number;
+  readonly end: number;
+}
+
+/** The row query and where its count can be cut from it, in one pass over the plan. */
+export function emitRows(plan: LogicalPlan, options: EmitOptions): { readonly query: EmittedSql; readonly orderCut: OrderCut | null } {
   const w = new SqlWriter(plan, options);
   w.query(plan.query, true);
-  return w.result();
+  return { query: w.result(), orderCut: w.orderCut };
 }
+
+const COUNT_OPEN = 'SELECT count(*) AS "count" FROM (';
+const COUNT_CLOSE = ') AS "q"';
 
 /** `SELECT count(*) FROM (<query>) q`: the inner LIMIT stops the scan, as the service's count does. */
 export function emitCount(plan: LogicalPlan, options: EmitOptions): EmittedSql {
   const w = new SqlWriter(plan, options);
-  w.raw('SELECT count(*) AS "count" FROM (');
+  w.raw(COUNT_OPEN);
   // How many rows pass LIMIT/OFFSET does not depend on their order; without ORDER BY the
   // scan can stop at the LIMIT instead of sorting every match first.
   w.query(plan.query, true, { order: false });
-  w.raw(') AS "q"');
+  w.raw(COUNT_CLOSE);
   return w.result();
+}
+
+/** The text `emitCount` writes, cut from an already emitted row query instead of a second emit. */
+export function countFromRows(query: EmittedSql, cut: OrderCut): EmittedSql {
+  const sql = `${COUNT_OPEN}${query.sql.slice(0, cut.start)}${query.sql.slice(cut.end)}${COUNT_CLOSE}`;
+  return { sql, params: query.params, nowIndex: query.nowIndex };
 }
 
 const CASTS: Record<B.BValue['pgType'], string> = {
@@ -59,6 +83,8 @@ class SqlWriter {
   private readonly params: unknown[];
   private readonly seen = new Map<string, number>();
   private nowIndex = -1;
+  /** Set by the top-level query(): see OrderCut. */
+  orderCut: OrderCut | null = null;
 
   constructor(
     private readonly plan: LogicalPlan,
@@ -128,6 +154,8 @@ class SqlWriter {
       this.raw(' HAVING ');
       this.expr(q.having, false);
     }
+    const orderStart = this.out.length;
+    const paramsBefore = this.params.length;
     if (q.orderBy.length && options.order) {
       this.raw(' ORDER BY ');
       q.orderBy.forEach((o, i) => {
@@ -137,6 +165,7 @@ class SqlWriter {
         if (o.nulls) this.raw(` NULLS ${o.nulls}`);
       });
     }
+    if (top) this.orderCut = this.params.length === paramsBefore ? { start: orderStart, end: this.out.length } : null;
     if (q.limit) {
       this.raw(' LIMIT ');
       this.value(q.limit.value, 'int8');
