@@ -32,7 +32,7 @@ afterAll(async () => {
 describe('authentication', () => {
   it('answers 401 UNAUTHENTICATED without a bearer token, with a malformed header, and with an unknown key', async () => {
     const body = { query: 'SELECT id FROM account LIMIT 1', slug: 'account' };
-    for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer' }, { authorization: `Bearer ${KEYS.acmeAdmin}x` }, { authorization: `bearer ${KEYS.acmeAdmin} extra` }]) {
+    for (const headers of [{} as Record<string, string>, { authorization: 'Basic abc' }, { authorization: 'Bearer' }, { authorization: `Bearer ${KEYS.acmeAdmin}x` }, { authorization: `bearer ${KEYS.acmeAdmin} extra` }]) {
       const a = await api.call('POST', '/api/v1/reports/count', { body, headers });
       expectEnvelope(a, 401, 'UNAUTHENTICATED');
       expect(a.text).not.toContain(KEYS.acmeAdmin);
