@@ -63,11 +63,15 @@ export interface Running {
   close(): Promise<void>;
 }
 
+/** Limits the functional tests never reach; the limit tests set their own. */
+const ROOMY = { max: 100_000, windowSeconds: 60 };
+
 /** The authorization server alone, listening on a free loopback port. */
 export async function startAuthServer(db: ServiceDb, options: Partial<OAuthOptions> = {}): Promise<Running> {
   const app = Fastify({ logger: false });
   let baseUrl = '';
-  await app.register(oauthPlugin, { db, baseUrl: () => baseUrl, mcpUrl: MCP_URL, ...options });
+  const limits = { register: ROOMY, authorize: ROOMY, signIn: ROOMY, token: ROOMY };
+  await app.register(oauthPlugin, { db, baseUrl: () => baseUrl, mcpUrl: MCP_URL, ...options, limits: { ...limits, ...options.limits } });
   await app.listen({ host: '127.0.0.1', port: 0 });
   baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return { app, baseUrl, close: () => app.close() };
