@@ -16,5 +16,5 @@ export type { Select as QueryAst } from './syntax/ast.js';
 export type { LogicalPlan } from './plan/plan.js';
 export { execute, count, toEnvelope, errorEnvelope, ConcurrencyLimiter } from './run/index.js';
 export type { Queryable, QueryRequest, RunOptions, ExecuteResult, CountResult, SuccessEnvelope, ErrorEnvelope, ErrorData } from './run/index.js';
-export { compileFilter, filterRecords, FILTER_ERROR_CODES, OPERATORS as FILTER_OPERATORS } from './filter/index.js';
-export type { CompiledFilter, FilterOptions } from './filter/index.js';
+export { compileFilter, filterRecords, compileConnectorPage, connectorRecords, FILTER_ERROR_CODES, OPERATORS as FILTER_OPERATORS } from './filter/index.js';
+export type { CompiledFilter, FilterOptions, ConnectorOptions } from './filter/index.js';

@@ -1,0 +1,205 @@
+import type * as B from '../bind/bound.js';
+import type { Catalog, ColumnDef } from '../catalog/types.js';
+import { OqlError } from '../diagnostics/diagnostic.js';
+import { didYouMean } from '../diagnostics/suggest.js';
+import { decodeRows } from '../run/decode.js';
+import { checkTimeout, runReadOnly, type Queryable } from '../run/transaction.js';
+import { ConditionBuilder } from './conditions.js';
+import { emitFor, emptyToNull, limitsOf, readFields, target, type CompiledFilter } from './filter.js';
+import { SPAN, columnNode } from './paths.js';
+import { Problems, at, get, has, isPlainObject, kindOf } from './problems.js';
+import { TOKEN_TTL_MS, readToken, requestHash, signToken, type TokenPayload } from './token.js';
+import { binary, int8, isNull, logical, text } from './values.js';
+
+export interface ConnectorOptions {
+  readonly catalog: Catalog;
+  readonly slug: string;
+  readonly orgId: string;
+  /** Signs next_token (HMAC-SHA256); at least 16 bytes, the same on every server. */
+  readonly tokenSecret: string | Uint8Array;
+  /** The current instant (token expiry and the sync cutoff). Default: the clock. */
+  readonly now?: number | Date;
+  /** Records per page. Default and maximum 3000 (service section 8). */
+  readonly pageSize?: number;
+  /** Records whose sync timestamp is newer than now − syncLagMs wait for the next sync. Default 5000. */
+  readonly syncLagMs?: number;
+  /** statement_timeout in milliseconds. Default 20000. */
+  readonly timeoutMs?: number;
+}
+
+export const MAX_CONNECTOR_PAGE_SIZE = 3000;
+export const DEFAULT_SYNC_LAG_MS = 5000;
+/** Key of the sync position in `compileConnectorPage`'s columns (never a field slug). */
+export const SYNC_KEY = '$sync_key';
+
+interface Page {
+  readonly compiled: CompiledFilter;
+  readonly pageSize: number;
+  readonly hash: string;
+  readonly cutoff: number | null;
+  readonly hasKey: boolean;
+  readonly idKey: string;
+  readonly now: number;
+}
+
+function nowOf(now: number | Date | undefined): number {
+  const ms = now === undefined ? Date.now() : now instanceof Date ? now.getTime() : now;
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) throw OqlError.plain('INVALID_OPTIONS', `now must be a Date or epoch milliseconds, not ${String(now)}`);
+  return ms;
+}
+
+function pageSizeOf(v: number | undefined): number {
+  const n = v ?? MAX_CONNECTOR_PAGE_SIZE;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1 || n > MAX_CONNECTOR_PAGE_SIZE) {
+    throw OqlError.plain('INVALID_OPTIONS', `pageSize must be a whole number from 1 to ${MAX_CONNECTOR_PAGE_SIZE}, not ${String(v)}`);
+  }
+  return n;
+}
+
+function lagOf(v: number | undefined): number {
+  const n = v ?? DEFAULT_SYNC_LAG_MS;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw OqlError.plain('INVALID_OPTIONS', `syncLagMs must be a whole number of milliseconds, not ${String(v)}`);
+  return n;
+}
+
+const isTime = (c: ColumnDef | undefined): c is ColumnDef => c !== undefined && (c.type === 'datetime' || c.type === 'date') && c.column !== null;
+
+/**
+ * The timestamp the pages are ordered by: the field of the first top-level `gte` condition on
+ * a date/datetime of the object itself (the incremental-sync filter), else `updated_at`.
+ */
+function syncField(catalog: Catalog, slug: string, filter: unknown): { def: ColumnDef; filtered: boolean } | null {
+  const columns = catalog.objects.get(slug)!.columns;
+  const and = isPlainObject(filter) ? get(filter, 'and') : undefined;
+  if (Array.isArray(and)) {
+    for (const c of and) {
+      const leaf = ConditionBuilder.leafOf(c);
+      const def = leaf && leaf.operator === 'gte' ? columns.get(leaf.field) : undefined;
+      if (isTime(def)) return { def, filtered: true };
+    }
+  }
+  const updated = columns.get('updated_at');
+  return isTime(updated) ? { def: updated, filtered: false } : null;
+}
+
+function bindPage(body: unknown, options: ConnectorOptions): Page & { bound: B.BoundQuery } {
+  const t = target(options);
+  const pageSize = pageSizeOf(options.pageSize);
+  const lag = lagOf(options.syncLagMs);
+  const now = nowOf(options.now);
+  const problems = new Problems(t.slug);
+  const query = isPlainObject(body) ? get(body, 'query') : undefined;
+  if (!isPlainObject(query)) {
+    problems.add('INVALID_BODY', isPlainObject(body) ? 'query' : '', 'query', isPlainObject(body) ? `query must be an object {fields, filter}, not ${query === undefined ? 'missing' : kindOf(query)}` : `the body must be an object {"query": {...}, "next_token": ...}, not ${kindOf(body)}`);
+    problems.throwIfAny('Invalid request');
+  }
+  const q = query as Record<string, unknown>;
+  for (const key of Object.keys(q)) {
+    if (key !== 'fields' && key !== 'filter') {
+      const hint = didYouMean(key, ['fields', 'filter']);
+      problems.add('INVALID_BODY', at('query', key), key, `'${key}' is not a key of query (they are fields and filter)${hint ? `; ${hint}` : ''}`);
+    }
+  }
+  const token = isPlainObject(body) && has(body, 'next_token') ? get(body, 'next_token') : null;
+  if (token !== null && typeof token !== 'string') problems.add('INVALID_BODY', 'next_token', 'next_token', `next_token must be a string or null, not ${kindOf(token)}`);
+  const fieldsValue = get(q, 'fields');
+  const { outputs } = readFields(t, fieldsValue, 'query.fields', problems, true);
+  const filterValue = get(q, 'filter');
+  const where = filterValue === undefined ? null : new ConditionBuilder(t.catalog, t.slug, t.access, problems, limitsOf({})).flat(filterValue, 'query.filter');
+  problems.throwIfAny('Invalid request');
+
+  const obj = t.catalog.objects.get(t.slug)!;
+  const idDef = [...obj.columns.values()].find((c) => c.type === 'id')!;
+  const id = columnNode(0, { hops: [], object: t.slug }, idDef);
+  const sync = syncField(t.catalog, t.slug, filterValue);
+  const ts = sync ? columnNode(0, { hops: [], object: t.slug }, sync.def) : null;
+  const hash = requestHash(options.orgId, t.slug, fieldsValue, filterValue ?? null);
+  const position: TokenPayload | null = typeof token === 'string' ? readToken(token, options.tokenSecret, hash, now) : null;
+  const cutoff = ts ? position?.c ?? now - lag : null;
+
+  // Records come ordered by (timestamp, id) with empty timestamps last; a filtered sync field
+  // (gte) has none. The position is a row comparison, one range of the (tenant, timestamp, id) index.
+  const parts: B.BExpr[] = where ? [where] : [];
+  if (ts && cutoff !== null) {
+    const nulls = !sync!.filtered;
+    const [key, lastId] = position?.k ?? [null, null];
+    if (position && key === null) {
+      parts.push(isNull(ts), binary('>', id, text(lastId!)));
+    } else {
+      const dated: B.BExpr[] = [binary('<=', ts, int8(cutoff))];
+      if (position) dated.unshift({ kind: 'RowCompare', op: '>', left: [ts, id], right: [int8(key!), text(lastId!)], type: 'boolean', span: SPAN });
+      parts.push(nulls ? logical('OR', [logical('AND', dated), isNull(ts)]) : logical('AND', dated));
+    }
+  } else if (position) {
+    parts.push(binary('>', id, text(position.k[1])));
+  }
+  const seen = new Set<string>();
+  const outs: B.BoundOutput[] = [{ key: idDef.slug, expr: id, type: idDef.type, span: SPAN }];
+  seen.add(idDef.slug);
+  for (const o of outputs) if (!seen.has(o.key)) (seen.add(o.key), outs.push(o));
+  if (ts) outs.push({ key: SYNC_KEY, expr: ts, type: sync!.def.type, span: SPAN });
+  const bound: B.BoundQuery = {
+    kind: 'Query',
+    scope: 0,
+    object: t.slug,
+    distinct: false,
+    outputs: outs,
+    where: parts.length ? logical('AND', parts) : null,
+    groupBy: [],
+    having: null,
+    orderBy: [...(ts ? [{ expr: ts, direction: 'ASC' as const, nulls: 'LAST' as const }] : []), { expr: id, direction: 'ASC', nulls: null }],
+    // One more than a page: whether it comes back says if there is a next page.
+    limit: int8(pageSize + 1),
+    offset: null,
+    aggregated: false,
+    span: SPAN,
+  };
+  return { bound, compiled: undefined as unknown as CompiledFilter, pageSize, hash, cutoff, hasKey: ts !== null, idKey: idDef.slug, now };
+}
+
+function page(body: unknown, options: ConnectorOptions): Page {
+  const p = bindPage(body, options);
+  return { ...p, compiled: emitFor(p.bound, options.catalog, options.orgId) };
+}
+
+/**
+ * The SQL of one connector page (service 4.11): `pageSize + 1` rows ordered by the sync
+ * timestamp and id, after the position of `next_token`. The last column (key `$sync_key`)
+ * is the timestamp the next token is made from.
+ */
+export function compileConnectorPage(body: unknown, options: ConnectorOptions): CompiledFilter {
+  return page(body, options).compiled;
+}
+
+/** Connector dates and datetimes as ISO 8601 UTC with milliseconds; they round-trip to the epoch. */
+function isoTimes(records: Record<string, unknown>[], columns: readonly { key: string; type: string }[]): void {
+  const times = columns.filter((c) => (c.type === 'datetime' || c.type === 'date') && c.key !== SYNC_KEY).map((c) => c.key);
+  for (const r of records) {
+    for (const k of times) {
+      const v = r[k];
+      if (typeof v === 'number' && Number.isFinite(v)) {
+        const d = new Date(v);
+        r[k] = Number.isNaN(d.getTime()) ? v : d.toISOString();
+      }
+    }
+  }
+}
+
+/** One connector page and the token of the next one (null after the last page). */
+export async function connectorRecords(db: Queryable, body: unknown, options: ConnectorOptions): Promise<{ records: Record<string, unknown>[]; next_token: string | null }> {
+  const p = page(body, options);
+  const timeoutMs = checkTimeout(options.timeoutMs);
+  const { rows } = await runReadOnly(db, p.compiled.sql, p.compiled.params, { timeoutMs });
+  const records = emptyToNull(decodeRows(rows, p.compiled.columns));
+  const more = records.length > p.pageSize;
+  if (more) records.length = p.pageSize;
+  let next: string | null = null;
+  const last = records[records.length - 1];
+  if (more && last) {
+    const key = p.hasKey ? (last[SYNC_KEY] as number | null) : null;
+    next = signToken({ v: 1, r: p.hash, k: [key, last[p.idKey] as string], c: p.cutoff, x: p.now + TOKEN_TTL_MS }, options.tokenSecret);
+  }
+  if (p.hasKey) for (const r of records) delete r[SYNC_KEY];
+  isoTimes(records, p.compiled.columns);
+  return { records, next_token: next };
+}

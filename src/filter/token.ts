@@ -1,0 +1,79 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { OqlError } from '../diagnostics/diagnostic.js';
+
+/**
+ * Connector page tokens: `base64url(payload).base64url(HMAC-SHA256(secret, payload))`. The
+ * payload is plain data the server wrote (the position after the last record, the sync cutoff
+ * and the expiry) plus a hash binding it to one request (tenant, object, fields and filter).
+ * Only the server can make a valid one; a client can read it but not change a byte of it.
+ */
+
+export interface TokenPayload {
+  readonly v: 1;
+  /** Hash of tenant, object, fields and filter (`requestHash`). */
+  readonly r: string;
+  /** The sort key of the last record delivered: [timestamp or null, id]. */
+  readonly k: readonly [number | null, string];
+  /** The sync cutoff fixed by the first page (epoch ms), or null without a timestamp key. */
+  readonly c: number | null;
+  /** Expiry, epoch ms. */
+  readonly x: number;
+}
+
+/** How long a next_token stays valid after its page was served. */
+export const TOKEN_TTL_MS = 60 * 60 * 1000;
+const MAX_TOKEN_LENGTH = 4096;
+
+function keyOf(secret: string | Uint8Array): Buffer {
+  const key = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : Buffer.from(secret);
+  if (key.length < 16) throw OqlError.plain('INVALID_OPTIONS', 'tokenSecret must be at least 16 bytes', 'pass a long random secret shared by every server of the service');
+  return key;
+}
+
+function mac(key: Buffer, payload: string): Buffer {
+  return createHmac('sha256', key).update(payload).digest();
+}
+
+export function signToken(payload: TokenPayload, secret: string | Uint8Array): string {
+  const body = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
+  return `${body}.${mac(keyOf(secret), body).toString('base64url')}`;
+}
+
+function invalid(reason: string): OqlError {
+  return OqlError.plain('INVALID_TOKEN', `Invalid next_token: ${reason}`, 'send next_token exactly as the previous page returned it, with the same fields and filter, or null to start again');
+}
+
+/** The payload of a token this server signed for this request, or an INVALID_TOKEN error. */
+export function readToken(token: unknown, secret: string | Uint8Array, requestHash: string, now: number): TokenPayload {
+  const key = keyOf(secret);
+  if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) throw invalid('it is not a token this service issued');
+  const dot = token.indexOf('.');
+  if (dot < 0 || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token)) throw invalid('it is not a token this service issued');
+  const body = token.slice(0, dot);
+  const given = Buffer.from(token.slice(dot + 1), 'base64url');
+  const expected = mac(key, body);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid('it was altered or not issued by this service');
+  let p: TokenPayload;
+  try {
+    p = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as TokenPayload;
+  } catch {
+    throw invalid('it is not a token this service issued');
+  }
+  if (p?.v !== 1 || typeof p.r !== 'string' || !Array.isArray(p.k) || typeof p.k[1] !== 'string' || typeof p.x !== 'number') throw invalid('it is not a token this service issued');
+  if (p.r !== requestHash) throw invalid('it was issued for another request (tenant, object, fields or filter)');
+  if (now > p.x) throw invalid('it has expired; start the sync again from its last timestamp');
+  return p;
+}
+
+/** JSON with object keys sorted, so the same request always hashes the same. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+export function requestHash(orgId: string, slug: string, fields: unknown, filter: unknown): string {
+  return createHash('sha256').update(canonical([orgId, slug, fields, filter ?? null])).digest('base64url');
+}
