@@ -44,7 +44,7 @@ describe('unknown workspace', () => {
     for (const res of responses) {
       expect(res.status).toBe(404);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-      expect((await res.json()).error).toBe('workspace_not_found');
+      expect(((await res.json()) as any).error).toBe('workspace_not_found');
     }
   });
 });
@@ -55,7 +55,7 @@ describe('registration', () => {
   it('echoes the metadata with a client_id and treats a missing auth method as none', async () => {
     const res = await register(server.baseUrl, 'acme', { ...good, client_uri: 'https://agent.example/about' });
     expect(res.status).toBe(201);
-    const body = await res.json();
+    const body: any = await res.json();
     expect(body).toMatchObject({ ...good, token_endpoint_auth_method: 'none', client_uri: 'https://agent.example/about' });
     expect(body.client_id).toMatch(/^\S{16,}$/);
   });
@@ -81,7 +81,7 @@ describe('registration', () => {
   ])('refuses %s', async (_name, body, error) => {
     const res = await register(server.baseUrl, 'acme', body);
     expect(res.status).toBe(400);
-    const json = await res.json();
+    const json: any = await res.json();
     expect(json.error).toBe(error);
     expect(typeof json.error_description).toBe('string');
     expect(json.client_id).toBeUndefined();
@@ -97,7 +97,7 @@ describe('registration', () => {
       const res = await fetch(`${server.baseUrl}/api/v1/acme/oauth/register`, { method: 'POST', headers: { 'content-type': type }, body });
       expect(res.status).toBeGreaterThanOrEqual(400);
       expect(res.status).toBeLessThan(500);
-      const json = await res.json();
+      const json: any = await res.json();
       expect(typeof json.error).toBe('string');
       expect(JSON.stringify(json)).not.toMatch(/at .*\.(js|ts):\d+/);
     }
@@ -383,10 +383,10 @@ describe('token endpoint', () => {
   it('answers a JSON body or no body in the OAuth shape', async () => {
     const json = await fetch(`${server.baseUrl}/api/v1/acme/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"grant_type":"authorization_code"}' });
     expect(json.status).toBe(400);
-    expect((await json.json()).error).toMatch(/^invalid_request$/);
+    expect(((await json.json()) as any).error).toMatch(/^invalid_request$/);
     const none = await fetch(`${server.baseUrl}/api/v1/acme/oauth/token`, { method: 'POST' });
     expect(none.status).toBe(400);
-    expect((await none.json()).error).toBe('invalid_request');
+    expect(((await none.json()) as any).error).toBe('invalid_request');
   });
 });
 
