@@ -3,6 +3,7 @@ import { DiagnosticBag, OqlError } from '../diagnostics/diagnostic.js';
 import type { Span } from '../diagnostics/span.js';
 import { nodeBeyondDepth, treeDepth, type Select } from './ast.js';
 import { classifySyntaxError } from './classify.js';
+import { lex } from './lex.js';
 import { OqlParser } from './parser.js';
 import * as T from './tokens.js';
 
@@ -25,6 +26,10 @@ function validateGrammar(): boolean {
   return typeof process !== 'undefined' && process.env?.OQL_VALIDATE_GRAMMAR === '1';
 }
 
+/**
+ * Chevrotain's lexer built from the token definitions. The compiler runs `lex` (lex.ts); this
+ * one is the tests' oracle for it and is built only when asked for.
+ */
 export function getLexer(): Lexer {
   return (lexer ??= new Lexer(T.allTokens, {
     positionTracking: 'onlyOffset',
@@ -64,14 +69,13 @@ export function parseInto(text: string, bag: DiagnosticBag, limits: SyntaxLimits
     );
     return null;
   }
-  const lexed = getLexer().tokenize(text);
-  if (lexed.errors.length > 0) {
-    const e = lexed.errors[0]!;
-    const ch = text.slice(e.offset, e.offset + e.length);
-    const cp = ch.codePointAt(0) ?? 0;
+  const lexed = lex(text);
+  if (lexed.errorOffset >= 0) {
+    const offset = lexed.errorOffset;
+    const cp = text.codePointAt(offset) ?? 0;
     const shown = cp < 32 || cp === 127 ? `U+${cp.toString(16).toUpperCase().padStart(4, '0')}` : `'${String.fromCodePoint(cp)}'`;
     const width = cp > 0xffff ? 2 : 1;
-    bag.error('INVALID_CHARACTER', { start: e.offset, end: e.offset + width }, `unexpected character ${shown}`, 'identifiers use letters, digits and _; strings go in single quotes');
+    bag.error('INVALID_CHARACTER', { start: offset, end: offset + width }, `unexpected character ${shown}`, 'identifiers use letters, digits and _; strings go in single quotes');
     return null;
   }
   const tokens = lexed.tokens;
