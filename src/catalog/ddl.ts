@@ -6,6 +6,17 @@ export interface DdlOptions {
   ifNotExists?: boolean;
   /** Create the (tenant, relation) indexes. Default true. */
   indexes?: boolean;
+  /**
+   * Create `(tenant, updated_at, id)` indexes of live rows, from which PostgreSQL serves the
+   * connector's keyset pages (`(updated_at, id) > ($t, $id)`) as one range scan. Default false.
+   */
+  keysetIndexes?: boolean;
+  /**
+   * Enable pg_trgm and create a trigram GIN index on every column global_search reads (the
+   * text, email, phone and url columns), so a case-insensitive substring search uses an index
+   * instead of reading the whole table. Default false: the extension must be available.
+   */
+  searchIndexes?: boolean;
 }
 
 /** The Postgres type holding a logical type; null for virtual relations, which have no column. */
@@ -50,6 +61,7 @@ export function catalogDdl(catalog: Catalog, options: DdlOptions = {}): string[]
   const { schema } = catalog.mapping;
   const out: string[] = [];
   if (schema !== 'public') out.push(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+  if (options.searchIndexes) out.push('CREATE EXTENSION IF NOT EXISTS pg_trgm');
   const indexNames = new Set<string>();
   for (const obj of catalog.objects.values()) {
     out.push(createTable(catalog, obj, ine));
@@ -61,8 +73,27 @@ export function catalogDdl(catalog: Catalog, options: DdlOptions = {}): string[]
         `CREATE INDEX ${ine}${quoteIdent(name)} ON ${quoteQualified(schema, obj.table)} (${quoteIdent(catalog.mapping.tenantColumn)}, ${quoteIdent(col.column)})`,
       );
     }
+    if (options.keysetIndexes) out.push(...keysetIndexes(catalog, obj, ine, indexNames));
+    if (options.searchIndexes) out.push(...searchIndexes(catalog, obj, ine, indexNames));
   }
   return out;
+}
+
+function keysetIndexes(catalog: Catalog, obj: ObjectDef, ine: string, used: Set<string>): string[] {
+  const { tenantColumn, softDeleteColumn, idColumn, schema } = catalog.mapping;
+  const updated = obj.columns.get('updated_at');
+  if (!updated || updated.column === null || (updated.type !== 'datetime' && updated.type !== 'date')) return [];
+  // Partial on live rows: the predicate is the soft-delete guard every query carries.
+  const live = softDeleteColumn === null ? '' : ` WHERE ${quoteIdent(softDeleteColumn)} = false`;
+  const name = indexName(obj.table, `${updated.column}_keyset`, used);
+  return [`CREATE INDEX ${ine}${quoteIdent(name)} ON ${quoteQualified(schema, obj.table)} (${quoteIdent(tenantColumn)}, ${quoteIdent(updated.column)}, ${quoteIdent(idColumn)})${live}`];
+}
+
+function searchIndexes(catalog: Catalog, obj: ObjectDef, ine: string, used: Set<string>): string[] {
+  const columns = [...obj.columns.values()].filter((c) => c.column !== null && (c.type === 'text' || c.type === 'email' || c.type === 'phone' || c.type === 'url')).map((c) => c.column!);
+  const search = (catalog.mapping as { readonly searchColumn?: string | null }).searchColumn;
+  if (search && !columns.includes(search)) columns.push(search);
+  return columns.map((column) => `CREATE INDEX ${ine}${quoteIdent(indexName(obj.table, `${column}_trgm`, used))} ON ${quoteQualified(catalog.mapping.schema, obj.table)} USING gin (${quoteIdent(column)} gin_trgm_ops)`);
 }
 
 function createTable(catalog: Catalog, obj: ObjectDef, ine: string): string {
