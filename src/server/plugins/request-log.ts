@@ -6,6 +6,10 @@ import type { FastifyInstance } from 'fastify';
  * pattern is logged rather than the URL so record ids stay out of the logs as well.
  */
 export function installRequestLog(app: FastifyInstance): void {
+  // At debug level only: lets an operator (and the shutdown test) see a request arrive.
+  app.addHook('onRequest', async (request) => {
+    request.log.debug({ method: request.method, route: request.routeOptions.url ?? null }, 'request received');
+  });
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });

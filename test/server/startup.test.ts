@@ -1,0 +1,172 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURE_DATA_OPTIONS, generateRows, loadFixtureCatalog } from '../../fixtures/index.js';
+import { main, type CliIo } from '../../src/cli/main.js';
+import { createServer, openServiceDb, serviceDbOf, verifyApiKey, type ServiceDb } from '../../src/server/index.js';
+import { call, expectEnvelope, listen } from './support.js';
+
+/** Start-up: tables, demo data, keys, the schema check, and `oql serve` / `oql keys` as a user runs them. */
+
+const catalog = loadFixtureCatalog('crm');
+let pglite: PGlite;
+let db: ServiceDb;
+const dir = mkdtempSync(join(tmpdir(), 'oql-serve-'));
+
+beforeAll(async () => {
+  pglite = await PGlite.create();
+  db = serviceDbOf(pglite);
+});
+
+afterAll(async () => {
+  await pglite?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('createServer on an empty database', () => {
+  // The demo generator's rows for org_demo, independently of the server.
+  const demo = generateRows(catalog, { ...FIXTURE_DATA_OPTIONS.crm, tenants: ['org_demo'] });
+  const demoTotal = [...demo.values()].reduce((n, rows) => n + rows.length, 0);
+
+  it('creates the tables, loads the demo data and makes one superadmin key for org_demo', async () => {
+    const api = await listen({ db, demo: true, createFirstKey: true, env: {} });
+    try {
+      expect(api.server.demoRows).toBe(demoTotal);
+      expect(api.server.firstKey).toMatch(/^oql_[A-Za-z0-9_-]{43}$/);
+      const expected = demo.get('opportunity')!.filter((r) => r.is_deleted === false).length;
+      const a = await api.call('POST', '/api/v1/reports/count', { key: api.server.firstKey!, body: { query: 'SELECT id FROM opportunity LIMIT 10000', slug: 'opportunity' } });
+      expect(a.json).toEqual({ success: true, data: { count: expected } });
+      // The key is stored as its SHA-256 hash only.
+      const { rows } = await pglite.query<{ key_hash: string; org_id: string; role: string }>('SELECT key_hash, org_id, role FROM oql_service.api_keys');
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ org_id: 'org_demo', role: 'superadmin' });
+      expect(rows[0]!.key_hash).not.toContain(api.server.firstKey!.slice(4, 20));
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('loads nothing and creates no key on the next start', async () => {
+    const again = await createServer({ db, demo: true, createFirstKey: true, env: {} });
+    try {
+      expect(again.demoRows).toBe(0);
+      expect(again.firstKey).toBeUndefined();
+      const { rows } = await pglite.query<{ n: number }>('SELECT count(*)::int AS n FROM public.opportunity');
+      expect(rows[0]!.n).toBe(demo.get('opportunity')!.length);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('bootstraps OQL_API_KEYS, scoped to their organizations and roles', async () => {
+    const api = await listen({ db, env: { OQL_API_KEYS: 'boot-key-one-0000001=org_one:member:u_1, boot-key-two-0000002=org_two:superadmin' } });
+    try {
+      expect(await verifyApiKey(db, 'boot-key-one-0000001')).toMatchObject({ orgId: 'org_one', role: 'member', userId: 'u_1', via: 'api_key' });
+      expect(await verifyApiKey(db, 'boot-key-two-0000002')).toMatchObject({ orgId: 'org_two', role: 'superadmin' });
+      expect(await verifyApiKey(db, 'boot-key-two-0000003')).toBeNull();
+      expectEnvelope(await api.call('POST', '/api/v1/org/tool/mcp/logs/list/', { key: 'boot-key-one-0000001' }), 403, 'PERMISSION_DENIED');
+      expect((await api.call('POST', '/api/v1/org/tool/mcp/logs/list/', { key: 'boot-key-two-0000002' })).status).toBe(200);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('refuses a malformed OQL_API_KEYS without echoing the key', async () => {
+    for (const bad of ['short=org_a:member', 'a-long-enough-key-1=org_a:owner', 'a-long-enough-key-2', 'a-long-enough-key-3=org a:member']) {
+      const err = await createServer({ db, env: { OQL_API_KEYS: bad } }).then(() => null, (e: Error) => e);
+      expect(err).toMatchObject({ code: 'INVALID_OPTIONS' });
+      expect(err!.message).toContain('OQL_API_KEYS entry 1');
+      expect(err!.message).not.toContain('long-enough-key');
+    }
+  });
+
+  it('refuses to start on a table that lacks a catalog column or holds it with another type, naming both', async () => {
+    await pglite.exec('ALTER TABLE public.lead DROP COLUMN email');
+    const missing = await createServer({ db, env: {} }).then(() => null, (e: Error & { code?: string }) => e);
+    expect(missing).toMatchObject({ code: 'SCHEMA_MISMATCH' });
+    expect(missing!.message).toContain('"public"."lead", column "email" is missing');
+    await pglite.exec('ALTER TABLE public.lead ADD COLUMN email integer');
+    const typed = await createServer({ db, env: {} }).then(() => null, (e: Error & { code?: string }) => e);
+    expect(typed!.message).toContain('"public"."lead", column "email" is integer, the catalog needs text');
+    await pglite.exec('ALTER TABLE public.lead ALTER COLUMN email TYPE text');
+    await (await createServer({ db, env: {} })).close();
+  });
+
+  it('refuses a database URL that is not a postgres:// URL', async () => {
+    await expect(openServiceDb({ database: 'not a url' })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    await expect(openServiceDb({ database: 'mysql://u:secret@localhost/db' })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    const err = await openServiceDb({ database: 'postgres://u:secret@127.0.0.1:1/db' }).then(() => null, (e: Error) => e);
+    expect(err).toMatchObject({ code: 'DATABASE_ERROR' });
+    expect(err!.message).not.toContain('secret');
+  });
+});
+
+function capture(): CliIo & { out: string; err: string } {
+  const io = { out: '', err: '', stdout: (t: string) => void (io.out += t), stderr: (t: string) => void (io.err += t), cwd: process.cwd(), env: {} };
+  return io;
+}
+
+/** The child's stdout so far, and a way to wait for a pattern in what comes after a point. */
+function watch(child: ChildProcess): { text(): string; waitFor(pattern: RegExp, from?: number): Promise<RegExpExecArray> } {
+  let seen = '';
+  const waiters = new Set<() => void>();
+  child.stdout!.on('data', (chunk: Buffer) => {
+    seen += chunk.toString('utf8');
+    for (const w of [...waiters]) w();
+  });
+  return {
+    text: () => seen,
+    waitFor: (pattern, from = 0) => new Promise((resolve, reject) => {
+      const check = () => {
+        const m = pattern.exec(seen.slice(from));
+        if (m) {
+          waiters.delete(check);
+          resolve(m);
+        }
+      };
+      waiters.add(check);
+      child.once('exit', (code) => reject(new Error(`oql serve exited (${code}) before printing ${pattern}: ${seen}`)));
+      check();
+    }),
+  };
+}
+
+describe('oql keys and oql serve', () => {
+  it('creates a key with oql keys create, serves with it, and stops on SIGTERM after finishing a request in flight', async () => {
+    const io = capture();
+    expect(await main(['keys', 'create', '--org', 'org_cli', '--role', 'admin', '--user', 'u_cli', '--data-dir', dir], io)).toBe(0);
+    const key = io.out.trim();
+    expect(key).toMatch(/^oql_[A-Za-z0-9_-]{43}$/);
+    expect(io.err).toContain('org_cli');
+
+    const usage = capture();
+    expect(await main(['keys', 'create', '--org', 'org_cli', '--role', 'owner', '--data-dir', dir], usage)).toBe(2);
+
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--data-dir', dir, '--port', '0', '--demo'], {
+      cwd: process.cwd(), env: { ...process.env, OQL_LOG_LEVEL: 'debug', OQL_API_KEYS: '' }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const out = watch(child);
+    try {
+      const [, url] = await out.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+      await out.waitFor(/OpenAPI document/);
+      // A key existed, so none was created or printed.
+      expect(out.text()).not.toContain('shown once');
+      expect((await call(url!, 'GET', '/health')).status).toBe(200);
+      const mark = out.text().length;
+      const inFlight = call(url!, 'POST', '/api/v1/reports/execute', { key, body: { query: 'SELECT name, owner.name AS owner FROM opportunity LIMIT 50', slug: 'opportunity' } });
+      await out.waitFor(/"route":"\/api\/v1\/reports\/execute","msg":"request received"/, mark);
+      child.kill('SIGTERM');
+      const answer = await inFlight;
+      expect(answer.status).toBe(200);
+      // org_cli has no records: the demo data belongs to org_demo.
+      expect(answer.json).toEqual({ success: true, data: { records: [] } });
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  }, 90_000);
+});
