@@ -13,15 +13,17 @@
  * - fixed texts in rotation (`cache: false`, and libpg-query);
  * - one text repeated (`cache: false`), and repeated with the cache on (a hit).
  *
- * OQL_BENCH_BASELINE=<path to another build's index.js> adds that build's figures, measured in
- * the same rounds, so before/after ratios need no second run.
+ * OQL_BENCH_BASELINE=<path to another build's index.js> adds that build's figures, measured by
+ * this script in a child process right after (two builds in one heap would charge each other's
+ * garbage collection), each with its own libpg-query figures, so the ratios compare.
  *
  * Run by bench/run.mjs (`node --import tsx bench/interleaved.ts <fragment.md>`).
  */
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadModule, parseSync } from 'libpg-query';
 import { corpus } from './corpus.js';
 import { BENCH_DIR, fixtureCatalog, fmt, loadDist, median, progress, readJson, table, type OqlModule } from './lib.js';
@@ -165,7 +167,6 @@ async function main(): Promise<void> {
   await loadModule();
   const builds = [await loadBuild('this build', undefined)];
   const baselinePath = process.env.OQL_BENCH_BASELINE;
-  if (baselinePath) builds.push(await loadBuild('baseline', baselinePath));
 
   const out: string[] = [];
   const emit = (s = ''): void => void out.push(s);
@@ -210,11 +211,28 @@ async function main(): Promise<void> {
     emit(table(['mode', 'median µs per query', 'vs libpg-query (same texts)'], rows));
     emit();
   }
+  if (process.env.OQL_BENCH_SUMMARY_ONLY === '1') {
+    writeFileSync(fragment, JSON.stringify(summary));
+    return;
+  }
+  if (baselinePath) {
+    progress(`interleaved: baseline ${baselinePath} in a child process`);
+    const summaryFile = `${fragment}.baseline.json`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), summaryFile], {
+      env: { ...process.env, OQL_BENCH_DIST: baselinePath, OQL_BENCH_BASELINE: '', OQL_BENCH_SUMMARY_ONLY: '1' },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    if (r.status !== 0) throw new Error(`the baseline run failed (exit ${r.status ?? r.signal})`);
+    const rows = JSON.parse(readFileSync(summaryFile, 'utf8')) as (string | number)[][];
+    rmSync(summaryFile);
+    summary.push(...rows.map((row) => row.map((cell, i) => (i === 1 ? 'baseline' : cell))));
+    summary.sort((a, b) => String(a[0]).localeCompare(String(b[0])) * -1);
+  }
   emit('### Summary');
   emit();
   emit(table(['corpus', 'build', 'oql unique, default µs', 'libpg-query unique µs', 'ratio', 'miss / cache: false', 'repeated, cache: false µs', 'cache hit µs'], summary));
   emit();
-  if (builds.length > 1) emit(`Baseline: \`${baselinePath}\`, measured in the same rounds as this build.\n`);
+  if (baselinePath) emit(`Baseline: \`${baselinePath}\`, measured the same way in a second process right after this one; compare the ratios, which carry each process's own libpg-query figures.\n`);
   writeFileSync(fragment, `${out.join('\n')}\n`);
   progress(`interleaved: wrote ${fragment}`);
 }

@@ -98,13 +98,18 @@ interface CacheEntry {
 
 const CACHE_SIZE = 1000;
 /**
- * Compiled entries by query text, in buckets per catalog version, slug and the options that
- * change the SQL; `recency` orders every entry across buckets for eviction. Two levels instead
- * of one key string: a key spelling out every option and the whole text was built, hashed and
- * kept for every call.
+ * Compiled entries in two generations of CACHE_SIZE / 2 texts: new entries go into `young`; when
+ * it is full it becomes `old` and the previous old one is dropped whole; a hit in `old` moves
+ * up into `young`. That keeps the most recently used texts (between 500 and 1,000 of them) with
+ * no per-entry bookkeeping: an exact LRU evicting from the front of one Map walked over every
+ * deleted slot there, a cost growing with each miss. Within a generation, entries sit in
+ * buckets per catalog version, slug and the options that change the SQL, then by text: a key
+ * spelling out every option and the whole text was built, hashed and kept for every call.
  */
-const buckets = new Map<string, Map<string, CacheEntry>>();
-const recency = new Map<CacheEntry, { readonly bucketKey: string; readonly bucket: Map<string, CacheEntry>; readonly text: string }>();
+type Generation = Map<string, Map<string, CacheEntry>>;
+let young: Generation = new Map();
+let youngSize = 0;
+let old: Generation = new Map();
 
 /** The options besides the text that change the compiled result ('' for the defaults). */
 function optionsKey(o: CompileOptions): string {
@@ -115,8 +120,9 @@ function optionsKey(o: CompileOptions): string {
 
 /** Empties the compiled-query cache (tests and catalog reloads). */
 export function clearCompileCache(): void {
-  buckets.clear();
-  recency.clear();
+  young = new Map();
+  old = new Map();
+  youngSize = 0;
 }
 
 function placeholders(options: CompileOptions): EmitOptions {
@@ -124,28 +130,29 @@ function placeholders(options: CompileOptions): EmitOptions {
   return options.now === undefined ? { orgId: '' } : { orgId: '', now: new Date(0) };
 }
 
+function remember(bucketKey: string, text: string, entry: CacheEntry): void {
+  let bucket = young.get(bucketKey);
+  if (!bucket) young.set(bucketKey, (bucket = new Map()));
+  bucket.set(text, entry);
+  if (++youngSize >= CACHE_SIZE / 2) {
+    old = young;
+    young = new Map();
+    youngSize = 0;
+  }
+}
+
 function entryFor(text: string, options: CompileOptions): CacheEntry {
   if (options.cache === false) return compileEntry(text, options);
   const bucketKey = `${options.catalog.version}\u0000${options.slug}\u0000${optionsKey(options)}`;
-  let bucket = buckets.get(bucketKey);
-  const hit = bucket?.get(text);
-  if (hit) {
-    // Refresh recency: Map iteration order is insertion order, so re-insert on use.
-    const place = recency.get(hit)!;
-    recency.delete(hit);
-    recency.set(hit, place);
-    return hit;
+  const hit = young.get(bucketKey)?.get(text);
+  if (hit) return hit;
+  const older = old.get(bucketKey)?.get(text);
+  if (older) {
+    remember(bucketKey, text, older);
+    return older;
   }
   const entry = compileEntry(text, options);
-  if (!bucket) buckets.set(bucketKey, (bucket = new Map()));
-  bucket.set(text, entry);
-  recency.set(entry, { bucketKey, bucket, text });
-  if (recency.size > CACHE_SIZE) {
-    const [oldest, place] = recency.entries().next().value!;
-    recency.delete(oldest);
-    place.bucket.delete(place.text);
-    if (place.bucket.size === 0) buckets.delete(place.bucketKey);
-  }
+  remember(bucketKey, text, entry);
   return entry;
 }
 

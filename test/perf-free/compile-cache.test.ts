@@ -69,10 +69,19 @@ describe('count cut from the row query', () => {
 });
 
 describe('the cache', () => {
-  it('evicts the least recently used text beyond 1,000 and still compiles it right afterwards', () => {
+  it("forgets texts beyond the last 1,000 and still compiles them right afterwards", () => {
     const text = (n: number) => `SELECT id FROM lead WHERE score > ${n} LIMIT 10`;
     const expectedSql = `SELECT "t0"."id" AS "c0" FROM "public"."lead" AS "t0" WHERE ${g('t0')} AND ("t0"."score" > $2::int8) LIMIT $3::int8`;
-    for (let n = 0; n < 1100; n++) compile(text(n), opts('lead'));
+    const first = compile(text(0), opts('lead')).columns;
+    // A hit hands back the compiled entry's own columns; a recompiled text has new ones.
+    expect(compile(text(0), opts('lead')).columns).toBe(first);
+    const hot = "SELECT id FROM lead WHERE status = 'new' LIMIT 10";
+    const hotColumns = compile(hot, opts('lead')).columns;
+    for (let n = 1; n < 1100; n++) {
+      compile(text(n), opts('lead'));
+      if (n % 100 === 0) expect(compile(hot, opts('lead')).columns, 'a text in steady use stays cached').toBe(hotColumns);
+    }
+    expect(compile(text(0), opts('lead')).columns, 'the oldest text was dropped').not.toBe(first);
     for (const n of [0, 50, 1099]) {
       const r = compile(text(n), opts('lead'));
       expect(r.sql).toBe(expectedSql);
