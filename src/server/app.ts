@@ -10,6 +10,8 @@ import { DEMO_ORG, ensureCatalogTables, loadDemoData, openServiceDb } from './da
 import { installAuth } from './plugins/auth.js';
 import { installEnvelope } from './plugins/envelope.js';
 import { installRequestLog } from './plugins/request-log.js';
+import { connectorRoutes } from './routes/connectors.js';
+import { filterRoutes } from './routes/filter.js';
 import { healthRoutes } from './routes/health.js';
 import { reportRoutes } from './routes/reports.js';
 import { toolLogRoutes } from './routes/tool-logs.js';
@@ -17,6 +19,18 @@ import { countApiKeys, createApiKey, parseApiKeysEnv, storeApiKey, verifyApiKey 
 import { createServiceSchema } from './store/schema.js';
 import { tokenSecret } from './store/settings.js';
 import type { AuthResolver, ServiceDb } from './types.js';
+import { listeningUrl, mcpRoutes } from '../mcp/http.js';
+import { OqlError } from '../diagnostics/diagnostic.js';
+
+/** Public URLs written into OAuth and MCP metadata (deployments behind a proxy set them). */
+export interface PublicUrlOptions {
+  /** Public URL of the main host. Default: the address it listens on. */
+  readonly baseUrl?: string | undefined;
+  /** Public URL of the MCP host. Default: the address it listens on. */
+  readonly mcpUrl?: string | undefined;
+}
+
+export type CreateServerOptions = ServerOptions & PublicUrlOptions;
 
 export interface OqlServer {
   /** The main host: REST endpoints, /health, /openapi.json. Not listening yet. */
@@ -32,6 +46,10 @@ export interface OqlServer {
   readonly firstKey: string | undefined;
   /** Rows of demo data loaded at this start (0 when the tables already held data). */
   readonly demoRows: number;
+  /** Public URL of the main host: `baseUrl` as given, else the address `app` listens on. */
+  baseUrl(): string;
+  /** Public URL of the MCP host: `mcpUrl` as given, else the address `mcpApp` listens on. */
+  mcpUrl(): string;
   /** Closes both apps (in-flight requests finish first), then the database when it was opened here. */
   close(): Promise<void>;
 }
@@ -41,7 +59,7 @@ export interface OqlServer {
  * table (refusing a table that does not match the catalog), bootstraps keys and demo data, and
  * builds both Fastify apps. It does not listen: `oql serve` and the tests do.
  */
-export async function createServer(options: ServerOptions = {}): Promise<OqlServer> {
+export async function createServer(options: CreateServerOptions = {}): Promise<OqlServer> {
   const config = resolveConfig(options);
   const bootstrapKeys = config.apiKeys === undefined ? [] : parseApiKeysEnv(config.apiKeys);
   const ownsDb = options.db === undefined;
@@ -63,11 +81,15 @@ export async function createServer(options: ServerOptions = {}): Promise<OqlServ
       tokenSecret: await tokenSecret(db, config.tokenSecret),
     };
     const authResolvers: AuthResolver[] = [(bearer) => verifyApiKey(db, bearer), ...(options.authResolvers ?? [])];
-    const app = await buildApp(ctx, options, authResolvers, 'api');
-    const mcpApp = await buildApp(ctx, options, authResolvers, 'mcp');
+    // Known only once the apps listen, unless given: read on each request, never cached.
+    const fixedBase = options.baseUrl === undefined ? undefined : publicUrl('baseUrl', options.baseUrl);
+    const fixedMcp = options.mcpUrl === undefined ? undefined : publicUrl('mcpUrl', options.mcpUrl);
+    const urls = { baseUrl: () => fixedBase ?? listeningUrl(app), mcpUrl: () => fixedMcp ?? listeningUrl(mcpApp) };
+    const app: FastifyInstance = await buildApp(ctx, options, authResolvers, 'api', urls);
+    const mcpApp: FastifyInstance = await buildApp(ctx, options, authResolvers, 'mcp', urls);
     let closed: Promise<void> | undefined;
     return {
-      app, mcpApp, db, catalog, config, authResolvers, firstKey, demoRows,
+      app, mcpApp, db, catalog, config, authResolvers, firstKey, demoRows, ...urls,
       close() {
         closed ??= (async () => {
           await Promise.allSettled([app.close(), mcpApp.close()]);
@@ -82,7 +104,26 @@ export async function createServer(options: ServerOptions = {}): Promise<OqlServ
   }
 }
 
-async function buildApp(ctx: ServiceContext, options: ServerOptions, resolvers: readonly AuthResolver[], host: 'api' | 'mcp'): Promise<FastifyInstance> {
+/** An http(s) URL without a trailing slash, or a clear error. */
+function publicUrl(name: string, value: string): string {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(value);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.search || parsed.hash) {
+    throw OqlError.plain('INVALID_OPTIONS', `${name} must be an http or https URL without query or fragment, not '${value}'`, 'for example https://mcp.example.com');
+  }
+  return value.replace(/\/+$/, '');
+}
+
+interface HostUrls {
+  baseUrl(): string;
+  mcpUrl(): string;
+}
+
+async function buildApp(ctx: ServiceContext, options: ServerOptions, resolvers: readonly AuthResolver[], host: 'api' | 'mcp', urls: HostUrls): Promise<FastifyInstance> {
   const log = options.log;
   const app = Fastify({
     logger: log ? { level: log.level ?? 'info', ...(log.stream ? { stream: log.stream } : {}), base: { host } } : false,
@@ -90,6 +131,8 @@ async function buildApp(ctx: ServiceContext, options: ServerOptions, resolvers: 
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
     bodyLimit: ctx.config.bodyLimit,
+    // Paths as the contract writes them, with or without their trailing slash.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     // Values are checked as sent: coercion would turn "12" into 12 before record validation sees it.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
     return503OnClosing: true,
@@ -101,6 +144,7 @@ async function buildApp(ctx: ServiceContext, options: ServerOptions, resolvers: 
   installJsonParser(app);
   if (host === 'mcp') {
     await app.register(healthRoutes);
+    await app.register(mcpRoutes, urls);
     return app;
   }
   // Registered before any route, so it sees them all.
@@ -120,6 +164,8 @@ async function buildApp(ctx: ServiceContext, options: ServerOptions, resolvers: 
     installAuth(api, resolvers);
     await api.register(reportRoutes);
     await api.register(toolLogRoutes);
+    await api.register(filterRoutes);
+    await api.register(connectorRoutes);
   });
   return app;
 }

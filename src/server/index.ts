@@ -2,7 +2,7 @@
  * oql/server: the CRM data service over HTTP, built on the oql library. `oql serve` runs it;
  * `createServer` builds it for embedding and tests.
  */
-export { createServer, type OqlServer } from './app.js';
+export { createServer, type OqlServer, type CreateServerOptions, type PublicUrlOptions } from './app.js';
 export type { ServerOptions, ServerConfig, LogOptions } from './config.js';
 export type { ServiceContext, RouteAuth } from './context.js';
 export { openServiceDb, serviceDbOf, ensureCatalogTables, loadDemoData, DEMO_ORG, type DatabaseOptions } from './database.js';

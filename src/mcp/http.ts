@@ -1,0 +1,159 @@
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
+import { accessOf } from '../server/context.js';
+import { oauthError, trimSlash, workspaceUrls } from '../server/oauth/context.js';
+import { protectedResourceMetadata } from '../server/oauth/metadata.js';
+import { verifyAccessToken } from '../server/oauth/store.js';
+import { verifyApiKey } from '../server/store/api-keys.js';
+import { createWorkspacesTable, resolveWorkspace, type Workspace } from '../server/store/workspaces.js';
+import type { Principal } from '../server/types.js';
+import { buildMcpServer } from './tools.js';
+
+/**
+ * The hosted MCP endpoint of every workspace, mounted on the MCP host's Fastify instance:
+ *
+ *   POST {mcp_url}/<subdomain>/mcp                                  Streamable HTTP (stateless)
+ *   GET  {mcp_url}/<subdomain>/.well-known/oauth-protected-resource  RFC 9728 metadata
+ *   GET  {mcp_url}/.well-known/oauth-protected-resource/<subdomain>/mcp   the same, at RFC 9728's path-inserted location
+ *
+ * The SDK's `createMcpHandler` serves each request with a fresh server built for the caller, so
+ * nothing lives between requests: any number of MCP hosts can share one database. Nothing else on
+ * this host is an OAuth endpoint; `/.well-known/oauth-authorization-server`, `/authorize`, `/token`
+ * and `/register` fall through to the host's 404.
+ */
+export interface McpRoutesOptions {
+  /** Public URL of the main host (the issuer of each workspace lives there). */
+  readonly baseUrl: () => string;
+  /** Public URL of this host: a workspace's resource is `{mcpUrl}/<subdomain>/mcp`. */
+  readonly mcpUrl: () => string;
+  /**
+   * Also accept an API key of the workspace's organization as the bearer token (for clients
+   * configured with a static header). Default true.
+   */
+  readonly acceptApiKeys?: boolean | undefined;
+}
+
+/** The bearer of an Authorization header; anything else is no token at all. */
+const BEARER = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i;
+
+export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions): Promise<void> {
+  const ctx = app.oql;
+  // The MCP host may run alone, before the OAuth server ever created it.
+  await createWorkspacesTable(ctx.db);
+  const acceptApiKeys = options.acceptApiKeys ?? true;
+
+  const handler = createMcpHandler(({ authInfo }) => {
+    const principal = authInfo?.extra?.['principal'] as Principal | undefined;
+    // The route authenticates before the handler runs; a request without a principal never gets here.
+    if (!principal) throw new Error('MCP request reached the handler without a principal');
+    return buildMcpServer({
+      db: ctx.db.raw,
+      logDb: ctx.db,
+      catalog: ctx.catalog,
+      principal,
+      limiter: ctx.limiter,
+      timeoutMs: ctx.config.queryTimeoutMs,
+      access: accessOf(ctx, principal),
+      onLogError: (error) => app.log.error({ errorName: (error as Error)?.name }, 'tool call could not be logged'),
+    });
+  }, {
+    onerror: (error) => app.log.warn({ errorName: error.name, message: error.message.slice(0, 200) }, 'MCP request rejected'),
+  });
+  const node = toNodeHandler(handler, { maxRequestBodySize: ctx.config.bodyLimit });
+  app.addHook('onClose', async () => {
+    await handler.close();
+  });
+
+  const urlsOf = (subdomain: string) => workspaceUrls(options.baseUrl(), options.mcpUrl(), subdomain);
+
+  /** The workspace of the path, or a 404 answer and null. */
+  const workspaceOf = async (subdomain: string, reply: FastifyReply): Promise<Workspace | null> => {
+    const workspace = await resolveWorkspace(ctx.db, subdomain);
+    if (!workspace) oauthError(reply, 404, 'workspace_not_found', `no workspace '${subdomain.slice(0, 63)}' exists`);
+    return workspace;
+  };
+
+  const authenticate = async (token: string, workspace: Workspace, resource: string): Promise<Principal | null> => {
+    const viaToken = await verifyAccessToken(ctx.db, token, { resource, workspace: workspace.subdomain });
+    if (viaToken) return viaToken.orgId === workspace.orgId ? viaToken : null;
+    if (!acceptApiKeys) return null;
+    const viaKey = await verifyApiKey(ctx.db, token);
+    return viaKey && viaKey.orgId === workspace.orgId ? { ...viaKey, workspace: workspace.subdomain } : null;
+  };
+
+  const serve = async (request: FastifyRequest<{ Params: { subdomain: string } }>, reply: FastifyReply) => {
+    const workspace = await workspaceOf(request.params.subdomain, reply);
+    if (!workspace) return reply;
+    const urls = urlsOf(workspace.subdomain);
+    if (!originAllowed(request.headers.origin, options.mcpUrl())) {
+      return oauthError(reply, 403, 'forbidden_origin', 'requests from this Origin are not accepted: the MCP endpoint serves agents, not web pages');
+    }
+    const header = request.headers.authorization;
+    const token = typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined;
+    const principal = token === undefined ? null : await authenticate(token, workspace, urls.resource);
+    if (!principal) {
+      // RFC 6750 section 3 and RFC 9728 section 5.1: the challenge points at the metadata, which
+      // points at the authorization server; a presented token that failed also says so.
+      const challenge = token === undefined
+        ? `Bearer resource_metadata="${urls.protectedResourceMetadata}"`
+        : `Bearer error="invalid_token", error_description="the access token is invalid, expired, revoked or for another workspace", resource_metadata="${urls.protectedResourceMetadata}"`;
+      reply.header('www-authenticate', challenge);
+      return oauthError(reply, 401, 'invalid_token', token === undefined
+        ? 'this MCP endpoint needs a bearer token: follow resource_metadata in WWW-Authenticate to authorize'
+        : 'the bearer token is not valid for this workspace');
+    }
+    // The token itself stays here: tools see the principal only, so no log can hold it.
+    const auth: AuthInfo = {
+      token: '',
+      clientId: principal.clientId ?? principal.userId,
+      scopes: [],
+      resource: new URL(urls.resource),
+      extra: { principal },
+    };
+    reply.hijack();
+    await node(Object.assign(request.raw, { auth }), reply.raw, request.body);
+    return reply;
+  };
+
+  app.route<{ Params: { subdomain: string } }>({ method: ['POST', 'GET', 'DELETE'], url: '/:subdomain/mcp', handler: serve });
+
+  const metadata = async (subdomain: string, reply: FastifyReply) => {
+    const workspace = await workspaceOf(subdomain, reply);
+    if (!workspace) return reply;
+    return reply.header('cache-control', 'public, max-age=300').header('access-control-allow-origin', '*')
+      .send(protectedResourceMetadata({ baseUrl: options.baseUrl(), mcpUrl: options.mcpUrl(), subdomain: workspace.subdomain }));
+  };
+  app.get<{ Params: { subdomain: string } }>('/:subdomain/.well-known/oauth-protected-resource',
+    async (request, reply) => metadata(request.params.subdomain, reply));
+  app.get<{ Params: { subdomain: string } }>('/.well-known/oauth-protected-resource/:subdomain/mcp',
+    async (request, reply) => metadata(request.params.subdomain, reply));
+}
+
+/**
+ * Browsers send Origin; agents do not. A page on another site must not drive the endpoint with a
+ * token it got hold of (DNS rebinding, a local deployment), so an Origin other than the MCP host's
+ * own is refused.
+ */
+function originAllowed(origin: string | undefined, mcpUrl: string): boolean {
+  if (origin === undefined) return true;
+  try {
+    return new URL(origin).origin === new URL(mcpUrl).origin;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The URL a listening Fastify instance is reachable at, for metadata when no public URL was given:
+ * an unspecified bind address (0.0.0.0, ::) is written as the loopback address.
+ */
+export function listeningUrl(app: FastifyInstance): string {
+  const address = app.server.address() as AddressInfo | string | null;
+  if (address === null || typeof address === 'string') throw new Error('the server is not listening on a TCP port yet');
+  const host = address.address === '0.0.0.0' ? '127.0.0.1'
+    : address.address === '::' ? '[::1]'
+    : address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return trimSlash(`http://${host}:${address.port}`);
+}

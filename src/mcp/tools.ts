@@ -1,0 +1,343 @@
+import { McpServer } from '@modelcontextprotocol/server';
+import * as z from 'zod/v4';
+import type { Catalog, ColumnDef, ObjectDef } from '../catalog/types.js';
+import { VERSION } from '../cli/version.js';
+import type { Diagnostic } from '../diagnostics/diagnostic.js';
+import { isOqlError, type OqlError } from '../diagnostics/diagnostic.js';
+import { filterRecords } from '../filter/filter.js';
+import { lint } from '../lint/lint.js';
+import { count, execute } from '../run/execute.js';
+import type { ConcurrencyLimiter } from '../run/limiter.js';
+import type { Queryable } from '../run/transaction.js';
+import { recordToolCall, type ToolCall } from '../server/store/tool-logs.js';
+import type { Principal, ServiceTx } from '../server/types.js';
+
+/**
+ * The MCP tools, defined once over the library and served by both the hosted Streamable HTTP app
+ * and `oql mcp --stdio`. Each description is written for the model that calls the tool: what it
+ * does, when to use it, and (for queries) the dialect's rules, so a first attempt is usually valid
+ * and a rejected one says exactly what to change.
+ */
+
+/** Everything a tool call needs about its caller and the service it runs on. */
+export interface ToolContext {
+  /** The database the library runs queries on (a PGlite instance or a pg Pool). */
+  readonly db: Queryable;
+  /** Where calls are logged (the service schema's tool_logs table). */
+  readonly logDb: ServiceTx;
+  readonly catalog: Catalog;
+  readonly principal: Principal;
+  /** One per server: the per-client budget of concurrent queries. */
+  readonly limiter: ConcurrencyLimiter;
+  /** statement_timeout of every query a tool runs. */
+  readonly timeoutMs: number;
+  /** The objects the caller's role may read; undefined: all of them. */
+  readonly access?: readonly string[] | undefined;
+  /** Called when a call could not be logged (the call itself is still answered). */
+  readonly onLogError?: ((error: unknown, call: ToolCall) => void) | undefined;
+}
+
+/** What a tool hands back before it is wrapped into an MCP result. */
+interface Outcome {
+  readonly text: string;
+  readonly isError?: boolean;
+  /** HTTP-style code written to the tool log. */
+  readonly code: number;
+}
+
+interface ToolDef<S extends z.ZodObject> {
+  readonly name: string;
+  readonly title: string;
+  readonly description: string;
+  readonly inputSchema: S;
+  readonly readOnly: true;
+  run(args: z.infer<S>, ctx: ToolContext): Promise<Outcome>;
+}
+
+function tool<S extends z.ZodObject>(def: ToolDef<S>): ToolDef<S> {
+  return def;
+}
+
+const MAX_QUERY = 100_000;
+
+const slugArg = z.string().min(1).max(200)
+  .describe('The object slug exactly as list_objects gives it (singular, e.g. "opportunity"). For queries it must equal the top-level FROM.');
+const queryArg = z.string().min(1).max(MAX_QUERY)
+  .describe('One SELECT in the object query language, ending with LIMIT n. See the rules in this tool\'s description.');
+
+/** Section 4.10 of the service contract, condensed for a model writing queries. */
+export const DIALECT_RULES = `Rules of the query language (a PostgreSQL-style SELECT over CRM objects):
+1. Exactly one SELECT. FROM names one object slug, singular, and must equal the "slug" argument. No JOIN: follow relations with dot notation instead.
+2. The query must end with LIMIT n (LIMIT 100 when unsure).
+3. Every aggregate or expression in the select list needs an alias: COUNT(*) AS n, ROUND(SUM(amount)/100000, 2) AS lakh.
+4. date and datetime columns hold epoch milliseconds (bigint): compare numbers, never date strings, CURRENT_DATE or to_timestamp(...) in WHERE.
+   Boundary of a calendar instant: date_part('epoch', TIMESTAMP '2024-01-01 00:00' AT TIME ZONE 'Asia/Kolkata')*1000.
+   Start of today: date_part('epoch', date_trunc('day', NOW() AT TIME ZONE 'Asia/Kolkata') AT TIME ZONE 'Asia/Kolkata')*1000 (AT TIME ZONE twice).
+   Group or display by day: date_trunc('day', to_timestamp(created_at/1000) AT TIME ZONE 'Asia/Kolkata') AS day.
+   Columns of type date (UTC midnight) need no AT TIME ZONE: display with to_timestamp(close_date/1000)::date.
+5. Dot notation follows to-one relations in SELECT, WHERE and GROUP BY: owner.name, owner.manager.email. Comparing the relation column to a known id (owner = 'u_1') is faster than comparing a field on it.
+6. One-to-many relations (kind one-to-many in describe_object): contacts.status in WHERE returns one row per matching child, so count parents with COUNT(DISTINCT id). Prefer a correlated EXISTS, which does not fan out:
+   SELECT COUNT(*) AS n FROM account WHERE EXISTS (SELECT 1 FROM contact WHERE contact.account = account.id AND contact.status = 'active') LIMIT 1
+   Never write id IN (SELECT ...) over a one-to-many relation.
+7. multiselect columns are arrays: has any = tags && ARRAY['key','partner']; has none = NOT (tags && ARRAY['key']); is empty = tags = ARRAY[NULL]. No array_length, no subscripts.
+8. Unsupported: JOIN, UNION, WITH, EXTRACT, FILTER (WHERE ...), window functions (OVER), casts other than ::date, pg_* names.
+   Conditional counts: COUNT(CASE WHEN stage = 'won' THEN 1 END) AS won.
+9. Functions: count, sum, avg, min, max, lower, upper, concat, trim, abs, round, coalesce, date_trunc, to_timestamp, date_part, if(cond, a, b), CASE, now.
+10. Bare identifiers, single-quoted strings, ILIKE for case-insensitive matching, booleans as 0/1 or true/false. Deleted records and other organizations are excluded automatically: never filter on is_deleted or org_id.
+Enum and multiselect values are option slugs (describe_object lists them). Call describe_object before writing a query on an object you have not seen.`;
+
+const listObjects = tool({
+  name: 'list_objects',
+  title: 'List CRM objects',
+  description: 'Lists the objects (tables) of the CRM you can query, with their slug, display names and number of fields. '
+    + 'Start here, then call describe_object on the object you need before writing a query.',
+  inputSchema: z.object({}),
+  readOnly: true,
+  async run(_args, ctx) {
+    const objects = readable(ctx).map((o) => ({
+      slug: o.slug,
+      display_name: o.displayName,
+      plural_name: o.pluralName,
+      fields: o.columns.size,
+    }));
+    return { text: JSON.stringify({ objects }, null, 2), code: 200 };
+  },
+});
+
+const describeObject = tool({
+  name: 'describe_object',
+  title: 'Describe a CRM object',
+  description: 'Describes one object: every field with its logical type, to-one relations (follow them with dot notation: owner.name) '
+    + 'and one-to-many relations (the child object and the child column that points back: use EXISTS on them), '
+    + 'and the option slugs of enum and multiselect fields. date/datetime fields hold epoch milliseconds. '
+    + 'Use it before writing an execute_query or filter_records call on an object.',
+  inputSchema: z.object({ slug: slugArg }),
+  readOnly: true,
+  async run({ slug }, ctx) {
+    const obj = readable(ctx).find((o) => o.slug === slug);
+    if (!obj) return unknownObject(slug, ctx);
+    return { text: JSON.stringify(describe(obj), null, 2), code: 200 };
+  },
+});
+
+const executeQuery = tool({
+  name: 'execute_query',
+  title: 'Run an analytics query',
+  description: `Runs one read-only query of the CRM's object query language and returns its rows as JSON ({"records": [...]}).
+A rejected query comes back as an error listing every problem with its code, line:column, the offending text and a hint saying what to write instead: apply the hints and call again.
+Use lint_query to check a query without running it, count_query to count its rows.
+
+${DIALECT_RULES}`,
+  inputSchema: z.object({ query: queryArg, slug: slugArg }),
+  readOnly: true,
+  async run({ query, slug }, ctx) {
+    const result = await execute(ctx.db, { query, slug }, runOptions(ctx));
+    return { text: JSON.stringify(result, null, 2), code: 200 };
+  },
+});
+
+const countQuery = tool({
+  name: 'count_query',
+  title: 'Count the rows of a query',
+  description: 'Counts the rows execute_query would return for the same query (at most its LIMIT), without returning them: {"count": n}. '
+    + 'Same language and rules as execute_query; a rejected query lists every problem with a hint.',
+  inputSchema: z.object({ query: queryArg, slug: slugArg }),
+  readOnly: true,
+  async run({ query, slug }, ctx) {
+    const result = await count(ctx.db, { query, slug }, runOptions(ctx));
+    return { text: JSON.stringify(result), code: 200 };
+  },
+});
+
+const lintQuery = tool({
+  name: 'lint_query',
+  title: 'Check a query without running it',
+  description: 'Checks a query of the object query language against the schema without running it and lists every error and warning '
+    + 'with its code, line:column, the offending text and a hint. "No problems found" means execute_query will accept it.',
+  inputSchema: z.object({ query: queryArg, slug: slugArg }),
+  readOnly: true,
+  async run({ query, slug }, ctx) {
+    const diagnostics = lint(query, { catalog: ctx.catalog, slug, ...(ctx.access === undefined ? {} : { access: ctx.access }) });
+    if (diagnostics.length === 0) return { text: 'No problems found: execute_query will accept this query.', code: 200 };
+    const errors = diagnostics.filter((d) => d.severity === 'error').length;
+    const head = errors > 0
+      ? `${errors} error${errors === 1 ? '' : 's'}: execute_query would reject this query.`
+      : 'Warnings only: execute_query accepts this query, but read them.';
+    return { text: `${head}\n${diagnostics.map((d) => diagnosticLine(d, query)).join('\n')}`, code: 200 };
+  },
+});
+
+const filterArg = z.looseObject({
+  fields: z.array(z.string()).optional().describe('Fields to return; dot paths follow to-one relations (owner.name). Default: every stored field.'),
+  filters: z.record(z.string(), z.unknown()).optional()
+    .describe('{"and": [conditions]} and/or {"or": [conditions]}; a condition is {"field", "operator", "value"} or a nested group.'),
+  sort: z.array(z.object({ field: z.string(), direction: z.string() })).optional().describe('[{"field": "amount", "direction": "desc"}]'),
+  pagination: z.object({ page: z.number(), page_size: z.number() }).optional().describe('Pages start at 1; page_size at most 1000.'),
+});
+
+const filterRecordsTool = tool({
+  name: 'filter_records',
+  title: 'Filter records',
+  description: `Returns the records of one object that match structured conditions (no query language): {"records": [...]}, null for empty values.
+Operators: eq, neq; gt, lt, gte, lte (numbers, epoch ms for dates); in, nin (array); like, ilike (% wildcards); starts_with, ends_with, contains, not_contains; between ([low, high], inclusive); is_empty, not_empty, exists, not_exists (no value); global_search (field "", a string searched across text fields).
+Example: {"slug": "opportunity", "query": {"fields": ["name", "amount", "owner.name"], "filters": {"and": [{"field": "stage", "operator": "eq", "value": "proposal"}, {"or": [{"field": "amount", "operator": "gte", "value": 100000}, {"field": "sources", "operator": "in", "value": ["referral"]}]}]}, "sort": [{"field": "amount", "direction": "desc"}], "pagination": {"page": 1, "page_size": 50}}}
+Use execute_query instead for aggregates, grouping and one-to-many conditions.`,
+  inputSchema: z.object({ slug: slugArg, query: filterArg.describe('The filter: fields, filters, sort, pagination.') }),
+  readOnly: true,
+  async run({ slug, query }, ctx) {
+    const release = ctx.limiter.acquire(clientIdOf(ctx.principal));
+    try {
+      const result = await filterRecords(ctx.db, { query }, {
+        catalog: ctx.catalog, slug, orgId: ctx.principal.orgId, timeoutMs: ctx.timeoutMs,
+        ...(ctx.access === undefined ? {} : { access: ctx.access }),
+      });
+      return { text: JSON.stringify(result, null, 2), code: 200 };
+    } finally {
+      release();
+    }
+  },
+});
+
+/** Every tool, in the order tools/list shows them. */
+export const TOOLS = [listObjects, describeObject, executeQuery, countQuery, lintQuery, filterRecordsTool] as const;
+
+export const TOOL_NAMES: readonly string[] = TOOLS.map((t) => t.name);
+
+export const SERVER_INFO = { name: 'oql', version: VERSION } as const;
+
+const INSTRUCTIONS = 'Read-only access to one organization\'s CRM records. Call list_objects, then describe_object on the object you need, '
+  + 'then execute_query (aggregates, grouping, relations) or filter_records (plain conditions). Queries must end with LIMIT; '
+  + 'dates are epoch milliseconds. A rejected query lists each problem with a hint: apply it and retry.';
+
+/** A fresh MCP server with every tool bound to one caller (the SDK builds one per request or connection). */
+export function buildMcpServer(ctx: ToolContext): McpServer {
+  const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS });
+  for (const def of TOOLS) registerTool(server, def as ToolDef<z.ZodObject>, ctx);
+  return server;
+}
+
+function registerTool(server: McpServer, def: ToolDef<z.ZodObject>, ctx: ToolContext): void {
+  server.registerTool(def.name, {
+    title: def.title,
+    description: def.description,
+    inputSchema: def.inputSchema,
+    annotations: { title: def.title, readOnlyHint: def.readOnly, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  }, async (args: Record<string, unknown>) => {
+    const started = performance.now();
+    const timestamp = Date.now();
+    const outcome = await runSafely(def, args, ctx);
+    const call: ToolCall = {
+      orgId: ctx.principal.orgId,
+      userId: ctx.principal.userId,
+      toolName: def.name,
+      // The tool's own arguments only: the bearer token never reaches a tool, so it cannot be logged.
+      inputParams: args,
+      responseTime: Math.max(0, Math.round(performance.now() - started)),
+      responseCode: outcome.code,
+      timestamp,
+    };
+    try {
+      await recordToolCall(ctx.logDb, call);
+    } catch (e) {
+      ctx.onLogError?.(e, call);
+    }
+    return { content: [{ type: 'text' as const, text: outcome.text }], ...(outcome.isError ? { isError: true } : {}) };
+  });
+}
+
+/** Runs a tool; every failure becomes a tool error a model can read, never a stack trace. */
+async function runSafely(def: ToolDef<z.ZodObject>, args: Record<string, unknown>, ctx: ToolContext): Promise<Outcome> {
+  try {
+    return await def.run(args, ctx);
+  } catch (e) {
+    if (isOqlError(e)) return { text: errorText(e, typeof args['query'] === 'string' ? args['query'] : undefined), isError: true, code: e.status };
+    return { text: 'The tool failed inside the service; nothing was changed. Try again, and report it if it keeps failing.', isError: true, code: 500 };
+  }
+}
+
+/**
+ * The text of a rejected call: every diagnostic (or, for a filter body, every validation error)
+ * on its own line, so a model can apply each hint in turn.
+ */
+export function errorText(e: OqlError, query?: string): string {
+  const lines: string[] = [];
+  if (e.validationErrors && e.validationErrors.length > 0) {
+    lines.push(`${e.code}: ${e.message}`);
+    for (const v of e.validationErrors) {
+      lines.push(`- ${v.error_code} ${v.field ? `field ${v.field}` : '(body)'}: ${v.message}${v.meta_data ? ` [at ${v.meta_data}]` : ''}`);
+    }
+    return lines.join('\n');
+  }
+  const source = e.source ?? query;
+  const positioned = source !== undefined && e.diagnostics.some((d) => d.span.end > d.span.start);
+  const errors = e.diagnostics.filter((d) => d.severity === 'error').length;
+  lines.push(positioned
+    ? `The query was rejected (${errors} error${errors === 1 ? '' : 's'}). Fix each one and call again:`
+    : 'The call was rejected:');
+  for (const d of e.diagnostics) lines.push(diagnosticLine(d, source));
+  return lines.join('\n');
+}
+
+/** `- ERROR MISSING_LIMIT at 1:30 near "…": message. Hint: …` */
+function diagnosticLine(d: Diagnostic, source: string | undefined): string {
+  const where = d.span.end > d.span.start || d.span.line > 1 || d.span.column > 1 ? ` at ${d.span.line}:${d.span.column}` : '';
+  const text = source !== undefined && d.span.end > d.span.start ? source.slice(d.span.start, Math.min(d.span.end, d.span.start + 200)) : '';
+  const near = text ? ` near "${text}"` : '';
+  const hint = d.hint ? ` Hint: ${d.hint}` : '';
+  return `- ${d.severity.toUpperCase()} ${d.code}${where}${near}: ${d.message}.${hint}`.replace(/\.\./g, '.');
+}
+
+function runOptions(ctx: ToolContext) {
+  return {
+    catalog: ctx.catalog,
+    orgId: ctx.principal.orgId,
+    clientId: clientIdOf(ctx.principal),
+    limiter: ctx.limiter,
+    timeoutMs: ctx.timeoutMs,
+    ...(ctx.access === undefined ? {} : { access: ctx.access }),
+  };
+}
+
+/** The concurrency budget belongs to the key or OAuth client, as for the REST reports. */
+export function clientIdOf(principal: Principal): string {
+  return `${principal.via}:${principal.clientId ?? principal.userId}`;
+}
+
+function readable(ctx: ToolContext): ObjectDef[] {
+  const all = [...ctx.catalog.objects.values()];
+  return ctx.access === undefined ? all : all.filter((o) => ctx.access!.includes(o.slug));
+}
+
+function unknownObject(slug: string, ctx: ToolContext): Outcome {
+  const known = readable(ctx).map((o) => o.slug);
+  return { text: `Invalid slug: there is no object '${slug}'. The objects are: ${known.join(', ')}.`, isError: true, code: 400 };
+}
+
+/** What a model needs of an object to write a query or a filter on it. */
+function describe(obj: ObjectDef) {
+  return {
+    slug: obj.slug,
+    display_name: obj.displayName,
+    plural_name: obj.pluralName,
+    fields: [...obj.columns.values()].map((c) => field(c, obj.slug)),
+  };
+}
+
+function field(c: ColumnDef, parent: string) {
+  const out: Record<string, unknown> = { name: c.slug, label: c.displayName, type: c.type };
+  if (c.isPrimary) out['primary'] = true;
+  if (c.type === 'date') out['note'] = 'epoch milliseconds of UTC midnight';
+  if (c.type === 'datetime') out['note'] = 'epoch milliseconds';
+  if (c.relation?.kind === 'to-one') {
+    out['relation'] = { kind: 'to-one', object: c.relation.object, use: `${c.slug}.<field of ${c.relation.object}>` };
+  } else if (c.relation?.kind === 'virtual') {
+    out['relation'] = {
+      kind: 'one-to-many',
+      object: c.relation.object,
+      child_column: c.relation.via,
+      use: `EXISTS (SELECT 1 FROM ${c.relation.object} WHERE ${c.relation.object}.${c.relation.via} = ${parent}.id AND ...)`,
+    };
+  }
+  if (c.options) out['options'] = c.options;
+  return out;
+}
