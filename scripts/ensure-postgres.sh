@@ -2,6 +2,17 @@
 # The server tests and the SQL benchmark start a throwaway PostgreSQL 15 cluster (timeouts and
 # concurrency need a real server). Install Debian's postgresql-15 when its binaries are missing.
 set -e
+# The OAuth consent-page tests drive Debian's chromium through playwright-core (which bundles no
+# browser). Install it when missing; without root or apt, say so and let those tests fail clearly.
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing chromium (browser for the consent-page tests)..." >&2
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "chromium is missing at /usr/bin/chromium: install Debian's chromium package for the consent-page tests" >&2
+  fi
+fi
 BIN=/usr/lib/postgresql/15/bin
 if [ -x "$BIN/initdb" ] && [ -x "$BIN/pg_ctl" ]; then exit 0; fi
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then

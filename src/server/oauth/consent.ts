@@ -110,7 +110,9 @@ function pageHeaders(reply: FastifyReply, styleNonce: string): void {
     .header('x-frame-options', 'DENY')
     .header('content-security-policy', `default-src 'none'; style-src 'nonce-${styleNonce}'; img-src 'none'; base-uri 'none'; frame-ancestors 'none'`)
     .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
+    // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` with the form
+    // post, and the Origin check could not tell our page from a sandboxed attacker's.
+    .header('referrer-policy', 'same-origin')
     .header('cache-control', 'no-store')
     .type('text/html; charset=utf-8');
 }
@@ -118,10 +120,10 @@ function pageHeaders(reply: FastifyReply, styleNonce: string): void {
 // Phone first: one column, no fixed widths, long URLs wrap instead of widening the page.
 const STYLE = `
 *{box-sizing:border-box}
-body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f4f5f7;color:#1d2129}
+body{margin:0;overflow-wrap:anywhere;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f4f5f7;color:#1d2129}
 main{max-width:30rem;margin:0 auto;padding:1.5rem 1rem}
 .card{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:1.25rem}
-h1{font-size:1.25rem;margin:0 0 .75rem}
+h1{font-size:1.25rem;margin:0 0 .75rem;overflow-wrap:anywhere}
 p,li{overflow-wrap:anywhere;word-break:break-word}
 ul{padding-left:1.2rem}
 label{display:block;font-weight:600;margin:1rem 0 .25rem}
@@ -143,7 +145,7 @@ function page(reply: FastifyReply, status: number, title: string, body: string):
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${escapeHtml(title)}</title>
 <style nonce="${nonce}">${STYLE}</style>
 </head>
