@@ -65,13 +65,17 @@ function positive(name: string, value: number | string | undefined, fallback: nu
 /** Options over environment over defaults, each checked. */
 export function resolveConfig(options: ServerOptions): ServerConfig {
   const env = options.env ?? process.env;
+  const secret = options.tokenSecret ?? env['OQL_TOKEN_SECRET'];
+  if (secret !== undefined && secret !== '' && secret.length < 16) {
+    throw OqlError.plain('INVALID_OPTIONS', 'OQL_TOKEN_SECRET must be at least 16 characters long', 'leave it unset to have one generated and kept in the database');
+  }
   return {
     bodyLimit: positive('bodyLimit (OQL_BODY_LIMIT)', options.bodyLimit ?? env['OQL_BODY_LIMIT'], DEFAULT_BODY_LIMIT),
     maxBulkRecords: positive('maxBulkRecords (OQL_MAX_BULK_RECORDS)', options.maxBulkRecords ?? env['OQL_MAX_BULK_RECORDS'], DEFAULT_MAX_BULK_RECORDS),
     maxConcurrentReports: positive('maxConcurrentReports', options.maxConcurrentReports, 2),
     queryTimeoutMs: positive('queryTimeoutMs', options.queryTimeoutMs, DEFAULT_QUERY_TIMEOUT_MS),
     apiKeys: options.apiKeys ?? env['OQL_API_KEYS'],
-    tokenSecret: options.tokenSecret ?? env['OQL_TOKEN_SECRET'],
+    tokenSecret: secret === '' ? undefined : secret,
     roleAccess: options.roleAccess ?? {},
   };
 }

@@ -242,3 +242,57 @@ describe('tool logs (4.16)', () => {
     expect(sizes).toEqual([200, 400, 600, 800, 1000, 1200, 1400, 1600, 1800, 2000, 2200, 2400, 2600, 2800, 3000, 3000, 500]);
   }, 60_000);
 });
+
+describe('filter (4.5) for two organizations', () => {
+  const path = '/api/v1/org/objects/account/filter';
+  it('returns the requested fields of the caller\'s matching records only', async () => {
+    for (const [org, key] of [['org_acme', KEYS.acmeAdmin], ['org_globex', KEYS.globexAdmin]] as const) {
+      const expected = live('account', org).filter((r) => r.industry === 'finance').map((r) => ({ id: r.id, name: r.name, industry: 'finance' }));
+      const a = await api.call('POST', path, { key, body: { query: { fields: ['id', 'name', 'industry'], filters: { and: [{ field: 'industry', operator: 'eq', value: 'finance' }] }, pagination: { page: 1, page_size: 1000 } } } });
+      expect(a.status).toBe(200);
+      expect(a.json.success).toBe(true);
+      const sort = (rows: { id: unknown }[]) => [...rows].sort((x, y) => String(x.id).localeCompare(String(y.id)));
+      expect(sort(a.json.data.records)).toEqual(sort(expected));
+      expect(expected.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('finds nothing of another organization by its ids', async () => {
+    const ids = live('account', 'org_acme').slice(0, 10).map((r) => r.id);
+    const body = { query: { fields: ['id'], filters: { or: [{ field: 'id', operator: 'in', value: ids }, { field: 'id', operator: 'eq', value: ids[0] }] } } };
+    expect((await api.call('POST', path, { key: KEYS.globexAdmin, body })).json).toEqual({ success: true, data: { records: [] } });
+    expect((await api.call('POST', path, { key: KEYS.acmeAdmin, body })).json.data.records).toHaveLength(10);
+  });
+
+  it('answers a bad filter with every problem in the envelope', async () => {
+    const a = await api.call('POST', path, { key: KEYS.acmeAdmin, body: { query: { filters: { and: [{ field: 'nope', operator: 'eq', value: 1 }, { field: 'name', operator: 'between', value: 3 }] } } } });
+    expectEnvelope(a, 400, 'VALIDATION_FAILED');
+    expect(a.json.data.validation_errors.length).toBeGreaterThanOrEqual(2);
+    expectEnvelope(await api.call('POST', path, { key: KEYS.acmeAdmin, body: { nope: 1 } }), 400, 'VALIDATION_FAILED');
+    expectEnvelope(await api.call('POST', '/api/v1/org/objects/acount/filter', { key: KEYS.acmeAdmin, body: { query: {} } }), 400, 'INVALID_SLUG');
+  });
+});
+
+describe('connector records (4.11) for two organizations', () => {
+  const path = '/api/v1/flowconnector/objects/account/records';
+  it('returns the caller\'s records, and only those changed since a time for an incremental sync', async () => {
+    const since = 1_735_000_000_000;
+    for (const [org, key] of [['org_acme', KEYS.acmeAdmin], ['org_globex', KEYS.globexAdmin]] as const) {
+      const all = await api.call('POST', path, { key, body: { query: { fields: ['name'] }, next_token: null } });
+      expect(all.status).toBe(200);
+      expect(all.json.data.next_token).toBeNull();
+      expect(all.json.data.records.map((r: { id: string }) => r.id).sort()).toEqual(live('account', org).map((r) => r.id).sort());
+      const changed = await api.call('POST', path, { key, body: { query: { fields: ['name', 'updated_at'], filter: { and: [{ field: 'updated_at', operator: 'gte', value: since }] } } } });
+      const expected = live('account', org).filter((r) => typeof r.updated_at === 'number' && r.updated_at >= since);
+      expect(changed.json.data.records.map((r: { id: string }) => r.id).sort()).toEqual(expected.map((r) => r.id).sort());
+      // updated_at is an ISO 8601 UTC string on this endpoint.
+      const one = changed.json.data.records.find((r: { id: string }) => r.id === expected[0]!.id);
+      expect(one.updated_at).toBe(new Date(expected[0]!.updated_at as number).toISOString());
+    }
+  });
+
+  it('refuses a next_token it did not issue', async () => {
+    const a = await api.call('POST', path, { key: KEYS.globexAdmin, body: { query: { fields: ['name'] }, next_token: 'eyJ2IjoxfQ.forged' } });
+    expectEnvelope(a, 400, 'INVALID_TOKEN');
+  });
+});

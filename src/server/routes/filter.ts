@@ -1,0 +1,52 @@
+import type { FastifyInstance } from 'fastify';
+import { filterRecords } from '../../filter/index.js';
+import { toEnvelope } from '../../run/envelope.js';
+import { accessOf, principalOf } from '../context.js';
+import { SLUG_PARAM } from './schemas.js';
+
+const CONDITION = {
+  type: 'object',
+  description: '{field, operator, value}, or a nested group with and / or arrays',
+  additionalProperties: true,
+} as const;
+
+/** The body's outline; the library checks the rest (operators, types, fields) and lists every problem. */
+export const FILTER_BODY = {
+  type: 'object',
+  required: ['query'],
+  properties: {
+    query: {
+      type: 'object',
+      properties: {
+        fields: { type: 'array', items: { type: 'string' }, description: 'fields to return' },
+        filters: {
+          type: 'object',
+          properties: { and: { type: 'array', items: CONDITION }, or: { type: 'array', items: CONDITION } },
+          description: 'and: all conditions hold; or: at least one does; nested to any depth',
+        },
+        sort: {
+          type: 'array',
+          items: { type: 'object', properties: { field: { type: 'string' }, direction: { type: 'string', enum: ['asc', 'desc', 'ASC', 'DESC'] } } },
+        },
+        pagination: { type: 'object', properties: { page: { type: 'integer' }, page_size: { type: 'integer' } } },
+      },
+    },
+  },
+} as const;
+
+/** Filter records (4.5) through the library's filterRecords. */
+export async function filterRoutes(app: FastifyInstance): Promise<void> {
+  app.post<{ Params: { slug: string }; Body: unknown }>('/api/v1/org/objects/:slug/filter', {
+    schema: { summary: 'Filter records with nested and/or conditions, sort and page numbers (4.5)', tags: ['records'], params: SLUG_PARAM, body: FILTER_BODY },
+  }, async (request) => {
+    const principal = principalOf(request);
+    const access = accessOf(app.oql, principal);
+    return toEnvelope(await filterRecords(app.oql.db.raw, request.body, {
+      catalog: app.oql.catalog,
+      slug: request.params.slug,
+      orgId: principal.orgId,
+      timeoutMs: app.oql.config.queryTimeoutMs,
+      ...(access === undefined ? {} : { access }),
+    }));
+  });
+}
