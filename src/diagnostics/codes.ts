@@ -59,6 +59,17 @@ export const CODES = {
   UNGROUPED_COLUMN: 'A column outside any aggregate that GROUP BY does not cover.',
   ORDER_NOT_SELECTED: 'ORDER BY of a SELECT DISTINCT query names something the select list does not have.',
   INVALID_ORDINAL: 'ORDER BY or GROUP BY names a select item by a position that does not exist.',
+  // Report lint: valid queries that silently give a wrong or unstable answer
+  FANOUT_AGGREGATE: 'A duplicate-sensitive aggregate (SUM, AVG, COUNT) over rows multiplied by a one-to-many relation.',
+  FANOUT_CROSS_PRODUCT: 'Two one-to-many relations in one query: every child of one is paired with every child of the other.',
+  FANOUT_OR: 'OR across two one-to-many relations in a query with duplicate-sensitive aggregates.',
+  RELATIVE_DAY_ONE_ZONE: "A day start taken with one AT TIME ZONE: date_part('epoch', ...) then reads the local midnight as UTC.",
+  EPOCH_SECONDS: 'A date column (epoch milliseconds) compared with a 10-digit number, which is epoch seconds.',
+  TO_TIMESTAMP_MILLISECONDS: 'to_timestamp() of a date column without / 1000: it takes seconds, the column holds milliseconds.',
+  LIMIT_WITHOUT_ORDER: 'LIMIT without ORDER BY on a non-aggregate query: which rows come back is up to the database.',
+  RELATION_ID_COMPARISON: "A relation's .id compared with a value, where comparing the relation column itself needs no join.",
+  // Report files (oql lint)
+  INVALID_REPORT_FILE: 'A report file that cannot be read as queries (invalid JSON, an entry without a query or slug).',
   // Catalog loading
   CATALOG_INVALID: 'The catalog payload has the wrong shape.',
   CATALOG_UNKNOWN_TYPE: 'A column_data_type code the type map does not have.',

@@ -4,14 +4,14 @@ import pkg from '../../package.json' with { type: 'json' };
 import { cli, lineColumn, STACK_LINE, tempTree } from './helpers.js';
 
 const CLEAN = '-- slug: opportunity\n-- Deals by stage\nSELECT stage, COUNT(id) AS deals FROM opportunity GROUP BY stage LIMIT 100\n';
-const WARN = "/* slug: opportunity */\nSELECT id FROM opportunity WHERE stage = 'wonn' LIMIT 5\n";
+const WARN = "/* slug: opportunity */\nSELECT id FROM opportunity WHERE stage = 'wonn' ORDER BY id LIMIT 5\n";
 const BROKEN = '-- slug: opportunity\nSELECT name,\n       amout\nFROM opportunity\nLIMIT 10\n';
 // Written by hand so the escapes before the typo are exactly these: \n and \u0027 shift offsets.
 const SAVED = `[
   {
     "name": "open leads",
     "slug": "lead",
-    "query": "SELECT id FROM lead LIMIT 10"
+    "query": "SELECT id FROM lead ORDER BY id LIMIT 10"
   },
   {
     "name": "typo after escapes",

@@ -220,7 +220,7 @@ describe('hints that are advice, not a fix', () => {
     const h = hint("SELECT id FROM account WHERE opportunities IN (SELECT id FROM opportunity WHERE stage = 'won') LIMIT 5", 'account', 'VIRTUAL_IN_SUBQUERY');
     const form = /^use (EXISTS \(.*\)), after giving the outer object an alias: FROM account (\w+)/.exec(h);
     expect(form, h).not.toBeNull();
-    const pasted = `SELECT id FROM account ${form![2]} WHERE ${form![1]} LIMIT 5`;
+    const pasted = `SELECT id FROM account ${form![2]} WHERE ${form![1]} ORDER BY id LIMIT 5`;
     expect(lint(pasted, { catalog, slug: 'account' })).toEqual([]);
   });
 
@@ -229,14 +229,14 @@ describe('hints that are advice, not a fix', () => {
     const form = /^use (EXISTS \(.*\))$/.exec(h);
     expect(form, h).not.toBeNull();
     expect(form![1]).toContain('= acc.id');
-    expect(lint(`SELECT id FROM account acc WHERE ${form![1]} LIMIT 5`, { catalog, slug: 'account' })).toEqual([]);
+    expect(lint(`SELECT id FROM account acc WHERE ${form![1]} ORDER BY id LIMIT 5`, { catalog, slug: 'account' })).toEqual([]);
   });
 
   it('a virtual relation used as a value gets a pasteable EXISTS test', () => {
     const h = hint('SELECT id FROM account a WHERE contacts > 0 LIMIT 5', 'account', 'VIRTUAL_NEEDS_FIELD');
     const form = /(EXISTS \(SELECT 1 FROM contact \w+ WHERE \w+\.account = a\.id\))/.exec(h);
     expect(form, h).not.toBeNull();
-    expect(lint(`SELECT id FROM account a WHERE ${form![1]} LIMIT 5`, { catalog, slug: 'account' })).toEqual([]);
+    expect(lint(`SELECT id FROM account a WHERE ${form![1]} ORDER BY id LIMIT 5`, { catalog, slug: 'account' })).toEqual([]);
   });
 
   it('a plural request slug is not offered as FROM', () => {
