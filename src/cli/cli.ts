@@ -22,6 +22,7 @@ const HANDLERS: Record<Command, Handler> = {
   // Loaded on use: the server's dependencies (Fastify, pino, …) stay out of every other command.
   serve: async (argv, io, cwd) => (await import('./commands/serve.js')).serveCommand(argv, io, cwd),
   keys: async (argv, io) => (await import('./commands/keys.js')).keysCommand(argv, io),
+  mcp: async (argv, io, cwd) => (await import('./commands/mcp.js')).mcpCommand(argv, io, cwd),
 };
 
 /**

@@ -1,5 +1,5 @@
 /** Usage texts; each command's --help prints its own. */
-export const COMMANDS = ['compile', 'lint', 'run', 'ddl', 'demo', 'serve', 'keys'] as const;
+export const COMMANDS = ['compile', 'lint', 'run', 'ddl', 'demo', 'serve', 'keys', 'mcp'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 const SCHEMA_FLAGS = `  --schema <file>       catalog: the service's object list (objects-list.json) or the
@@ -19,6 +19,7 @@ Commands:
   demo                           load the example CRM and run a handful of real reports
   serve                          run the CRM data service over HTTP (REST endpoints, OpenAPI)
   keys create --org O --role R   create an API key for the service
+  mcp --stdio                    serve the MCP tools over stdio (key from OQL_API_KEY)
 
 Options:
   -h, --help      show help (also: oql <command> --help)
@@ -121,6 +122,31 @@ Options:
   --database <url>      a PostgreSQL server
   --data-dir <dir>      the embedded database's directory (default ./.oql-data)
   -h, --help            show this help
+`,
+  mcp: `Usage: oql mcp --stdio [options]
+
+Serves the MCP tools (list_objects, describe_object, execute_query, count_query, lint_query,
+filter_records) over stdin and stdout, for an agent that starts oql as a child process. Every call
+runs as the organization, user and role of the API key in OQL_API_KEY and is written to the tool
+log. stdout carries the protocol only; messages go to stderr. Stops when stdin closes.
+
+Options:
+  --stdio               serve over stdin and stdout (required)
+  --database <url>      a PostgreSQL server, postgres://user:password@host:5432/db
+  --data-dir <dir>      the embedded database's directory (default ./.oql-data; not while
+                        oql serve runs on it: an embedded database has one user at a time)
+  --memory              embedded database in memory (use with --demo and OQL_API_KEYS)
+${SCHEMA_FLAGS}
+  --demo                load generated demo data for org_demo when the tables are empty
+  -h, --help            show this help
+
+Environment:
+  OQL_API_KEY           the API key the agent acts with (required)
+  OQL_API_KEYS          keys to create at start: key=org:role[:user],…
+
+Example (an MCP client's configuration):
+  {"mcpServers": {"crm": {"command": "npx", "args": ["oql", "mcp", "--stdio", "--data-dir", "/srv/oql"],
+                          "env": {"OQL_API_KEY": "oql_…"}}}}
 `,
   demo: `Usage: oql demo
 

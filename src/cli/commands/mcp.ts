@@ -1,0 +1,88 @@
+import type { OqlServer } from '../../server/app.js';
+import { parseCommand } from '../args.js';
+import { EXIT, UsageError, println, type CliIo } from '../io.js';
+import { loadSchema } from '../schema.js';
+
+export const MCP_OPTIONS = {
+  stdio: { type: 'boolean' },
+  database: { type: 'string' },
+  'data-dir': { type: 'string' },
+  memory: { type: 'boolean' },
+  schema: { type: 'string' },
+  'type-codes': { type: 'string' },
+  demo: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/**
+ * `oql mcp --stdio`: the MCP tools over stdin and stdout for a local agent, as the organization,
+ * user and role of the API key in OQL_API_KEY. stdout carries the protocol only; every message of
+ * ours goes to stderr. Stops when the agent closes stdin, or on SIGTERM or SIGINT.
+ */
+export async function mcpCommand(argv: readonly string[], io: CliIo, cwd: string): Promise<number> {
+  const { values, positionals } = parseCommand('mcp', argv, MCP_OPTIONS);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`, 'mcp');
+  if (!values.stdio) throw new UsageError('say how to serve: --stdio (the hosted endpoint runs with oql serve)', 'mcp');
+  if (values.database !== undefined && (values['data-dir'] !== undefined || values.memory)) {
+    throw new UsageError('--database cannot be combined with --data-dir or --memory', 'mcp');
+  }
+  if (values['data-dir'] !== undefined && values.memory) throw new UsageError('--data-dir and --memory exclude each other', 'mcp');
+  const env = io.env ?? process.env;
+  const key = env['OQL_API_KEY'];
+  if (key === undefined || key.trim() === '') {
+    throw new UsageError('set OQL_API_KEY to an API key of the organization to serve (oql keys create, or OQL_API_KEYS at start)', 'mcp');
+  }
+  const { catalog, isFixture } = await loadSchema(values, cwd);
+
+  // Loaded here: `oql compile` and friends never load the server or the SDK.
+  const [{ createServer }, { verifyApiKey }, { ConcurrencyLimiter }, { serveToolsOverStdio }] = await Promise.all([
+    import('../../server/app.js'),
+    import('../../server/store/api-keys.js'),
+    import('../../run/limiter.js'),
+    import('../../mcp/stdio.js'),
+  ]);
+  const server: OqlServer = await createServer({
+    database: values.database,
+    dataDir: values['data-dir'],
+    memory: values.memory,
+    ...(isFixture ? {} : { catalog }),
+    demo: values.demo === true,
+    log: false,
+    env,
+  });
+  const principal = await verifyApiKey(server.db, key.trim());
+  if (!principal) {
+    await server.close();
+    println(io.stderr, `oql mcp: OQL_API_KEY is not an API key of ${server.db.label}`);
+    return EXIT.failed;
+  }
+  const handle = serveToolsOverStdio({
+    db: server.db.raw,
+    logDb: server.db,
+    catalog: server.catalog,
+    principal,
+    limiter: new ConcurrencyLimiter(server.config.maxConcurrentReports),
+    timeoutMs: server.config.queryTimeoutMs,
+    access: server.config.roleAccess[principal.role],
+    onLogError: () => println(io.stderr, 'oql mcp: a tool call could not be logged'),
+  }, { onError: (e) => println(io.stderr, `oql mcp: ${e.message.slice(0, 300)}`) });
+  println(io.stderr, `oql mcp: serving ${principal.orgId} (${principal.role}) over stdio from ${server.db.label}`);
+
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      process.stdin.off('end', stop);
+      process.stdin.off('close', stop);
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      void handle.close().catch(() => {}).then(() => server.close()).catch(() => {}).then(resolve);
+    };
+    process.stdin.once('end', stop);
+    process.stdin.once('close', stop);
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+  return EXIT.ok;
+}
