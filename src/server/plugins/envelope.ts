@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DiagnosticCode } from '../../diagnostics/codes.js';
 import { OqlError, type ValidationError } from '../../diagnostics/diagnostic.js';
@@ -58,6 +60,11 @@ export function envelopeFor(err: unknown, request: FastifyRequest): ErrorEnvelop
       return plain('UNSUPPORTED_MEDIA_TYPE', 'request bodies must be JSON', 'send Content-Type: application/json');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return plain('PAYLOAD_TOO_LARGE', 'the request body is larger than this server accepts', 'split the records over several requests');
+    // The router's own errors, which Fastify answers in its own shape unless given `frameworkErrors`.
+    case 'FST_ERR_BAD_URL':
+      return badRequest(400, 'the request path is not valid percent-encoded UTF-8');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return badRequest(414, 'a path segment is longer than this server accepts');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return plain('MALFORMED_JSON', 'the request body is not valid JSON');
@@ -69,9 +76,40 @@ export function envelopeFor(err: unknown, request: FastifyRequest): ErrorEnvelop
     return plain('MALFORMED_JSON', 'the request body is not valid JSON, or holds a __proto__ or constructor key');
   }
   if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
-    return { success: false, data: { message: 'the request could not be read', status_code: e.statusCode, error_code: 'BAD_REQUEST', validation_errors: null, meta_data: null } };
+    return badRequest(e.statusCode, 'the request could not be read');
   }
   return errorEnvelope(err);
+}
+
+function badRequest(status: number, message: string): ErrorEnvelope {
+  return { success: false, data: { message, status_code: status, error_code: 'BAD_REQUEST', validation_errors: null, meta_data: null } };
+}
+
+/**
+ * Fastify's `frameworkErrors` option: a path that does not decode, or a parameter longer than
+ * `maxParamLength`, is refused by the router before any hook or error handler runs.
+ */
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const envelope = envelopeFor(err, request);
+  void reply.code(envelope.data.status_code).type('application/json; charset=utf-8').send(envelope);
+}
+
+/**
+ * Fastify's `clientErrorHandler` option: what Node's HTTP parser refuses (a request line or headers
+ * over the size limit, a request that is not HTTP, one that arrives too slowly) never reaches
+ * Fastify, so the envelope is written on the socket here.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
+  // A reset connection has no one to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'the request took too long to arrive']
+    : err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'the request line or headers are larger than this server accepts']
+    : [400, 'the request is not valid HTTP'];
+  const body = JSON.stringify(badRequest(status, message));
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(err);
 }
 
 /**
