@@ -8,7 +8,7 @@ import { resolveConfig, type ServerConfig, type ServerOptions } from './config.j
 import type { ServiceContext } from './context.js';
 import { DEMO_ORG, ensureCatalogTables, loadDemoData, openServiceDb } from './database.js';
 import { installAuth } from './plugins/auth.js';
-import { installEnvelope } from './plugins/envelope.js';
+import { clientErrorHandler, frameworkErrors, installEnvelope } from './plugins/envelope.js';
 import { installRequestLog } from './plugins/request-log.js';
 import { connectorRoutes } from './routes/connectors.js';
 import { filterRoutes } from './routes/filter.js';
@@ -21,6 +21,9 @@ import { tokenSecret } from './store/settings.js';
 import type { AuthResolver, ServiceDb } from './types.js';
 import { listeningUrl, mcpRoutes } from '../mcp/http.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
+import { oauthPlugin, type OAuthServerOptions } from './oauth/plugin.js';
+import { oauthAuthResolver } from './oauth/store.js';
+import { bootstrapWorkspaces, parseWorkspacesEnv } from './store/workspaces.js';
 
 /** Public URLs written into OAuth and MCP metadata (deployments behind a proxy set them). */
 export interface PublicUrlOptions {
@@ -30,7 +33,7 @@ export interface PublicUrlOptions {
   readonly mcpUrl?: string | undefined;
 }
 
-export type CreateServerOptions = ServerOptions & PublicUrlOptions;
+export type CreateServerOptions = ServerOptions & PublicUrlOptions & OAuthServerOptions;
 
 export interface OqlServer {
   /** The main host: REST endpoints, /health, /openapi.json. Not listening yet. */
@@ -62,6 +65,7 @@ export interface OqlServer {
 export async function createServer(options: CreateServerOptions = {}): Promise<OqlServer> {
   const config = resolveConfig(options);
   const bootstrapKeys = config.apiKeys === undefined ? [] : parseApiKeysEnv(config.apiKeys);
+  const workspaces = parseWorkspacesEnv(options.workspaces ?? (options.env ?? process.env)['OQL_WORKSPACES'] ?? '');
   const ownsDb = options.db === undefined;
   const db = options.db ?? (await openServiceDb(options));
   try {
@@ -69,6 +73,8 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
     await createServiceSchema(db);
     await ensureCatalogTables(db, catalog);
     for (const k of bootstrapKeys) await storeApiKey(db, k.key, k);
+    // The demo's data belongs to org_demo, reached through the workspace `demo`.
+    await bootstrapWorkspaces(db, options.demo ? [...workspaces, { subdomain: 'demo', orgId: DEMO_ORG }] : workspaces);
     const demoRows = options.demo ? await loadDemoData(db, catalog, options.catalog === undefined) : 0;
     const firstKey = options.createFirstKey && (await countApiKeys(db)) === 0
       ? await createApiKey(db, { orgId: DEMO_ORG, role: 'superadmin', userId: 'u_demo_admin' })
@@ -80,7 +86,8 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
       limiter: new ConcurrencyLimiter(config.maxConcurrentReports),
       tokenSecret: await tokenSecret(db, config.tokenSecret),
     };
-    const authResolvers: AuthResolver[] = [(bearer) => verifyApiKey(db, bearer), ...(options.authResolvers ?? [])];
+    // OAuth access tokens reach only routes that accept any principal (the tool-log listing).
+    const authResolvers: AuthResolver[] = [(bearer) => verifyApiKey(db, bearer), oauthAuthResolver(db), ...(options.authResolvers ?? [])];
     // Known only once the apps listen, unless given: read on each request, never cached.
     const fixedBase = options.baseUrl === undefined ? undefined : publicUrl('baseUrl', options.baseUrl);
     const fixedMcp = options.mcpUrl === undefined ? undefined : publicUrl('mcpUrl', options.mcpUrl);
@@ -123,7 +130,7 @@ interface HostUrls {
   mcpUrl(): string;
 }
 
-async function buildApp(ctx: ServiceContext, options: ServerOptions, resolvers: readonly AuthResolver[], host: 'api' | 'mcp', urls: HostUrls): Promise<FastifyInstance> {
+async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resolvers: readonly AuthResolver[], host: 'api' | 'mcp', urls: HostUrls): Promise<FastifyInstance> {
   const log = options.log;
   const app = Fastify({
     logger: log ? { level: log.level ?? 'info', ...(log.stream ? { stream: log.stream } : {}), base: { host } } : false,
@@ -136,6 +143,9 @@ async function buildApp(ctx: ServiceContext, options: ServerOptions, resolvers: 
     // Values are checked as sent: coercion would turn "12" into 12 before record validation sees it.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
     return503OnClosing: true,
+    // What the router and Node's HTTP parser refuse leaves in the envelope too, not in Fastify's shape.
+    frameworkErrors,
+    clientErrorHandler,
     forceCloseConnections: 'idle',
   });
   app.decorate('oql', ctx);
@@ -157,6 +167,8 @@ async function buildApp(ctx: ServiceContext, options: ServerOptions, resolvers: 
     },
   });
   await app.register(healthRoutes);
+  // The authorization server of every workspace, outside the API-key scope below.
+  await app.register(oauthPlugin, { db: ctx.db, baseUrl: urls.baseUrl, mcpUrl: urls.mcpUrl, ...options.oauth });
   app.get('/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());
   // Everything under this scope needs a bearer token; routes other parts of the service add at
   // the root (OAuth) are outside it.

@@ -106,3 +106,11 @@ export async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): 
   authorizeRoutes(app, ctx);
   tokenRoutes(app, ctx);
 }
+
+/** What `createServer` takes for the authorization server, beyond the database and the URLs. */
+export interface OAuthServerOptions {
+  /** Workspaces to create on start, `acme=org_acme,globex=org_globex`. Default: OQL_WORKSPACES. */
+  readonly workspaces?: string | undefined;
+  /** Lifetimes, limits and clock of the authorization server. */
+  readonly oauth?: Pick<OAuthOptions, 'codeTtlSeconds' | 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'limits' | 'now' | 'resourceName'> | undefined;
+}
