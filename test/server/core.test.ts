@@ -296,3 +296,38 @@ describe('connector records (4.11) for two organizations', () => {
     expectEnvelope(a, 400, 'INVALID_TOKEN');
   });
 });
+
+describe('the OpenAPI document', () => {
+  // Every endpoint of the contract this server has, written out by hand from the spec.
+  const ENDPOINTS: readonly [string, string][] = [
+    ['get', '/health'],
+    ['post', '/api/v1/reports/execute'],
+    ['post', '/api/v1/reports/count'],
+    ['post', '/api/v1/org/tool/mcp/logs/list/'],
+    ['post', '/api/v1/org/objects/{slug}/filter'],
+    ['post', '/api/v1/flowconnector/objects/{slug}/records'],
+  ];
+
+  it('is OpenAPI 3.1 and holds every route with its request schema', async () => {
+    const a = await api.call('GET', '/openapi.json');
+    expect(a.json.openapi).toMatch(/^3\.1\./);
+    const paths = a.json.paths as Record<string, Record<string, { requestBody?: unknown; parameters?: { name: string }[] }>>;
+    for (const [method, path] of ENDPOINTS) {
+      expect(paths[path]?.[method], `${method.toUpperCase()} ${path}`).toBeDefined();
+      if (path.includes('{slug}')) expect(paths[path]![method]!.parameters?.map((p) => p.name)).toContain('slug');
+      if (method === 'post' && path.startsWith('/api/v1/reports')) expect(paths[path]![method]!.requestBody).toBeDefined();
+    }
+  });
+
+  it('answers every documented operation with something other than 404', async () => {
+    const paths = (await api.call('GET', '/openapi.json')).json.paths as Record<string, Record<string, unknown>>;
+    // OAuth paths name a workspace; an unknown one is rightly a 404 there.
+    for (const [path, operations] of Object.entries(paths).filter(([p]) => !p.includes('{subdomain}') && !p.startsWith('/.well-known'))) {
+      for (const method of Object.keys(operations)) {
+        const a = await api.call(method.toUpperCase(), path.replace(/\{[^}]+\}/g, 'account'), { key: KEYS.acmeAdmin, body: method === 'get' ? undefined : {} });
+        expect(a.status, `${method} ${path}`).not.toBe(404);
+        expect(a.status, `${method} ${path}`).toBeLessThan(500);
+      }
+    }
+  });
+});

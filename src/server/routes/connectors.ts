@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { connectorRecords } from '../../filter/index.js';
 import { toEnvelope } from '../../run/envelope.js';
 import { principalOf } from '../context.js';
+import { checkObjectAccess } from './access.js';
 import { SLUG_PARAM } from './schemas.js';
 
 const CONNECTOR_BODY = {
@@ -35,6 +36,7 @@ export async function connectorRoutes(app: FastifyInstance): Promise<void> {
     schema: { summary: 'Records page by page with an opaque next_token; incremental by updated_at (4.11)', tags: ['connectors'], params: SLUG_PARAM, body: CONNECTOR_BODY },
   }, async (request) => {
     const principal = principalOf(request);
+    checkObjectAccess(app.oql, principal, request.params.slug);
     return toEnvelope(await connectorRecords(app.oql.db.raw, request.body, {
       catalog: app.oql.catalog,
       slug: request.params.slug,
