@@ -1,5 +1,5 @@
 /** Usage texts; each command's --help prints its own. */
-export const COMMANDS = ['compile', 'lint', 'run', 'ddl', 'demo', 'serve', 'keys', 'mcp'] as const;
+export const COMMANDS = ['compile', 'lint', 'explain', 'run', 'ddl', 'demo', 'serve', 'keys', 'mcp'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 const SCHEMA_FLAGS = `  --schema <file>       catalog: the service's object list (objects-list.json) or the
@@ -14,6 +14,7 @@ Usage: oql <command> [options]
 Commands:
   compile "<query>" --slug <s>   print the SQL and parameters a query compiles to
   lint <files or dirs...>        check saved reports (.sql, .oql, .json); exit 1 on errors
+  explain <CODE>                 what a diagnostic code means, with a wrong and a right query
   run "<query>" --slug <s>       run a query on the embedded example CRM or a database
   ddl                            print the CREATE TABLE statements of a catalog
   demo                           load the example CRM and run a handful of real reports
@@ -28,6 +29,7 @@ Options:
 Exit codes: 0 success, 1 query errors or failure, 2 usage error.
 `,
   compile: `Usage: oql compile "<query>" --slug <object> [options]
+       oql compile - --slug <object> [options]     (the query from standard input)
 
 Prints the PostgreSQL a query compiles to, and its bind parameters.
 
@@ -53,9 +55,32 @@ Options:
   --slug <s>            slug for files and entries that do not name one
 ${SCHEMA_FLAGS}
   --format <f>          stylish (default), json, or sarif (SARIF 2.1.0, for code scanning)
+  --time-zone <zone>    zone of date fixes when a query names none (default UTC)
+  --fix                 apply the safe fixes to the files (aliases, LIMIT 100, owner for
+                        owner.id, the second AT TIME ZONE, date strings as epoch ms with the
+                        same operator, option case); everything else is kept byte for byte
+  --fix-dry-run         print the fixes as a unified diff instead of writing them
+  --max-warnings <n>    exit 1 when there are more than n warnings
+  --quiet               report errors only
+  --rule <CODE:level>   set a code to off, warn or error (repeatable)
+  --stdin               lint standard input (with --stdin-filename <name> for its path
+                        and type: a name ending in .json reads a JSON report)
   -h, --help            show this help
 
+Settings come from the nearest oql.config.json, or the "oql" key of the nearest package.json,
+walking up from the working directory: {"schema", "typeCodes", "timeZone", "rules", "maxLimit",
+"slug"} (paths relative to the file). Flags win over the file.
+
 Exit codes: 0 no errors (warnings allowed), 1 errors found, 2 usage error, unreadable\nfile or catalog.
+`,
+  explain: `Usage: oql explain <CODE>
+       oql explain --markdown      (every page, as docs/diagnostics.md)
+
+Prints what a diagnostic code means, and for codes about the query text a wrong query and its
+right form. docs/diagnostics.md has every page.
+
+Example:
+  oql explain FANOUT_AGGREGATE
 `,
   run: `Usage: oql run "<query>" --slug <object> [options]
 
@@ -92,6 +117,10 @@ and stop.
 
 Options:
   --port <n>            port to listen on (default 8080; 0 picks a free one)
+  --mcp-port <n>        port of the MCP host (default 8081; a free one with --port 0)
+  --base-url <url>      public URL of the main host, for OAuth metadata (default: its address)
+  --mcp-url <url>       public URL of the MCP host; endpoints are <url>/<workspace>/mcp
+  --only api|mcp        run one host alone (both by default); --only mcp needs --base-url
   --host <h>            address to listen on (default 127.0.0.1)
   --database <url>      a PostgreSQL server, postgres://user:password@host:5432/db
   --data-dir <dir>      where the embedded database keeps its files (default ./.oql-data)

@@ -6,6 +6,10 @@ import { loadSchema } from '../schema.js';
 
 export const SERVE_OPTIONS = {
   port: { type: 'string' },
+  'mcp-port': { type: 'string' },
+  'base-url': { type: 'string' },
+  'mcp-url': { type: 'string' },
+  only: { type: 'string' },
   host: { type: 'string' },
   database: { type: 'string' },
   'data-dir': { type: 'string' },
@@ -16,12 +20,34 @@ export const SERVE_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** --port: 0 (any free port) to 65535. */
-function port(value: string | undefined): number {
-  if (value === undefined) return 8080;
+/** --port, --mcp-port: 0 (any free port) to 65535. */
+function port(value: string | undefined, fallback = 8080, flag = '--port'): number {
+  if (value === undefined) return fallback;
   const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, got '${value}'`, 'serve');
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n > 65535) throw new UsageError(`${flag} must be a whole number from 0 to 65535, got '${value}'`, 'serve');
   return n;
+}
+
+/** Which hosts this process runs: both by default; either alone against a shared database. */
+function hostsOf(only: string | undefined, baseUrl: string | undefined): { api: boolean; mcp: boolean } {
+  if (only === undefined) return { api: true, mcp: true };
+  if (only === 'api') return { api: true, mcp: false };
+  if (only === 'mcp') {
+    // The metadata names the authorization server, which another process serves.
+    if (baseUrl === undefined) throw new UsageError('--only mcp needs --base-url: the public URL of the main host, where the OAuth endpoints are', 'serve');
+    return { api: false, mcp: true };
+  }
+  throw new UsageError(`--only must be api or mcp, not '${only}'`, 'serve');
+}
+
+async function listenOn(app: OqlServer['app'], listenPort: number, host: string, flag: string): Promise<string> {
+  try {
+    return (await app.listen({ port: listenPort, host })).replace('://[::1]', '://localhost');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new UsageError(`port ${listenPort} on ${host} is in use: pick another with ${flag}`, 'serve');
+    throw e;
+  }
 }
 
 /** A report the printed curl line can run on any catalog: the first object's primary column. */
@@ -45,6 +71,10 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
   const { values, positionals } = parseCommand('serve', argv, SERVE_OPTIONS);
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`, 'serve');
   const listenPort = port(values.port);
+  // --port 0 (tests, scripts) asks for free ports: the MCP host then takes a free one too.
+  const mcpPort = port(values['mcp-port'], listenPort === 0 ? 0 : 8081, '--mcp-port');
+  const hosts = hostsOf(values.only, values['base-url']);
+  if (hosts.api && hosts.mcp && listenPort === mcpPort && listenPort !== 0) throw new UsageError(`--port and --mcp-port are both ${listenPort}: the two hosts need two ports`, 'serve');
   const host = values.host ?? '127.0.0.1';
   if (values.database !== undefined && (values['data-dir'] !== undefined || values.memory)) {
     throw new UsageError('--database cannot be combined with --data-dir or --memory', 'serve');
@@ -61,21 +91,24 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
     demo: values.demo === true,
     createFirstKey: embedded,
     log: { level: io.env?.['OQL_LOG_LEVEL'] ?? 'info' },
+    baseUrl: values['base-url'],
+    mcpUrl: values['mcp-url'],
     ...(io.env === undefined ? {} : { env: io.env }),
   });
-  let address: string;
+  let url = '';
+  let mcpAddress = '';
   try {
-    address = await server.app.listen({ port: listenPort, host });
+    if (hosts.api) url = await listenOn(server.app, listenPort, host, '--port');
+    if (hosts.mcp) mcpAddress = await listenOn(server.mcpApp, mcpPort, host, '--mcp-port');
   } catch (e) {
     await server.close();
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new UsageError(`port ${listenPort} on ${host} is in use: pick another with --port`, 'serve');
     throw e;
   }
-  const url = address.replace('://[::1]', '://localhost');
-  println(io.stdout, `oql serve: listening on ${url}`, `database  ${server.db.label}`);
+  if (hosts.api) println(io.stdout, `oql serve: listening on ${url}`);
+  if (hosts.mcp) println(io.stdout, `MCP host  ${mcpAddress}; endpoint ${server.mcpUrl()}/<workspace>/mcp`);
+  println(io.stdout, `database  ${server.db.label}`);
   if (server.demoRows > 0) println(io.stdout, `demo data ${server.demoRows} rows for org_demo`);
-  if (server.firstKey !== undefined) {
+  if (server.firstKey !== undefined && hosts.api) {
     const sample = sampleQuery(server.catalog);
     println(io.stdout,
       '',
@@ -87,7 +120,7 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
       `  curl -s -X POST ${url}/api/v1/reports/execute -H 'Authorization: Bearer ${server.firstKey}' -H 'Content-Type: application/json' -d ${shellQuote(JSON.stringify(sample))}`,
       '');
   }
-  println(io.stdout, `OpenAPI document: ${url}/openapi.json`);
+  if (hosts.api) println(io.stdout, `OpenAPI document: ${url}/openapi.json`);
 
   await new Promise<void>((resolve) => {
     let stopping = false;
