@@ -17,6 +17,13 @@ export interface DdlOptions {
    * instead of reading the whole table. Default false: the extension must be available.
    */
   searchIndexes?: boolean;
+  /**
+   * A partial unique index on (tenant, column) over live rows for every unique column
+   * (`is_unique`, the id aside), so two concurrent writers can never both store one value.
+   * Default false: existing data may hold duplicates (the record functions also check, under a
+   * per-organization lock, and report `NOT_UNIQUE`).
+   */
+  uniqueIndexes?: boolean;
 }
 
 /** The Postgres type holding a logical type; null for virtual relations, which have no column. */
@@ -73,6 +80,7 @@ export function catalogDdl(catalog: Catalog, options: DdlOptions = {}): string[]
         `CREATE INDEX ${ine}${quoteIdent(name)} ON ${quoteQualified(schema, obj.table)} (${quoteIdent(catalog.mapping.tenantColumn)}, ${quoteIdent(col.column)})`,
       );
     }
+    if (options.uniqueIndexes) out.push(...uniqueIndexes(catalog, obj, ine, indexNames));
     if (options.keysetIndexes) out.push(...keysetIndexes(catalog, obj, ine, indexNames));
     if (options.searchIndexes) out.push(...searchIndexes(catalog, obj, ine, indexNames));
   }
@@ -89,9 +97,17 @@ function keysetIndexes(catalog: Catalog, obj: ObjectDef, ine: string, used: Set<
   return [`CREATE INDEX ${ine}${quoteIdent(name)} ON ${quoteQualified(schema, obj.table)} (${quoteIdent(tenantColumn)}, ${quoteIdent(updated.column)}, ${quoteIdent(idColumn)})${live}`];
 }
 
+function uniqueIndexes(catalog: Catalog, obj: ObjectDef, ine: string, used: Set<string>): string[] {
+  const { tenantColumn, softDeleteColumn, schema } = catalog.mapping;
+  const live = softDeleteColumn === null ? '' : ` WHERE ${quoteIdent(softDeleteColumn)} = false`;
+  return [...obj.columns.values()]
+    .filter((c) => c.unique && c.type !== 'id' && c.column !== null && c.type !== 'multiselect' && c.type !== 'json')
+    .map((c) => `CREATE UNIQUE INDEX ${ine}${quoteIdent(indexName(obj.table, `${c.column!}_unique`, used))} ON ${quoteQualified(schema, obj.table)} (${quoteIdent(tenantColumn)}, ${quoteIdent(c.column!)})${live}`);
+}
+
 function searchIndexes(catalog: Catalog, obj: ObjectDef, ine: string, used: Set<string>): string[] {
   const columns = [...obj.columns.values()].filter((c) => c.column !== null && (c.type === 'text' || c.type === 'email' || c.type === 'phone' || c.type === 'url')).map((c) => c.column!);
-  const search = (catalog.mapping as { readonly searchColumn?: string | null }).searchColumn;
+  const search = catalog.mapping.searchColumn;
   if (search && !columns.includes(search)) columns.push(search);
   return columns.map((column) => `CREATE INDEX ${ine}${quoteIdent(indexName(obj.table, `${column}_trgm`, used))} ON ${quoteQualified(catalog.mapping.schema, obj.table)} USING gin (${quoteIdent(column)} gin_trgm_ops)`);
 }
@@ -105,6 +121,7 @@ function createTable(catalog: Catalog, obj: ObjectDef, ine: string): string {
     if (col.type === 'id' || col.column === null || type === null) continue;
     lines.push(`${quoteIdent(col.column)} ${type}`);
   }
+  if (catalog.mapping.searchColumn !== null) lines.push(`${quoteIdent(catalog.mapping.searchColumn)} text`);
   lines.push(`PRIMARY KEY (${quoteIdent(tenantColumn)}, ${quoteIdent(idColumn)})`);
   return `CREATE TABLE ${ine}${quoteQualified(schema, obj.table)} (\n  ${lines.join(',\n  ')}\n)`;
 }

@@ -2,6 +2,7 @@ import { OqlError } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import { DEFAULT_TYPE_CODES, Problems, describe, draftsOf, isLogicalType, isRecord, typeHint, type Draft, type DraftColumn } from './payload.js';
 import { identifierProblem } from './quote.js';
+import { rememberSource } from './sources.js';
 import type { Catalog, ColumnDef, LogicalType, ObjectDef, PhysicalMapping, ToOneRelation, VirtualRelation } from './types.js';
 
 export { DEFAULT_TYPE_CODES, LOGICAL_TYPES } from './payload.js';
@@ -13,6 +14,8 @@ export interface CatalogOptions {
   tenantColumn?: string;
   softDeleteColumn?: string | null;
   idColumn?: string;
+  /** Column holding the search form of each record's name (written by the record functions); null for none. Default `search_field`. */
+  searchColumn?: string | null;
   /** Physical table of an object; default the slug. */
   tableName?: (objectSlug: string) => string;
   /** Physical column of a column; default the slug. The `id` column always maps to `idColumn`. */
@@ -74,16 +77,18 @@ function mappingOf(o: CatalogOptions): PhysicalMapping {
     tenantColumn: o.tenantColumn ?? 'org_id',
     softDeleteColumn: o.softDeleteColumn === undefined ? 'is_deleted' : o.softDeleteColumn,
     idColumn: o.idColumn ?? 'id',
+    searchColumn: o.searchColumn === undefined ? 'search_field' : o.searchColumn,
   });
   const names: [string, unknown][] = [['schema', mapping.schema], ['tenantColumn', mapping.tenantColumn], ['idColumn', mapping.idColumn]];
   if (mapping.softDeleteColumn !== null) names.push(['softDeleteColumn', mapping.softDeleteColumn]);
+  if (mapping.searchColumn !== null) names.push(['searchColumn', mapping.searchColumn]);
   for (const [key, value] of names) {
     const problem = typeof value === 'string' ? identifierProblem(value) : 'is not a string';
     if (problem) throw OqlError.plain('INVALID_OPTIONS', `catalog option ${key} ${problem}`);
   }
   const cols = names.slice(1).map(([, v]) => v);
   if (new Set(cols).size !== cols.length) {
-    throw OqlError.plain('INVALID_OPTIONS', `catalog options idColumn, tenantColumn and softDeleteColumn must differ (got ${cols.join(', ')})`);
+    throw OqlError.plain('INVALID_OPTIONS', `catalog options idColumn, tenantColumn, softDeleteColumn and searchColumn must differ (got ${cols.join(', ')})`);
   }
   return mapping;
 }
@@ -110,7 +115,9 @@ function build(drafts: Draft[], mapping: PhysicalMapping, o: CatalogOptions, p: 
     const clash = tables.get(table);
     if (clash !== undefined) p.add('CATALOG_DUPLICATE_SLUG', `objects '${clash}' and '${d.slug}' both map to table '${table}'`);
     tables.set(table, d.slug);
-    objects.set(d.slug, Object.freeze({ slug: d.slug, displayName: d.displayName, pluralName: d.pluralName, table, columns: buildColumns(d, mapping, o, p) }));
+    const obj: ObjectDef = Object.freeze({ slug: d.slug, objectId: d.objectId, displayName: d.displayName, pluralName: d.pluralName, table, columns: buildColumns(d, mapping, o, p) });
+    if (d.source) rememberSource(obj, d.source);
+    objects.set(d.slug, obj);
   }
   // To-one targets first: a missing object is the root cause of any virtual error it leads to.
   for (const kind of ['to-one', 'virtual']) {
@@ -123,6 +130,7 @@ function buildColumns(d: Draft, mapping: PhysicalMapping, o: CatalogOptions, p: 
   const columns = new Map<string, ColumnDef>();
   const owners = new Map<string, string>([[mapping.tenantColumn, 'the tenant column']]);
   if (mapping.softDeleteColumn !== null) owners.set(mapping.softDeleteColumn, 'the soft-delete column');
+  if (mapping.searchColumn !== null) owners.set(mapping.searchColumn, 'the search column');
   const drafts = d.columns.some((c) => c.slug === 'id') ? d.columns : [idDraft(), ...d.columns];
   for (const c of drafts) {
     const where = `column '${d.slug}.${c.slug}'`;
@@ -140,7 +148,7 @@ function buildColumns(d: Draft, mapping: PhysicalMapping, o: CatalogOptions, p: 
 }
 
 function idDraft(): DraftColumn {
-  return { slug: 'id', displayName: 'ID', type: 'id', relation: null, options: null, isPrimary: false, isSystem: true };
+  return { slug: 'id', displayName: 'ID', type: 'id', relation: null, options: null, isPrimary: false, isSystem: true, required: false, unique: true, properties: null };
 }
 
 function checkRelation(obj: ObjectDef, col: ColumnDef, objects: Map<string, ObjectDef>, p: Problems): void {
@@ -187,9 +195,9 @@ function physical(name: unknown, where: string, what: string, p: Problems): stri
  */
 function versionOf(objects: Map<string, ObjectDef>, mapping: PhysicalMapping): string {
   const canonical = JSON.stringify([
-    [mapping.schema, mapping.tenantColumn, mapping.softDeleteColumn, mapping.idColumn],
-    [...objects.values()].map((o) => [o.slug, o.displayName, o.pluralName, o.table,
-      [...o.columns.values()].map((c) => [c.slug, c.displayName, c.type, c.column, c.relation, c.options, c.isPrimary, c.isSystem])]),
+    [mapping.schema, mapping.tenantColumn, mapping.softDeleteColumn, mapping.idColumn, mapping.searchColumn],
+    [...objects.values()].map((o) => [o.slug, o.objectId, o.displayName, o.pluralName, o.table,
+      [...o.columns.values()].map((c) => [c.slug, c.displayName, c.type, c.column, c.relation, c.options, c.isPrimary, c.isSystem, c.required, c.unique, c.properties])]),
   ]);
   let a = 0x811c9dc5;
   let b = 0x01000193 ^ 0x5bd1e995;

@@ -1,7 +1,7 @@
 import { OqlError, type Diagnostic } from '../diagnostics/diagnostic.js';
 import type { DiagnosticCode } from '../diagnostics/codes.js';
 import { didYouMean } from '../diagnostics/suggest.js';
-import type { ColumnDef, LogicalType } from './types.js';
+import type { ColumnDef, ColumnProperties, LogicalType } from './types.js';
 
 // Turns either payload form into drafts: catalog objects before physical names and cross-object
 // checks, which load.ts adds.
@@ -20,6 +20,9 @@ export const DEFAULT_TYPE_CODES: Readonly<Record<string, LogicalType>> = Object.
 /** A catalog in the making: one per object, the same for both payload forms. */
 export interface Draft {
   slug: string;
+  objectId: string;
+  /** The service payload's object this draft was read from (catalogPayload gives it back unchanged). */
+  source?: Record<string, unknown>;
   displayName: string;
   pluralName: string;
   columns: DraftColumn[];
@@ -80,7 +83,7 @@ function serviceDrafts(items: readonly unknown[], codes: Map<string, LogicalType
       const draft = serviceColumn(slug, col, col.slug, codes, p);
       if (draft) columns.push(draft);
     });
-    drafts.push({ slug, displayName: text(item.display_singular_name, slug), pluralName: text(item.display_plural_name, slug), columns });
+    drafts.push({ slug, objectId: text(item.id, `obj_${slug}`), source: item, displayName: text(item.display_singular_name, slug), pluralName: text(item.display_plural_name, slug), columns });
   });
   return drafts;
 }
@@ -89,7 +92,10 @@ function serviceColumn(
   objectSlug: string, col: Record<string, unknown>, slug: string, codes: Map<string, LogicalType>, p: Problems,
 ): DraftColumn | undefined {
   const where = `column '${objectSlug}.${slug}'`;
-  const base = { slug, displayName: text(col.display_name, slug), isPrimary: flag(col.is_primary), isSystem: col.column_type === 'system' };
+  const base = {
+    slug, displayName: text(col.display_name, slug), isPrimary: flag(col.is_primary), isSystem: col.column_type === 'system',
+    required: flag(col.is_required), unique: flag(col.is_unique), properties: propertiesOf(col.properties),
+  };
   if (slug === 'id') return { ...base, type: 'id', relation: null, options: null };
   const rel = col.relation;
   if (rel !== null && rel !== undefined) {
@@ -106,7 +112,9 @@ function serviceColumn(
   if (!(Number.isInteger(code) || (typeof code === 'string' && /^\d+$/.test(code)))) {
     return void p.add('CATALOG_INVALID', `${where}: column_data_type must be an integer code, got ${describe(code)}`);
   }
-  const type = codes.get(String(code));
+  // `data_type` is not the service's: catalogPayload writes it for the logical types that have no
+  // code of their own (url, integer, json), so a written catalog reads back to the same types.
+  const type = isLogicalType(col.data_type) ? col.data_type : codes.get(String(code));
   if (type === undefined) {
     const known = [...codes].sort((a, b) => Number(a[0]) - Number(b[0])).map(([c, t]) => `${c} (${t})`);
     return void p.add('CATALOG_UNKNOWN_TYPE', `${where}: unknown column_data_type ${String(code)}`, `known codes: ${known.join(', ')}; pass a typeCodes map for this deployment`);
@@ -116,7 +124,8 @@ function serviceColumn(
   }
   const options = type === 'enum' || type === 'multiselect' ? serviceOptions(where, col.enum_group, p) : null;
   // The service marks money with properties.currency (section 2.2); its type code says only "number".
-  const money = type === 'number' && isRecord(col.properties) && typeof col.properties.currency === 'string' && col.properties.currency !== '';
+  if (type !== 'number' || isLogicalType(col.data_type)) return { ...base, type, relation: null, options };
+  const money = isRecord(col.properties) && typeof col.properties.currency === 'string' && col.properties.currency !== '';
   return { ...base, type: money ? 'currency' : type, relation: null, options };
 }
 
@@ -146,7 +155,7 @@ function uniqueOptions(where: string, options: string[], p: Problems): string[] 
 }
 
 const COMPACT_OBJECT_KEYS = new Set(['displayName', 'pluralName', 'columns', 'description']);
-const COMPACT_COLUMN_KEYS = new Set(['type', 'displayName', 'object', 'via', 'options', 'primary', 'system', 'description']);
+const COMPACT_COLUMN_KEYS = new Set(['type', 'displayName', 'object', 'via', 'options', 'primary', 'system', 'required', 'unique', 'properties', 'description']);
 
 function compactDrafts(payload: Record<string, unknown>, p: Problems): Draft[] {
   unknownKeys('catalog', payload, new Set(['objects', 'description', '$schema']), p);
@@ -164,7 +173,7 @@ function compactDrafts(payload: Record<string, unknown>, p: Problems): Draft[] {
       if (draft) columns.push(draft);
     }
     const displayName = text(obj.displayName, humanize(slug));
-    drafts.push({ slug, displayName, pluralName: text(obj.pluralName, `${displayName}s`), columns });
+    drafts.push({ slug, objectId: `obj_${slug}`, displayName, pluralName: text(obj.pluralName, `${displayName}s`), columns });
   }
   return drafts;
 }
@@ -179,7 +188,13 @@ function compactColumn(objectSlug: string, slug: string, spec: unknown, p: Probl
   if (!isLogicalType(type)) {
     return void p.add('CATALOG_UNKNOWN_TYPE', `${where}: unknown type ${typeof type === 'string' ? JSON.stringify(type) : describe(type)}`, typeHint(typeof type === 'string' ? type : ''));
   }
-  const base = { slug, displayName: text(s.displayName, humanize(slug)), isPrimary: s.primary === true, isSystem: s.system === true };
+  if (s.properties !== undefined && s.properties !== null && !isRecord(s.properties)) {
+    return void p.add('CATALOG_INVALID', `${where}: "properties" must be an object, got ${describe(s.properties)}`);
+  }
+  const base = {
+    slug, displayName: text(s.displayName, humanize(slug)), isPrimary: s.primary === true, isSystem: s.system === true,
+    required: s.required === true, unique: s.unique === true, properties: propertiesOf(s.properties),
+  };
   if (slug === 'id') return { ...base, type: 'id', relation: null, options: null };
   if (type === 'id') return void p.add('CATALOG_INVALID', `${where}: only the id column can have type id`);
   if (type === 'relation' || type === 'virtual') {
@@ -218,6 +233,20 @@ export function isRecord(v: unknown): v is Record<string, unknown> {
 
 function isSlug(v: unknown): v is string {
   return typeof v === 'string' && v.length > 0;
+}
+
+/** A frozen deep copy, so a catalog never changes under the caller who passed the payload in. */
+function propertiesOf(v: unknown): ColumnProperties | null {
+  if (!isRecord(v)) return null;
+  return deepFreeze(JSON.parse(JSON.stringify(v)) as Record<string, unknown>);
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null) {
+    for (const child of Object.values(v)) deepFreeze(child);
+    Object.freeze(v);
+  }
+  return v;
 }
 
 function flag(v: unknown): boolean {

@@ -42,10 +42,21 @@ export interface ColumnDef {
   readonly options: readonly string[] | null;
   readonly isPrimary: boolean;
   readonly isSystem: boolean;
+  /** A record must have a value here (service `is_required`). */
+  readonly required: boolean;
+  /** No two live records of one organization share a value here (service `is_unique`). */
+  readonly unique: boolean;
+  /** The service's column `properties` (phone_number, currency, format, …), or null. */
+  readonly properties: ColumnProperties | null;
 }
+
+/** Column properties as the service sends them; the record validator reads `phone_number`. */
+export type ColumnProperties = Readonly<Record<string, unknown>>;
 
 export interface ObjectDef {
   readonly slug: string;
+  /** The service's object id (`id` of the object payload); `obj_<slug>` for the compact form. Records carry it as `object_id`. */
+  readonly objectId: string;
   readonly displayName: string;
   readonly pluralName: string;
   /** Physical table name (unqualified). */
@@ -63,6 +74,8 @@ export interface PhysicalMapping {
   readonly softDeleteColumn: string | null;
   /** The id column on every table. Default `id`. */
   readonly idColumn: string;
+  /** Text column on every table holding the search form of the record's name, or null for none. Default `search_field`. */
+  readonly searchColumn: string | null;
 }
 
 export interface Catalog {

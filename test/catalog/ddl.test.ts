@@ -46,6 +46,10 @@ function check(catalog: Catalog) {
         expected.push(c.column!);
         expect(cols.get(c.column!), `${obj.slug}.${c.slug}`).toEqual({ type: EXPECTED_SQL_TYPE[c.type], nullable: 'YES', default: null });
       }
+      if (catalog.mapping.searchColumn !== null) {
+        expected.push(catalog.mapping.searchColumn);
+        expect(cols.get(catalog.mapping.searchColumn)).toEqual({ type: 'text', nullable: 'YES', default: null });
+      }
       expect([...cols.keys()]).toEqual(expected);
 
       const indexes = await indexesOf(schema, obj.table);
@@ -102,6 +106,7 @@ describe('catalogDdl on PGlite', () => {
     const ddl = catalogDdl(c, { indexes: false });
     expect(ddl).toHaveLength(c.objects.size);
     expect(ddl.join('\n')).not.toContain('is_deleted');
+    expect(catalogDdl(loadCatalog(fixturePayload('crm'), { searchColumn: null })).join('\n')).not.toContain('search_field');
     expect(catalogDdl(crm).some((s) => s.startsWith('CREATE SCHEMA'))).toBe(false);
   });
 

@@ -35,7 +35,7 @@ describe('service payload', () => {
 
   it('has every object of the payload, in payload order', () => {
     expect([...catalog.objects.keys()]).toEqual(envelope.data.map((o: any) => o.slug));
-    expect(catalog.mapping).toEqual({ schema: 'public', tenantColumn: 'org_id', softDeleteColumn: 'is_deleted', idColumn: 'id' });
+    expect(catalog.mapping).toEqual({ schema: 'public', tenantColumn: 'org_id', softDeleteColumn: 'is_deleted', idColumn: 'id', searchColumn: 'search_field' });
   });
 
   it('agrees with the payload on every column', () => {
@@ -127,7 +127,7 @@ describe('service payload', () => {
       tableName: (slug) => `t_${slug}`,
       columnName: (object, column) => `${object}.${column}`,
     });
-    expect(mapped.mapping).toEqual({ schema: 'crm', tenantColumn: 'tenant', softDeleteColumn: null, idColumn: 'record_id' });
+    expect(mapped.mapping).toEqual({ schema: 'crm', tenantColumn: 'tenant', softDeleteColumn: null, idColumn: 'record_id', searchColumn: 'search_field' });
     const opp = catalogObject(mapped, 'opportunity')!;
     expect(opp.table).toBe('t_opportunity');
     expect(opp.columns.get('id')!.column).toBe('record_id');
