@@ -123,6 +123,8 @@ export function clearCompileCache(): void {
   young = new Map();
   old = new Map();
   youngSize = 0;
+  seenYoung = new Set();
+  seenOld = new Set();
 }
 
 function placeholders(options: CompileOptions): EmitOptions {
@@ -152,8 +154,28 @@ function entryFor(text: string, options: CompileOptions): CacheEntry {
     return older;
   }
   const entry = compileEntry(text, options);
-  remember(bucketKey, text, entry);
+  if (seenBefore(text)) remember(bucketKey, text, entry);
   return entry;
+}
+
+/**
+ * Texts compiled once, in two generations like the entries. A text is cached the second time
+ * it is compiled, not the first: most texts a service sees never come again, and keeping an
+ * entry for each of them (promoted to the old generation, then collected there) made a miss
+ * cost 15 to 30% more than `cache: false`; remembering only the text keeps a miss within a few
+ * percent of it, at the price of one more compile for a text that does repeat.
+ */
+let seenYoung = new Set<string>();
+let seenOld = new Set<string>();
+
+function seenBefore(text: string): boolean {
+  if (seenYoung.has(text) || seenOld.has(text)) return true;
+  seenYoung.add(text);
+  if (seenYoung.size >= CACHE_SIZE) {
+    seenOld = seenYoung;
+    seenYoung = new Set();
+  }
+  return false;
 }
 
 function compileEntry(text: string, options: CompileOptions): CacheEntry {

@@ -72,12 +72,18 @@ describe('the cache', () => {
   it("forgets texts beyond the last 1,000 and still compiles them right afterwards", () => {
     const text = (n: number) => `SELECT id FROM lead WHERE score > ${n} LIMIT 10`;
     const expectedSql = `SELECT "t0"."id" AS "c0" FROM "public"."lead" AS "t0" WHERE ${g('t0')} AND ("t0"."score" > $2::int8) LIMIT $3::int8`;
+    // A hit hands back the cached entry's own columns; a recompiled text has new ones. A text
+    // is cached the second time it is compiled.
+    const once = compile(text(0), opts('lead')).columns;
     const first = compile(text(0), opts('lead')).columns;
-    // A hit hands back the compiled entry's own columns; a recompiled text has new ones.
+    expect(first, 'a text compiled once is not kept').not.toBe(once);
     expect(compile(text(0), opts('lead')).columns).toBe(first);
     const hot = "SELECT id FROM lead WHERE status = 'new' LIMIT 10";
+    compile(hot, opts('lead'));
     const hotColumns = compile(hot, opts('lead')).columns;
     for (let n = 1; n < 1100; n++) {
+      // Twice, so each is cached and pushes older entries out.
+      compile(text(n), opts('lead'));
       compile(text(n), opts('lead'));
       if (n % 100 === 0) expect(compile(hot, opts('lead')).columns, 'a text in steady use stays cached').toBe(hotColumns);
     }
