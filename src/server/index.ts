@@ -12,3 +12,6 @@ export { recordToolCall, listToolLogs, type ToolCall, type ToolLog } from './sto
 export { createServiceSchema, SERVICE_SCHEMA } from './store/schema.js';
 export { tokenSecret, settingOrCreate } from './store/settings.js';
 export { ROLES, isRole, type Role, type Principal, type AuthResolver, type ServiceDb, type ServiceTx } from './types.js';
+export { oauthPlugin, authorizationServerMetadata, protectedResourceMetadata, workspaceUrls, verifyAccessToken, revokeToken, oauthAuthResolver, DEFAULT_LIMITS, type OAuthOptions, type OAuthLimits, type WorkspaceUrls, type VerifyOptions } from './oauth/index.js';
+export type { OAuthServerOptions } from './oauth/plugin.js';
+export { createWorkspace, resolveWorkspace, listWorkspaces, parseWorkspacesEnv, type Workspace } from './store/workspaces.js';
