@@ -1,0 +1,294 @@
+#!/usr/bin/env node
+// The CRM data service over HTTP against the floor: `npm run bench:server`
+// (`node --import tsx bench/server.mjs`).
+//
+// For each database (embedded PGlite, then a throwaway PostgreSQL 15 server) it loads the example
+// CRM at a few tens of thousands of rows, starts `oql serve` on it as a child process (the way a
+// user runs it), and measures four workloads with autocannon on loopback: get one record,
+// bulk_create of 100 records, a filter, and an analytics report. Beside each, the floor: the same
+// rows read or written by a bare query in this process (a pg Pool of the same size as the
+// server's, or a PGlite instance holding a copy of the same data), at the same concurrency and
+// for the same time. Ratio = server / floor.
+//
+// Bounded: each measurement stops after OQL_BENCH_SECONDS (default 8) or OQL_BENCH_MAX_REQUESTS
+// (default 20,000), whichever comes first, after a warm-up of OQL_BENCH_WARMUP_SECONDS (default 2).
+// OQL_BENCH_CONNECTIONS (default 8) is the concurrency of both sides. OQL_BENCH_ONLY=pglite or
+// postgres runs one database. The figures replace the "HTTP service" section of
+// bench/RESULTS.md and are printed to stdout; progress goes to stderr.
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { generateRows, loadFixtureCatalog, loadIntoDatabase } from '../fixtures/index.ts';
+import { pgServerAvailable, startPgServer } from '../test/support/pg-server.ts';
+import { WORKLOADS, floorRunner } from './server/workloads.mjs';
+
+const BENCH = dirname(fileURLToPath(import.meta.url));
+const ROOT = dirname(BENCH);
+const SECONDS = Number(process.env.OQL_BENCH_SECONDS ?? 8);
+const WARMUP_SECONDS = Number(process.env.OQL_BENCH_WARMUP_SECONDS ?? 2);
+const MAX_REQUESTS = Number(process.env.OQL_BENCH_MAX_REQUESTS ?? 20_000);
+const CONNECTIONS = Number(process.env.OQL_BENCH_CONNECTIONS ?? 8);
+const POOL_SIZE = 10;
+const ONLY = process.env.OQL_BENCH_ONLY;
+const ORG = 'org_bench';
+const KEY = 'bench-key-org-bench-superadmin-0001';
+const COUNTS = { user: 100, account: 2_000, contact: 8_000, opportunity: 20_000, lead: 4_000 };
+
+const log = (m) => process.stderr.write(`[bench:server] ${m}\n`);
+const fmt = (n, digits = 2) => (n === undefined || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }));
+
+// ---- Data
+
+const catalog = loadFixtureCatalog('crm');
+log(`generating ${Object.values(COUNTS).reduce((a, b) => a + b, 0).toLocaleString('en-US')} rows for two organizations`);
+const rows = generateRows(catalog, { seed: 20261123, tenants: [ORG, 'org_rival'], counts: COUNTS });
+const own = (slug) => rows.get(slug).filter((r) => r.org_id === ORG && r.is_deleted === false);
+const data = {
+  org: ORG,
+  opportunityIds: own('opportunity').map((r) => r.id).slice(0, 2_000),
+  ownerIds: own('user').map((r) => r.id),
+  accountIds: own('account').map((r) => r.id),
+};
+
+// ---- The server, as a child process
+
+/** `oql serve` on the given database flags; resolves with its URL and a stop function. */
+async function startServer(flags) {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--port', '0', ...flags], {
+    cwd: ROOT,
+    // warn: the request log lines (one per request) are not part of what is measured.
+    env: { ...process.env, OQL_API_KEYS: `${KEY}=${ORG}:superadmin:u_bench`, OQL_LOG_LEVEL: 'warn', OQL_TOKEN_SECRET: 'bench-token-secret-0123456789abcdef' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let seen = '';
+  child.stderr.on('data', (c) => { seen += c; });
+  const url = await new Promise((resolve, reject) => {
+    child.stdout.on('data', (c) => {
+      seen += c;
+      const m = /listening on (http:\/\/[^\s]+)/.exec(seen);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`oql serve exited (${code}): ${seen.slice(-2000)}`)));
+  });
+  child.stdout.resume();
+  return {
+    url,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+// ---- Measuring
+
+/** One autocannon run; null when the endpoint is not routed (or answers an error) on the first try. */
+async function measureServer(url, workload) {
+  const probe = workload.request(data, 0);
+  const first = await fetch(url + probe.path, { method: probe.method, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: probe.body });
+  const text = await first.text();
+  if (first.status !== 200) {
+    const code = /"error_code":"([A-Z_]+)"/.exec(text)?.[1] ?? String(first.status);
+    return { skipped: code === 'ROUTE_NOT_FOUND' ? 'not routed yet' : `answers ${first.status} ${code}` };
+  }
+  let n = 1;
+  const run = (duration, amount) => new Promise((resolve, reject) => {
+    const instance = autocannon({
+      url,
+      connections: CONNECTIONS,
+      pipelining: 1,
+      duration,
+      ...(amount ? { maxOverallRequests: amount } : {}),
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      requests: [{
+        setupRequest: (req) => {
+          const r = workload.request(data, n++);
+          return { ...req, method: r.method, path: r.path, ...(r.body === undefined ? {} : { body: r.body }) };
+        },
+      }],
+    }, (err, result) => (err ? reject(err) : resolve(result)));
+    autocannon.track(instance, { renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false, outputStream: { write() {} } });
+  });
+  await run(WARMUP_SECONDS);
+  const r = await run(SECONDS, MAX_REQUESTS);
+  const ok = r['2xx'];
+  return {
+    requests: r.requests.total,
+    seconds: r.duration,
+    rps: ok / r.duration,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.timeouts + r.non2xx,
+  };
+}
+
+/** The floor at the same concurrency, for the same time (or request budget). */
+async function measureFloor(db, workload) {
+  const exec = floorRunner(db, workload, data);
+  const loop = async (deadline, budget, latencies) => {
+    let i = 0;
+    const worker = async () => {
+      while (performance.now() < deadline && (budget === undefined || budget.left-- > 0)) {
+        const started = performance.now();
+        await exec(i++);
+        latencies?.push(performance.now() - started);
+      }
+    };
+    await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  };
+  await loop(performance.now() + WARMUP_SECONDS * 1000);
+  const latencies = [];
+  const started = performance.now();
+  await loop(started + SECONDS * 1000, { left: MAX_REQUESTS }, latencies);
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
+  return { requests: latencies.length, seconds, rps: latencies.length / seconds, p50: pct(50), p99: pct(99) };
+}
+
+// ---- The two databases
+
+async function benchPglite() {
+  const dir = mkdtempSync(join(tmpdir(), 'oql-bench-server-'));
+  const serverDir = join(dir, 'server');
+  const floorDir = join(dir, 'floor');
+  try {
+    log('PGlite: loading the data');
+    const load = await PGlite.create(serverDir);
+    await loadIntoDatabase(load, catalog, rows);
+    await load.query('ANALYZE');
+    await load.close();
+    cpSync(serverDir, floorDir, { recursive: true });
+    const floor = await PGlite.create(floorDir);
+    const server = await startServer(['--data-dir', serverDir]);
+    try {
+      return await benchAll('PGlite', server.url, { kind: 'pglite', db: floor });
+    } finally {
+      await server.stop();
+      await floor.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function benchPostgres() {
+  if (!pgServerAvailable()) {
+    log('PostgreSQL 15 binaries not found: skipping');
+    return [];
+  }
+  log('PostgreSQL 15: starting a throwaway server and loading the data');
+  const pgServer = await startPgServer({ settings: { max_connections: 60, shared_buffers: '256MB', jit: 'off' } });
+  const pool = new pg.Pool({ connectionString: pgServer.url, max: POOL_SIZE });
+  pool.on('error', () => {});
+  try {
+    await loadIntoDatabase(pool, catalog, rows);
+    await pool.query('ANALYZE');
+    const server = await startServer(['--database', pgServer.url]);
+    try {
+      return await benchAll('PostgreSQL 15', server.url, { kind: 'postgres', db: pool });
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await pool.end();
+    await pgServer.stop();
+  }
+}
+
+async function benchAll(database, url, floorDb) {
+  const out = [];
+  for (const workload of WORKLOADS) {
+    log(`${database}: ${workload.name}: floor`);
+    const floor = await measureFloor(floorDb, workload);
+    log(`${database}: ${workload.name}: server`);
+    const server = await measureServer(url, workload);
+    out.push({ database, workload: workload.name, floorLabel: workload.floorLabel, server, floor });
+    if (server.skipped) log(`${database}: ${workload.name}: server ${server.skipped}`);
+    else log(`${database}: ${workload.name}: ${fmt(server.rps, 0)} req/s p50 ${fmt(server.p50)} ms (floor ${fmt(floor.p50)} ms)`);
+  }
+  return out;
+}
+
+// ---- Report
+
+function section(results, started) {
+  const lines = [];
+  const push = (s = '') => lines.push(s);
+  push('## HTTP service (`npm run bench:server`)');
+  push();
+  push(`Ran ${started.toISOString()} on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}. ` +
+    `**The machine's cores were shared with other work while this ran** (load average ${loadavg().map((l) => l.toFixed(1)).join(' / ')} at the end): ` +
+    'the absolute figures are low and noisy; the ratios are the useful part, and they too carry the noise.');
+  push();
+  push(`\`oql serve\` runs as a child process (request logs at warn, so not written); autocannon drives it over loopback with ${CONNECTIONS} connections, ` +
+    `pipelining 1, ${WARMUP_SECONDS} s of warm-up, then ${SECONDS} s or ${MAX_REQUESTS.toLocaleString('en-US')} requests, whichever comes first. ` +
+    `The floor is the same rows read or written by a bare query from this process at the same concurrency for the same time: a pg Pool of ${POOL_SIZE} connections (the server's pool size) on PostgreSQL, ` +
+    'a PGlite instance on a copy of the same data directory on PGlite. Data: the example CRM, ' +
+    `${Object.entries(COUNTS).map(([k, v]) => `${v.toLocaleString('en-US')} ${k}`).join(', ')} rows over two organizations. Latencies in ms; ratio = server / floor.`);
+  push();
+  push('| database | workload | server req/s | server p50 | server p99 | floor req/s | floor p50 | floor p99 | p50 ratio | p99 ratio | floor query |');
+  push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const r of results) {
+    const f = r.floor;
+    if (r.server.skipped) {
+      push(`| ${r.database} | ${r.workload} | ${r.server.skipped} | | | ${fmt(f.rps, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | | | ${r.floorLabel} |`);
+      continue;
+    }
+    const s = r.server;
+    const errors = s.errors > 0 ? ` (${s.errors} errors)` : '';
+    push(`| ${r.database} | ${r.workload} | ${fmt(s.rps, 0)}${errors} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(f.rps, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(s.p50 / f.p50)} | ${fmt(s.p99 / f.p99)} | ${r.floorLabel} |`);
+  }
+  push();
+  const goal = results.filter((r) => r.database === 'PostgreSQL 15' && (r.workload === 'get one' || r.workload === 'filter'));
+  if (goal.length > 0) {
+    const verdicts = goal.map((r) => r.server.skipped
+      ? `${r.workload}: not measured (${r.server.skipped})`
+      : `${r.workload} ${fmt(r.server.p50 / r.floor.p50)}× (${r.server.p50 / r.floor.p50 <= 1.5 ? 'met' : 'not met'})`);
+    push(`Goal: p50 ≤ 1.5× the floor for get one and filter on PostgreSQL — ${verdicts.join('; ')}.`);
+    push();
+  }
+  push('autocannon reports latency at millisecond resolution (p50 of 1 means under 1.5 ms), so a ratio against a sub-millisecond floor is coarse.');
+  return `${lines.join('\n')}\n`;
+}
+
+/** Replaces this benchmark's section of RESULTS.md (between its markers), or appends it. */
+function writeSection(text) {
+  const file = join(BENCH, 'RESULTS.md');
+  const begin = '<!-- server-bench: begin -->';
+  const end = '<!-- server-bench: end -->';
+  const block = `${begin}\n${text}${end}\n`;
+  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
+  const at = current.indexOf(begin);
+  const stop = current.indexOf(end);
+  const next = at >= 0 && stop > at
+    ? current.slice(0, at) + block + current.slice(stop + end.length + 1)
+    : `${current.replace(/\n*$/, '\n\n')}${block}`;
+  writeFileSync(file, next);
+}
+
+const started = new Date();
+const results = [];
+try {
+  if (ONLY !== 'postgres') results.push(...await benchPglite());
+  if (ONLY !== 'pglite') results.push(...await benchPostgres());
+} catch (e) {
+  log(`failed: ${e.stack ?? e}`);
+  process.exitCode = 1;
+}
+if (results.length > 0) {
+  const text = section(results, started);
+  process.stdout.write(text);
+  writeSection(text);
+  log('wrote the HTTP service section of bench/RESULTS.md');
+}

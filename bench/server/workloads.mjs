@@ -1,0 +1,117 @@
+// The four workloads of bench/server.mjs: each the HTTP request autocannon sends, and the bare
+// query that reads or writes the same rows (the floor).
+
+const STAGES = ['prospecting', 'qualification', 'proposal', 'negotiation', 'won', 'lost'];
+const THRESHOLDS = [0, 10_000, 50_000, 100_000];
+const FIELDS = ['id', 'name', 'amount', 'stage', 'close_date'];
+
+/** 100 new opportunities of request `n`: names unique across the run, relations to existing records. */
+export function newOpportunities(data, n) {
+  return Array.from({ length: 100 }, (_, i) => ({
+    name: `Bench deal ${n}-${i}`,
+    amount: 1_000 + ((n * 100 + i) % 90_000),
+    stage: STAGES[(n + i) % STAGES.length],
+    owner: data.ownerIds[(n + i) % data.ownerIds.length],
+    account: data.accountIds[(n * 7 + i) % data.accountIds.length],
+  }));
+}
+
+/**
+ * name: shown in the results; floorLabel: what the floor runs; request(data, n): the n-th HTTP
+ * request; floor(data, n): the n-th bare query, as { sql, params } or { insert } for a write.
+ */
+export const WORKLOADS = [
+  {
+    name: 'get one',
+    floorLabel: 'SELECT * by (org_id, id)',
+    request: (data, n) => ({ method: 'GET', path: `/api/v1/org/objects/opportunity/record/${encodeURIComponent(data.opportunityIds[n % data.opportunityIds.length])}` }),
+    floor: (data, n) => ({
+      sql: 'SELECT * FROM public.opportunity WHERE org_id = $1 AND id = $2 AND NOT is_deleted',
+      params: [data.org, data.opportunityIds[n % data.opportunityIds.length]],
+    }),
+  },
+  {
+    name: 'filter',
+    floorLabel: 'stage = and amount >=, ORDER BY amount DESC, id, LIMIT 50',
+    request: (_data, n) => ({
+      method: 'POST',
+      path: '/api/v1/org/objects/opportunity/filter',
+      body: JSON.stringify({
+        query: {
+          fields: FIELDS,
+          filters: { and: [{ field: 'stage', operator: 'eq', value: STAGES[n % STAGES.length] }, { field: 'amount', operator: 'gte', value: THRESHOLDS[n % THRESHOLDS.length] }] },
+          sort: [{ field: 'amount', direction: 'desc' }],
+          pagination: { page: 1, page_size: 50 },
+        },
+      }),
+    }),
+    floor: (data, n) => ({
+      sql: `SELECT ${FIELDS.join(', ')} FROM public.opportunity WHERE org_id = $1 AND NOT is_deleted AND stage = $2 AND amount >= $3 ORDER BY amount DESC NULLS LAST, id LIMIT 50`,
+      params: [data.org, STAGES[n % STAGES.length], THRESHOLDS[n % THRESHOLDS.length]],
+    }),
+  },
+  {
+    name: 'report',
+    floorLabel: 'GROUP BY stage with COUNT and SUM',
+    request: (_data, n) => ({
+      method: 'POST',
+      path: '/api/v1/reports/execute',
+      body: JSON.stringify({
+        query: `SELECT stage, COUNT(id) AS deals, SUM(amount) AS total FROM opportunity WHERE amount >= ${THRESHOLDS[n % THRESHOLDS.length]} GROUP BY stage LIMIT 100`,
+        slug: 'opportunity',
+      }),
+    }),
+    floor: (data, n) => ({
+      sql: 'SELECT stage, count(id) AS deals, sum(amount) AS total FROM public.opportunity WHERE org_id = $1 AND NOT is_deleted AND amount >= $2 GROUP BY stage LIMIT 100',
+      params: [data.org, THRESHOLDS[n % THRESHOLDS.length]],
+    }),
+  },
+  {
+    name: 'bulk_create 100',
+    floorLabel: 'one 100-row INSERT in a transaction',
+    request: (data, n) => ({ method: 'POST', path: '/api/v1/org/objects/opportunity/record/bulk_create', body: JSON.stringify(newOpportunities(data, n)) }),
+    floor: (data, n) => {
+      const now = Date.now();
+      const params = [];
+      const tuples = newOpportunities(data, n).map((r, i) => {
+        const values = [`floor_${process.pid}_${n}_${i}_${now}`, data.org, r.name, r.amount, r.stage, r.owner, r.account, now, now, 'u_bench', 'u_bench'];
+        const slots = values.map((v) => {
+          params.push(v);
+          return `$${params.length}`;
+        });
+        return `(${slots.join(', ')})`;
+      });
+      return {
+        insert: true,
+        sql: `INSERT INTO public.opportunity (id, org_id, name, amount, stage, owner, account, created_at, updated_at, created_by, updated_by) VALUES ${tuples.join(', ')}`,
+        params,
+      };
+    },
+  },
+];
+
+/** The floor of one workload on one database: a function running its i-th query. */
+export function floorRunner({ kind, db }, workload, data) {
+  return async (i) => {
+    const q = workload.floor(data, i);
+    if (!q.insert) {
+      await db.query(q.sql, q.params);
+      return;
+    }
+    if (kind === 'pglite') {
+      await db.transaction((tx) => tx.query(q.sql, q.params));
+      return;
+    }
+    const client = await db.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(q.sql, q.params);
+      await client.query('COMMIT');
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw e;
+    } finally {
+      client.release();
+    }
+  };
+}
