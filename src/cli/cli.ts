@@ -1,5 +1,6 @@
 import { compileCommand } from './commands/compile.js';
 import { ddlCommand } from './commands/ddl.js';
+import { explainCommand } from './commands/explain.js';
 import { demoCommand } from './commands/demo.js';
 import { lintCommand } from './commands/lint.js';
 import { runCommand } from './commands/run.js';
@@ -16,6 +17,7 @@ type Handler = (argv: readonly string[], io: CliIo, cwd: string) => Promise<numb
 const HANDLERS: Record<Command, Handler> = {
   compile: compileCommand,
   lint: lintCommand,
+  explain: (argv, io) => explainCommand(argv, io),
   run: runCommand,
   ddl: ddlCommand,
   demo: (argv, io) => demoCommand(argv, io),

@@ -12,6 +12,8 @@ export interface CliIo {
   /** Relative paths resolve against it, and lint reports show paths relative to it. Default process.cwd(). */
   readonly cwd?: string;
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Reads all of standard input (`oql compile -`, `oql lint --stdin`). */
+  readonly readStdin?: () => Promise<string>;
 }
 
 /** Bad command-line use (unknown flag, missing argument or file): exit code 2. */
@@ -32,6 +34,11 @@ export function processIo(): CliIo {
     stdoutIsTTY: process.stdout.isTTY === true,
     cwd: process.cwd(),
     env: process.env,
+    readStdin: async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    },
   };
 }
 

@@ -11,6 +11,10 @@ export interface ReportQuery {
   readonly text: string;
   /** Maps an offset in `text` to an offset in the file. */
   readonly toFile: (offset: number) => number;
+  /** How the file writes the query: as is (.sql/.oql), or as a JSON string (escaped). */
+  readonly encoding: 'text' | 'json';
+  /** Every offset maps exactly (false: the JSON string was not found, offsets point at its entry). */
+  readonly exact: boolean;
 }
 
 export interface LoadedReportFile {
@@ -60,9 +64,12 @@ export function displayPath(cwd: string, abs: string): string {
 export async function loadReportFile(cwd: string, abs: string, defaultSlug: string | undefined): Promise<LoadedReportFile> {
   const path = displayPath(cwd, abs);
   const source = stripBom(await readTextFile(cwd, abs, 'report file'));
-  return extname(abs).toLowerCase() === '.json'
-    ? jsonReport(path, source, defaultSlug)
-    : textReport(path, source, defaultSlug);
+  return parseReportSource(path, source, extname(abs).toLowerCase() === '.json', defaultSlug);
+}
+
+/** A report file's queries from its text (after a fix, the file is read again from memory). */
+export function parseReportSource(path: string, source: string, json: boolean, defaultSlug: string | undefined): LoadedReportFile {
+  return json ? jsonReport(path, source, defaultSlug) : textReport(path, source, defaultSlug);
 }
 
 function stripBom(text: string): string {
@@ -77,7 +84,7 @@ function textReport(path: string, source: string, defaultSlug: string | undefine
   if (slug === undefined) {
     return { path, source, queries: [], problems: ["no slug: start the file with a comment such as '-- slug: opportunity', or pass --slug"] };
   }
-  return { path, source, queries: [{ slug, text: source, toFile: (o) => o }], problems: [] };
+  return { path, source, queries: [{ slug, text: source, toFile: (o) => o, encoding: 'text', exact: true }], problems: [] };
 }
 
 /** `-- slug: x` (or `/* slug: x *\/`) among the comments before the query. */
@@ -134,6 +141,7 @@ function jsonReport(path: string, source: string, defaultSlug: string | undefine
     const where = located?.[index];
     const text = e['query'];
     let toFile: (offset: number) => number;
+    const exact = where?.query !== undefined && where.query.value === text;
     if (where?.query && where.query.value === text) {
       const offsets = where.query.offsets;
       toFile = (o) => offsets[Math.max(0, Math.min(o, offsets.length - 1))]!;
@@ -142,7 +150,7 @@ function jsonReport(path: string, source: string, defaultSlug: string | undefine
       const at = where?.start ?? 0;
       toFile = () => at;
     }
-    queries.push({ name, slug, text, toFile });
+    queries.push({ name, slug, text, toFile, encoding: 'json', exact });
   });
   return { path, source, queries, problems };
 }

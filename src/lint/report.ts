@@ -1,6 +1,7 @@
 import { CODES, type DiagnosticCode } from '../diagnostics/codes.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { codeFrame } from '../diagnostics/frame.js';
+import { codePage, helpUri } from './docs.js';
 
 /**
  * A diagnostic placed in a report file: its span counts in the file's text (not the query's),
@@ -96,6 +97,7 @@ export function formatJson(files: readonly ReportFile[]): string {
     severity: d.severity,
     message: d.message,
     ...(d.hint === undefined ? {} : { hint: d.hint }),
+    ...(d.fix === undefined ? {} : { fix: { range: d.fix.range, text: d.fix.text } }),
     line: d.span.line,
     column: d.span.column,
     endLine: d.span.endLine,
@@ -107,6 +109,8 @@ export function formatJson(files: readonly ReportFile[]): string {
 export interface SarifOptions {
   /** The oql version (package.json). */
   readonly toolVersion: string;
+  /** The command line and directory of this run (SARIF `invocations`); paths are relative to the directory. */
+  readonly invocation?: { readonly arguments: readonly string[]; readonly workingDirectory: string };
 }
 
 const SARIF_SCHEMA = 'https://json.schemastore.org/sarif-2.1.0.json';
@@ -116,7 +120,11 @@ export function formatSarif(files: readonly ReportFile[], options: SarifOptions)
   const ruleIds: DiagnosticCode[] = [];
   for (const f of files) for (const d of f.diagnostics) if (!ruleIds.includes(d.code)) ruleIds.push(d.code);
   ruleIds.sort();
-  const rules = ruleIds.map((id) => ({ id, shortDescription: { text: CODES[id] } }));
+  const rules = ruleIds.map((id) => {
+    const page = codePage(id);
+    const full = [page.meaning, page.detail, page.wrong !== undefined ? `Wrong: ${page.wrong}` : undefined, page.right !== undefined ? `Right: ${page.right}` : undefined].filter((x) => x !== undefined).join('\n');
+    return { id, shortDescription: { text: CODES[id] }, fullDescription: { text: full }, helpUri: helpUri(id) };
+  });
   const results = files.flatMap((f) => f.diagnostics.map((d) => ({
     ruleId: d.code,
     ruleIndex: ruleIds.indexOf(d.code),
@@ -124,21 +132,39 @@ export function formatSarif(files: readonly ReportFile[], options: SarifOptions)
     message: { text: d.hint === undefined ? d.message : `${d.message}\nhint: ${d.hint}` },
     locations: [{
       physicalLocation: {
-        artifactLocation: { uri: toUri(f.path) },
+        artifactLocation: { uri: toUri(f.path), uriBaseId: SRCROOT },
         region: { startLine: d.span.line, startColumn: d.span.column, endLine: d.span.endLine, endColumn: d.span.endColumn },
       },
     }],
     ...(d.entry === undefined ? {} : { properties: { entry: d.entry } }),
   })));
+  const errors = files.some((f) => f.diagnostics.some((d) => d.severity === 'error'));
+  const cwd = options.invocation?.workingDirectory;
   const log = {
     $schema: SARIF_SCHEMA,
     version: '2.1.0',
     runs: [{
-      tool: { driver: { name: 'oql', version: options.toolVersion, rules } },
+      tool: { driver: { name: 'oql', version: options.toolVersion, informationUri: 'https://github.com/oql-dev/oql#readme', rules } },
+      ...(cwd === undefined ? {} : { originalUriBaseIds: { [SRCROOT]: { uri: directoryUri(cwd) } } }),
+      invocations: [{
+        executionSuccessful: true,
+        exitCode: errors ? 1 : 0,
+        ...(options.invocation ? { arguments: [...options.invocation.arguments] } : {}),
+        ...(cwd === undefined ? {} : { workingDirectory: { uri: directoryUri(cwd) } }),
+      }],
       results,
     }],
   };
   return JSON.stringify(log, null, 2) + '\n';
+}
+
+/** The base the relative artifact URIs resolve against: the directory oql lint ran in. */
+const SRCROOT = '%SRCROOT%';
+
+/** `file:///work/reports/` for a directory (SARIF wants a trailing slash on base URIs). */
+function directoryUri(dir: string): string {
+  const path = dir.split(/[\\/]/).map(encodeURIComponent).join('/');
+  return `file://${path.startsWith('/') ? '' : '/'}${path}${path.endsWith('/') ? '' : '/'}`;
 }
 
 /** A relative path as a SARIF URI reference: forward slashes, each segment percent-encoded. */

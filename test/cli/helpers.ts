@@ -11,7 +11,7 @@ export interface CliRun {
 }
 
 /** Runs the CLI in process, capturing what it writes. */
-export async function cli(argv: readonly string[], options: { cwd?: string; tty?: boolean } = {}): Promise<CliRun> {
+export async function cli(argv: readonly string[], options: { cwd?: string; tty?: boolean; stdin?: string } = {}): Promise<CliRun> {
   let stdout = '';
   let stderr = '';
   const code = await main(argv, {
@@ -21,6 +21,7 @@ export async function cli(argv: readonly string[], options: { cwd?: string; tty?
     stderrIsTTY: options.tty ?? false,
     cwd: options.cwd ?? process.cwd(),
     env: {},
+    ...(options.stdin === undefined ? {} : { readStdin: async () => options.stdin! }),
   });
   return { code, stdout, stderr };
 }

@@ -184,8 +184,8 @@ describe('oql lint --format json and sarif', () => {
     expect(driver.name).toBe('oql');
     expect(driver.version).toBe(pkg.version);
     expect(driver.rules).toEqual([
-      { id: 'UNKNOWN_COLUMN', shortDescription: { text: CODES.UNKNOWN_COLUMN } },
-      { id: 'UNKNOWN_OPTION', shortDescription: { text: CODES.UNKNOWN_OPTION } },
+      expect.objectContaining({ id: 'UNKNOWN_COLUMN', shortDescription: { text: CODES.UNKNOWN_COLUMN }, helpUri: expect.stringMatching(/#unknown_column$/) }),
+      expect.objectContaining({ id: 'UNKNOWN_OPTION', shortDescription: { text: CODES.UNKNOWN_OPTION }, fullDescription: { text: expect.stringContaining(CODES.UNKNOWN_OPTION) } }),
     ]);
     const results = log.runs[0].results;
     expect(results).toHaveLength(4);

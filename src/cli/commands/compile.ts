@@ -1,7 +1,8 @@
 import { compile } from '../../compile.js';
+import { isOqlError } from '../../diagnostics/diagnostic.js';
 import { instant, onePositional, parseCommand, requireFlag } from '../args.js';
 import { formatDiagnostic } from '../errors.js';
-import { EXIT, println, type CliIo } from '../io.js';
+import { EXIT, UsageError, println, type CliIo } from '../io.js';
 import { formatColumns, formatParams } from '../render.js';
 import { DEFAULT_ORG, loadSchema } from '../schema.js';
 import { formatSql } from '../sql-format.js';
@@ -18,21 +19,35 @@ export const COMPILE_OPTIONS = {
 
 export async function compileCommand(argv: readonly string[], io: CliIo, cwd: string): Promise<number> {
   const { values, positionals } = parseCommand('compile', argv, COMPILE_OPTIONS);
-  const query = onePositional('compile', positionals, 'query');
+  const arg = onePositional('compile', positionals, 'query');
   const slug = requireFlag('compile', 'slug', values.slug, 'opportunity');
   const now = instant('now', values.now);
   const { catalog } = await loadSchema(values, cwd);
-  const result = compile(query, {
-    catalog, slug, orgId: values.org ?? DEFAULT_ORG, cache: false,
-    ...(now === undefined ? {} : { now }),
-  });
+  // `-` reads the query from standard input, as ESLint's `-` does.
+  let query = arg;
+  if (arg === '-') {
+    if (!io.readStdin) throw new UsageError('standard input is not available', 'compile');
+    query = await io.readStdin();
+  }
+  let result;
+  try {
+    result = compile(query, {
+      catalog, slug, orgId: values.org ?? DEFAULT_ORG, cache: false,
+      ...(now === undefined ? {} : { now }),
+    });
+  } catch (e) {
+    // With --json a script reads the outcome from stdout either way: the error as JSON too.
+    if (!values.json || !isOqlError(e)) throw e;
+    println(io.stdout, JSON.stringify({ error: e.toJSON() }, null, 2));
+    return EXIT.failed;
+  }
   for (const w of result.warnings) println(io.stderr, formatDiagnostic(w, query));
   if (result.kind === 'restricted') {
     println(io.stderr, result.message);
     return EXIT.failed;
   }
   if (values.json) {
-    println(io.stdout, JSON.stringify({ sql: result.sql, params: result.params, columns: result.columns }, null, 2));
+    println(io.stdout, JSON.stringify({ sql: result.sql, params: result.params, columns: result.columns, ...(result.warnings.length ? { warnings: result.warnings } : {}) }, null, 2));
   } else {
     println(io.stdout, `${formatSql(result.sql)};`, formatParams(result.params), formatColumns(result.columns));
   }
