@@ -383,7 +383,9 @@ describe('token endpoint', () => {
   it('answers a JSON body or no body in the OAuth shape', async () => {
     const json = await fetch(`${server.baseUrl}/api/v1/acme/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"grant_type":"authorization_code"}' });
     expect(json.status).toBe(400);
-    expect(((await json.json()) as any).error).toMatch(/^invalid_request$/);
+    const refused: any = await json.json();
+    expect(refused.error).toBe('invalid_request');
+    expect(refused.error_description).toContain('application/x-www-form-urlencoded');
     const none = await fetch(`${server.baseUrl}/api/v1/acme/oauth/token`, { method: 'POST' });
     expect(none.status).toBe(400);
     expect(((await none.json()) as any).error).toBe('invalid_request');
