@@ -133,7 +133,8 @@ export function classifySyntaxError(source: string, tokens: IToken[], e: IRecogn
       code: 'UNSUPPORTED_JOIN',
       span: range(tokens, i, end),
       message: `${textOf(source, tokens, i, end)} is not supported: the dialect has no JOIN`,
-      hint: 'reach a related record with dot notation (owner.name, account.industry), or filter by children with EXISTS (SELECT 1 FROM contact c WHERE c.account = account.id)',
+      // The outer object gets an alias: inside FROM contact, `account.id` would name the contact's own column.
+      hint: 'reach a related record with dot notation (owner.name, account.industry), or filter by children with EXISTS, the outer object aliased: FROM account a WHERE EXISTS (SELECT 1 FROM contact c WHERE c.account = a.id)',
     };
   }
   if (type === T.Comma && afterFromItem(tokens, i)) {
@@ -186,6 +187,7 @@ export function classifySyntaxError(source: string, tokens: IToken[], e: IRecogn
   if (type === T.Concat || type === T.Contains || type === T.ContainedBy || type === T.OtherOperator) {
     return { code: 'UNSUPPORTED_OPERATOR', span: spanOf(t), message: `operator ${shown(t)} is not supported`, hint: operatorHint(t.image) };
   }
+  if (type === T.StringLiteral && prev?.tokenType === T.Identifier && prev.image.toLowerCase() === 'interval') return classifyInterval(source, tokens, i);
   if (type === T.Parameter) {
     return {
       code: 'SYNTAX_ERROR',
@@ -341,4 +343,31 @@ function expectedText(e: IRecognitionException): string | undefined {
     if (/\[StringLiteral\]|\[NumberLiteral\]|\[Identifier\]/.test(e.message)) return 'an expression';
   }
   return undefined;
+}
+
+const INTERVAL_MS: Record<string, number> = { millisecond: 1, second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 };
+
+/**
+ * `NOW() - INTERVAL '30 days'`: dates are epoch milliseconds, so a fixed interval is a number
+ * of milliseconds, and NOW() becomes its epoch milliseconds. Months and years have no fixed
+ * length: those get a calendar form instead.
+ */
+function classifyInterval(source: string, tokens: IToken[], i: number): SyntaxDiagnostic {
+  const t = tokens[i]!;
+  const span = range(tokens, i - 1, i);
+  const m = /^'\s*(\d+)\s*(millisecond|second|minute|hour|day|week)s?\s*'$/i.exec(t.image);
+  const message = `INTERVAL ${t.image} is not supported: dates are epoch milliseconds`;
+  if (!m) {
+    return { code: 'SYNTAX_ERROR', span, message, hint: "months and years have no fixed length: compare with a calendar bound such as date_part('epoch', date_trunc('month', NOW() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')*1000" };
+  }
+  const ms = `${m[1]}*${INTERVAL_MS[m[2]!.toLowerCase()]}`;
+  // `NOW() - INTERVAL ...`: show the whole epoch form, the user's operator kept.
+  const op = tokens[i - 2];
+  const close = tokens[i - 3];
+  const open = tokens[i - 4];
+  const fn = tokens[i - 5];
+  if (op && (op.tokenType === T.Minus || op.image === '+') && close?.tokenType === T.RParen && open?.tokenType === T.LParen && fn && fn.image.toLowerCase() === 'now') {
+    return { code: 'SYNTAX_ERROR', span, message, hint: `write date_part('epoch', ${textOf(source, tokens, i - 5, i - 3)})*1000 ${op.image} ${ms}` };
+  }
+  return { code: 'SYNTAX_ERROR', span, message, hint: `write ${ms} (${m[1]} ${m[2]!.toLowerCase()}s in milliseconds)` };
 }

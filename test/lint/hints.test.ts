@@ -239,6 +239,26 @@ describe('hints that are advice, not a fix', () => {
     expect(lint(`SELECT id FROM account a WHERE ${form![1]} ORDER BY id LIMIT 5`, { catalog, slug: 'account' })).toEqual([]);
   });
 
+  it('NOW() - INTERVAL becomes epoch milliseconds, the operator kept', () => {
+    for (const [interval, ms] of [["'30 days'", 30 * 86_400_000], ["'2 hours'", 2 * 3_600_000], ["'1 week'", 604_800_000]] as const) {
+      const wrong = `SELECT id FROM opportunity WHERE created_at > NOW() - INTERVAL ${interval} ORDER BY id LIMIT 5`;
+      const h = hint(wrong, 'opportunity', 'SYNTAX_ERROR');
+      const form = /^write (.*)$/.exec(h);
+      expect(form, h).not.toBeNull();
+      const pasted = wrong.replace(`NOW() - INTERVAL ${interval}`, form![1]!);
+      expect(lint(pasted, { catalog, slug: 'opportunity' })).toEqual([]);
+      // The pasted form means NOW() minus the interval: check its number independently.
+      expect(form![1]!.replace(/^date_part\('epoch', NOW\(\)\)\*1000 - /, '').split('*').map(Number).reduce((a, b) => a * b)).toBe(ms);
+    }
+  });
+
+  it('the JOIN hint gives an EXISTS form that pastes without AMBIGUOUS_NAME', () => {
+    const h = hint('SELECT a.name FROM account a JOIN contact c ON c.account = a.id LIMIT 10', 'account', 'UNSUPPORTED_JOIN');
+    const form = /FROM account a (WHERE EXISTS \(.*\))$/.exec(h);
+    expect(form, h).not.toBeNull();
+    expect(lint(`SELECT name FROM account a ${form![1]} ORDER BY id LIMIT 10`, { catalog, slug: 'account' })).toEqual([]);
+  });
+
   it('a plural request slug is not offered as FROM', () => {
     const h = hint('SELECT id FROM opportunity LIMIT 5', 'opportunities', 'INVALID_SLUG');
     expect(h).toContain("send slug 'opportunity'");
