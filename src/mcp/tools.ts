@@ -4,6 +4,7 @@ import type { Catalog, ColumnDef, ObjectDef } from '../catalog/types.js';
 import { VERSION } from '../cli/version.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { isOqlError, type OqlError } from '../diagnostics/diagnostic.js';
+import { LineMap } from '../diagnostics/span.js';
 import { filterRecords } from '../filter/filter.js';
 import { lint } from '../lint/lint.js';
 import { count, execute } from '../run/execute.js';
@@ -278,13 +279,31 @@ export function errorText(e: OqlError, query?: string): string {
   return lines.join('\n');
 }
 
-/** `- ERROR MISSING_LIMIT at 1:30 near "…": message. Hint: …` */
+/**
+ * `- ERROR MISSING_ALIAS at 1:15 near "COUNT(*)": message. Hint: … Fix: insert " AS count" at 1:23.`
+ * The Fix is the library's machine-applicable edit, where it has one; positions are line:column
+ * of the query as sent.
+ */
 function diagnosticLine(d: Diagnostic, source: string | undefined): string {
   const where = d.span.end > d.span.start || d.span.line > 1 || d.span.column > 1 ? ` at ${d.span.line}:${d.span.column}` : '';
   const text = source !== undefined && d.span.end > d.span.start ? source.slice(d.span.start, Math.min(d.span.end, d.span.start + 200)) : '';
   const near = text ? ` near "${text}"` : '';
+  const message = d.message.endsWith('.') ? d.message : `${d.message}.`;
   const hint = d.hint ? ` Hint: ${d.hint}` : '';
-  return `- ${d.severity.toUpperCase()} ${d.code}${where}${near}: ${d.message}.${hint}`.replace(/\.\./g, '.');
+  let fix = '';
+  if (d.fix && source !== undefined) {
+    const [from, to] = d.fix.range;
+    fix = from === to
+      ? ` Fix: insert "${d.fix.text}" at ${position(source, from)}.`
+      : ` Fix: replace "${source.slice(from, to)}" at ${position(source, from)} with "${d.fix.text}".`;
+  }
+  return `- ${d.severity.toUpperCase()} ${d.code}${where}${near}: ${message}${hint}${fix}`;
+}
+
+/** 1-based line:column of an offset, counted as the diagnostics' spans are. */
+function position(source: string, offset: number): string {
+  const p = new LineMap(source).position(offset);
+  return `${p.line}:${p.column}`;
 }
 
 function runOptions(ctx: ToolContext) {
