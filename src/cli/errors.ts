@@ -27,8 +27,21 @@ export function reportFailure(io: CliIo, e: unknown): number {
     // A bad --schema or --type-codes file, or option, is misuse like a missing file: nothing was checked.
     return e.code.startsWith('CATALOG_') || e.code === 'INVALID_OPTIONS' ? EXIT.usage : EXIT.failed;
   }
+  const missing = missingPackage(e);
+  if (missing) {
+    // An optional peer dependency (the server, MCP, demo data) that was not installed.
+    println(io.stderr, `oql: this command needs the package '${missing}', which is not installed`, `  hint: npm install ${missing}`);
+    return EXIT.failed;
+  }
   const message = e instanceof Error ? e.message : String(e);
   println(io.stderr, `oql: ${message.split('\n')[0]}`);
   if (io.env?.['OQL_DEBUG'] && e instanceof Error && e.stack) println(io.stderr, e.stack);
   return EXIT.failed;
+}
+
+/** The package a failed import could not find, when that is what `e` is. */
+export function missingPackage(e: unknown): string | null {
+  const err = e as { code?: string; message?: string } | null;
+  if (!err || (err.code !== 'ERR_MODULE_NOT_FOUND' && err.code !== 'MODULE_NOT_FOUND')) return null;
+  return /Cannot find (?:package|module) '((?:@[^/']+\/)?[a-z0-9][^/']*)/.exec(err.message ?? '')?.[1] ?? null;
 }
