@@ -1,6 +1,7 @@
 import type { Catalog } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { FIXTURE_DATA_OPTIONS, fixtureData, generateRows, loadIntoDatabase, type Queryable, type Row } from '../../fixtures/index.js';
+import { DEMO_ORGANIZATIONS, demoData } from '../../fixtures/demo.js';
 import type { CliIo } from './io.js';
 
 export interface OpenDatabase {
@@ -14,6 +15,8 @@ export interface EmbeddedOptions {
   readonly catalog: Catalog;
   /** The example CRM gets its generated fixture data; another catalog gets rows generated for it. */
   readonly isFixture: boolean;
+  /** The example CRM with believable names and companies (fixtures/demo.ts) instead of the test data. */
+  readonly demo?: boolean;
   readonly io: CliIo;
 }
 
@@ -29,9 +32,11 @@ export async function openEmbedded(o: EmbeddedOptions): Promise<OpenDatabase & {
   progress('starting embedded PostgreSQL (PGlite)');
   const { PGlite } = await importOptional<typeof import('@electric-sql/pglite')>('@electric-sql/pglite', 'the embedded database');
   const db = await PGlite.create();
-  const rows = o.isFixture
-    ? fixtureData('crm')
-    : generateRows(o.catalog, { ...FIXTURE_DATA_OPTIONS.crm, counts: GENERATED_ROWS });
+  const rows = o.demo
+    ? await demoData(o.catalog, { organizations: DEMO_ORGANIZATIONS })
+    : o.isFixture
+      ? fixtureData('crm')
+      : generateRows(o.catalog, { ...FIXTURE_DATA_OPTIONS.crm, counts: GENERATED_ROWS });
   try {
     await loadIntoDatabase(db, o.catalog, rows, {
       onProgress: (p) => progress(`loading ${p.object} ${p.inserted}/${p.total}`),
@@ -47,6 +52,7 @@ export async function openEmbedded(o: EmbeddedOptions): Promise<OpenDatabase & {
 
 /** A PostgreSQL server through node-postgres. */
 export async function openPostgres(url: string): Promise<OpenDatabase> {
+  checkDatabaseUrl(url);
   const pg = await importOptional<typeof import('pg')>('pg', '--database');
   const Client = pg.Client ?? (pg as unknown as { default: typeof pg }).default.Client;
   const client = new Client({ connectionString: url });
@@ -66,6 +72,25 @@ async function importOptional<T>(name: string, purpose: string): Promise<T> {
       throw OqlError.plain('INVALID_OPTIONS', `${purpose} needs the package '${name}', which failed to load: ${(e as Error).message}`);
     }
     throw OqlError.plain('INVALID_OPTIONS', `${purpose} needs the package '${name}', which is not installed`, `npm install ${name}`);
+  }
+}
+
+/**
+ * node-postgres reads a string that is not a URL as a database name on a host taken from
+ * elsewhere, so `--database notaurl` used to fail with `getaddrinfo ENOTFOUND base`. Only a
+ * postgres:// or postgresql:// URL with a host is accepted.
+ */
+export function checkDatabaseUrl(url: string): void {
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = null;
+  }
+  // A Unix socket is given as ?host=/path, with the URL's own host empty.
+  if (!parsed || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') || (parsed.hostname === '' && !parsed.searchParams.has('host'))) {
+    const shown = redact(url).slice(0, 80);
+    throw OqlError.plain('INVALID_OPTIONS', `--database ${JSON.stringify(shown)} is not a valid PostgreSQL URL`, 'write postgres://user:password@host:5432/database');
   }
 }
 

@@ -1,10 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_REPORTS } from '../../src/cli/commands/demo.js';
-import { fixtureData } from '../../fixtures/index.js';
+import { DEMO_ORGANIZATIONS, demoData } from '../../fixtures/demo.js';
+import { loadFixtureCatalog } from '../../fixtures/index.js';
 import { Oracle } from '../support/oracle.js';
 import { cli, STACK_LINE, type CliRun } from './helpers.js';
 
-const oracle = new Oracle(fixtureData('crm'));
+// The demo loads the believable demo data (fixtures/demo.ts), not the test data.
+const oracle = new Oracle(await demoData(loadFixtureCatalog('crm'), { organizations: DEMO_ORGANIZATIONS }));
 const TENANT = 'org_acme';
 
 /** The lines of one demo section, by its number. */

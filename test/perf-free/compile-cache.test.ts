@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { clearCompileCache, compile, compileCount, planOf, type CompileOptions } from '../../src/compile.js';
+import { clearCompileCache, compile as compileAny, compileCount, planOf, type CompiledQuery, type CompileOptions } from '../../src/compile.js';
 import { emitCount } from '../../src/emit/emit.js';
 import { loadFixtureCatalog } from '../../fixtures/index.js';
 import { corpus } from '../../bench/corpus.js';
@@ -16,6 +16,13 @@ const opts = (slug: string, extra: Partial<CompileOptions> = {}): CompileOptions
 const g = (t: string): string => `"${t}"."org_id" = $1 AND "${t}"."is_deleted" = false`;
 
 beforeEach(() => clearCompileCache());
+
+/** compile(), for queries that read no restricted object: the compiled query. */
+function compile(text: string, o: CompileOptions): CompiledQuery {
+  const r = compileAny(text, o);
+  if (r.kind !== 'query') throw new Error(`expected a query, got ${r.kind}`);
+  return r;
+}
 
 describe('count cut from the row query', () => {
   it('drops ORDER BY and wraps the rest, as written by hand', () => {

@@ -107,7 +107,7 @@ export async function demoCommand(argv: readonly string[], io: CliIo): Promise<n
   const orgId = DEFAULT_ORG;
 
   const started = performance.now();
-  const database = await openEmbedded({ catalog, isFixture: true, io });
+  const database = await openEmbedded({ catalog, isFixture: true, demo: true, io });
   const loadTime = performance.now() - started;
   let failed = false;
   try {
@@ -163,7 +163,7 @@ async function showReport(io: CliIo, db: Queryable, catalog: Catalog, orgId: str
         const started = performance.now();
         const { records } = await execute(db, { query, slug }, { catalog, orgId });
         const elapsed = performance.now() - started;
-        const table = formatTable(compiled.columns.map((c) => c.key), records);
+        const table = formatTable(compiled.columns.map((c) => c.key), records, undefined, compiled.columns.map((c) => c.type));
         println(io.stdout, '', '  rows:', indent(table), `    (${rowCount(records.length)}, ${formatElapsed(elapsed)})`);
         break;
       }

@@ -37,12 +37,14 @@ export async function runCommand(argv: readonly string[], io: CliIo, cwd: string
 
   // Compile before loading anything: a broken query fails in milliseconds, not after PGlite starts.
   let columns: string[] = [];
+  let types: string[] = [];
   if (values.count) {
     for (const w of compileCount(query, { ...options, slug }).warnings) println(io.stderr, formatDiagnostic(w, query));
   } else {
     const compiled = compile(query, { ...options, slug });
     for (const w of compiled.warnings) println(io.stderr, formatDiagnostic(w, query));
     columns = compiled.columns.map((c) => c.key);
+    types = compiled.columns.map((c) => c.type);
   }
 
   const database: OpenDatabase = values.database !== undefined
@@ -65,7 +67,7 @@ export async function runCommand(argv: readonly string[], io: CliIo, cwd: string
       return EXIT.ok;
     }
     if (result.message !== undefined) println(io.stdout, result.message);
-    println(io.stdout, formatTable(columns, records), `(${rowCount(records.length)}, ${formatElapsed(elapsedMs)})`);
+    println(io.stdout, formatTable(columns, records, undefined, types), `(${rowCount(records.length)}, ${formatElapsed(elapsedMs)})`);
     return EXIT.ok;
   } finally {
     await database.close();
