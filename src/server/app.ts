@@ -71,7 +71,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
   try {
     const catalog = options.catalog ?? (await import('../../fixtures/index.js')).loadFixtureCatalog('crm');
     await createServiceSchema(db);
-    await ensureCatalogTables(db, catalog);
+    const { warnings } = await ensureCatalogTables(db, catalog);
     for (const k of bootstrapKeys) await storeApiKey(db, k.key, k);
     // The demo's data belongs to org_demo, reached through the workspace `demo`.
     await bootstrapWorkspaces(db, options.demo ? [...workspaces, { subdomain: 'demo', orgId: DEMO_ORG }] : workspaces);
@@ -94,6 +94,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
     const urls = { baseUrl: () => fixedBase ?? listeningUrl(app), mcpUrl: () => fixedMcp ?? listeningUrl(mcpApp) };
     const app: FastifyInstance = await buildApp(ctx, options, authResolvers, 'api', urls);
     const mcpApp: FastifyInstance = await buildApp(ctx, options, authResolvers, 'mcp', urls);
+    for (const warning of warnings) app.log.warn(warning);
     let closed: Promise<void> | undefined;
     return {
       app, mcpApp, db, catalog, config, authResolvers, firstKey, demoRows, ...urls,

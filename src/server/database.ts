@@ -182,7 +182,7 @@ function normaliseType(type: string): string {
  * column of the catalog, or holds it with another type, stops the start: the service never
  * migrates data silently. Columns the catalog does not know are left alone.
  */
-export async function ensureCatalogTables(db: ServiceDb, catalog: Catalog): Promise<{ created: string[] }> {
+export async function ensureCatalogTables(db: ServiceDb, catalog: Catalog): Promise<{ created: string[]; warnings: string[] }> {
   const { schema } = catalog.mapping;
   const { rows } = await db.query<{ table_name: string; column_name: string; column_type: string }>(
     `SELECT c.relname AS table_name, a.attname AS column_name, format_type(a.atttypid, a.atttypmod) AS column_type
@@ -218,9 +218,22 @@ export async function ensureCatalogTables(db: ServiceDb, catalog: Catalog): Prom
       `the database does not match the catalog: ${problems.join('; ')}`,
       'the service does not migrate existing tables: alter them to match (oql ddl prints the expected statements), or start on an empty database');
   }
-  // IF NOT EXISTS: creates the missing tables and any missing index, leaves the rest alone.
-  for (const statement of catalogDdl(catalog, { ifNotExists: true })) await db.query(statement);
-  return { created };
+  // IF NOT EXISTS: creates the missing tables and any missing index, leaves the rest alone. The
+  // keyset indexes serve the connector's pages and incremental syncs as range scans.
+  for (const statement of catalogDdl(catalog, { ifNotExists: true, keysetIndexes: true })) await db.query(statement);
+  // Unique columns get a unique index of live rows, so two concurrent writers cannot both store
+  // one value. On a table that already holds duplicates the index cannot exist; the record
+  // functions still check uniqueness themselves, so the start goes on and says which one failed.
+  const warnings: string[] = [];
+  for (const statement of catalogDdl(catalog, { ifNotExists: true, indexes: false, uniqueIndexes: true })) {
+    if (!statement.startsWith('CREATE UNIQUE INDEX')) continue;
+    try {
+      await db.query(statement);
+    } catch {
+      warnings.push(`could not create ${/INDEX (?:IF NOT EXISTS )?("(?:[^"]|"")*")/.exec(statement)?.[1] ?? 'a unique index'}: the table holds duplicate values`);
+    }
+  }
+  return { created, warnings };
 }
 
 /** The organization the demo data and the first key belong to. */
