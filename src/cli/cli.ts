@@ -48,6 +48,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
       io.stdout(USAGE[commandNamed(topic)]);
       return EXIT.ok;
     }
+    // Loaded on use like serve and keys (no server module in other commands); it prints its own usage.
+    if (first === 'workspaces') return await (await import('./commands/workspaces.js')).workspacesCommand(rest, io);
     const command = commandNamed(first);
     // --help anywhere before `--` shows the command's usage, whatever else is wrong.
     const end = rest.indexOf('--');

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/cli.js';
 import { workspacesCommand } from '../../src/cli/commands/workspaces.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { serviceDbOf } from '../../src/server/database.js';
@@ -92,5 +93,21 @@ describe('oql workspaces', () => {
     await expect(workspacesCommand(['delete'], io())).rejects.toThrow(/unknown action 'delete'/);
     await expect(workspacesCommand([], io())).rejects.toThrow(/missing action/);
     await expect(workspacesCommand(['list', '--database', 'postgres://x@y/z', '--data-dir', dir], io())).rejects.toThrow(/exclude each other/);
+  });
+
+  it('runs through the oql command line with its usage and exit codes', async () => {
+    const help = io();
+    expect(await main(['workspaces', '--help'], help)).toBe(0);
+    expect(help.out.join('')).toContain('oql workspaces create --subdomain <name> --org <org>');
+    const usage = io();
+    expect(await main(['workspaces', 'create', '--org', 'org_acme'], usage)).toBe(2);
+    expect(usage.err.join('')).toContain("oql workspaces: missing --subdomain");
+    expect(usage.err.join('')).toContain("Run 'oql workspaces --help'");
+    const bad = io();
+    expect(await main(['workspaces', 'create', '--subdomain', 'Not Valid', '--org', 'org_acme', '--data-dir', join(dir, 'data')], bad)).toBe(2);
+    expect(bad.err.join('')).toContain("subdomain 'Not Valid'");
+    const list = io();
+    expect(await main(['workspaces', 'list', '--data-dir', join(dir, 'data')], list)).toBe(0);
+    expect(list.out.join('')).toBe('acme=org_acme\nglobex=org_globex\n');
   });
 });
