@@ -6,10 +6,13 @@ import { pathToFileURL } from 'node:url';
 
 const [dist, objectsList, typeCodes] = process.argv.slice(2);
 const t0 = performance.now();
-const { compile, loadCatalog } = await import(pathToFileURL(dist).href);
+const { compile, loadCatalog, parse } = await import(pathToFileURL(dist).href);
 const t1 = performance.now();
 const catalog = loadCatalog(JSON.parse(readFileSync(objectsList, 'utf8')), { typeCodes: JSON.parse(readFileSync(typeCodes, 'utf8')) });
 const t2 = performance.now();
+// The first parse builds the parser (Chevrotain records the grammar and computes its lookahead).
+parse('SELECT id FROM account LIMIT 1');
+const t2b = performance.now();
 const result = compile(
   "SELECT id, name, amount, account.name AS account_name FROM opportunity WHERE stage = 'won' AND amount > 1000 ORDER BY amount DESC LIMIT 100",
   { catalog, slug: 'opportunity', orgId: 'org_cold' },
@@ -20,4 +23,4 @@ if (result.kind !== 'query') throw new Error('expected a query');
 compile("SELECT name, owner.name FROM contact WHERE status = 'active' LIMIT 50", { catalog, slug: 'contact', orgId: 'org_cold' });
 const t4 = performance.now();
 const cpu = process.cpuUsage();
-process.stdout.write(JSON.stringify({ import: t1 - t0, catalog: t2 - t1, compile: t3 - t2, second: t4 - t3, toCompiled: t3, cpuMs: (cpu.user + cpu.system) / 1000 }));
+process.stdout.write(JSON.stringify({ import: t1 - t0, catalog: t2 - t1, parser: t2b - t2, compile: t3 - t2b, second: t4 - t3, toCompiled: t3, cpuMs: (cpu.user + cpu.system) / 1000 }));
