@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { insertRows } from '../../fixtures/load.js';
-import { createServer, type OqlServer } from '../../src/server/app.js';
+import { createServer, type CreateServerOptions, type OqlServer } from '../../src/server/app.js';
 import { serviceDbOf } from '../../src/server/database.js';
 import { createWorkspace, createWorkspacesTable } from '../../src/server/store/workspaces.js';
 import type { ServiceDb } from '../../src/server/types.js';
@@ -61,10 +61,10 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(options: { mcpOnly?: boolean } = {}): Promise<Harness> {
+export async function startHarness(options: { oauth?: CreateServerOptions['oauth'] } = {}): Promise<Harness> {
   const pg = new PGlite();
   const db = serviceDbOf(pg, 'test');
-  const server = await createServer({ db, apiKeys: API_KEYS, env: {} });
+  const server = await createServer({ db, apiKeys: API_KEYS, env: {}, ...(options.oauth ? { oauth: options.oauth } : {}) });
   for (const [slug, rows] of Object.entries(DATA)) {
     const obj = server.catalog.objects.get(slug)!;
     await insertRows(db, server.catalog, obj, rows.map((r) => ({ is_deleted: false, ...r })));
