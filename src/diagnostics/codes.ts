@@ -86,6 +86,8 @@ export const CODES = {
   VALIDATION_FAILED: 'A request body or a record failed validation; every problem is listed in validation_errors.',
   NOT_FOUND: 'The record does not exist in the caller\'s organization.',
   INVALID_TOKEN: 'A pagination token or cursor is malformed, tampered with, expired or issued for another request.',
+  TOO_MANY_RECORDS: 'A bulk create or upsert carries more records than the configured maximum.',
+  MISSING_DEPENDENCY: 'An optional package the requested work needs (libphonenumber-js for phone columns) is not installed.',
   // The HTTP service
   UNAUTHENTICATED: 'The request has no bearer token, or one the service does not recognise.',
   PERMISSION_DENIED: 'The caller\'s role may not use this endpoint.',
@@ -121,6 +123,7 @@ export function statusOf(code: DiagnosticCode): number {
     case 'UNSUPPORTED_MEDIA_TYPE':
       return 415;
     case 'SCHEMA_MISMATCH':
+    case 'MISSING_DEPENDENCY':
       return 500;
     case 'CATALOG_INVALID':
     case 'CATALOG_UNKNOWN_TYPE':

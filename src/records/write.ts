@@ -1,0 +1,412 @@
+import { quoteIdent } from '../catalog/quote.js';
+import type { Catalog, ColumnDef, ObjectDef } from '../catalog/types.js';
+import { OqlError } from '../diagnostics/diagnostic.js';
+import { inWriteTransaction, readRows, type Tx, type Writable } from './db.js';
+import { newRecordId } from './ids.js';
+import { phoneLibrary, type PhoneLibrary } from './phone.js';
+import type { Queryable } from '../run/transaction.js';
+import { cast, liveGuard, nameColumn, paramValue, put, searchText, selectRecords, storedColumns, tableOf, toRecord } from './shape.js';
+import { checkFields, isPlainRecord, isWritable, needsPhone, RecordProblems } from './values.js';
+import { requireObject } from '../catalog/entities.js';
+
+export interface WriteContext {
+  readonly catalog: Catalog;
+  /** The caller's organization: every statement is limited to it. */
+  readonly orgId: string;
+  /** The caller's user id, written to created_by and updated_by. */
+  readonly userId: string;
+  /** Clock for created_at / updated_at (epoch ms). Default Date.now. */
+  readonly now?: () => number;
+  /** Most records one bulk call may carry. Default 1000. */
+  readonly maxRecords?: number;
+}
+
+export type ReadContext = Omit<WriteContext, 'userId'>;
+
+export const DEFAULT_MAX_RECORDS = 1000;
+
+export interface UpsertResult {
+  records_created: number;
+  records_updated: number;
+  failed_records: Record<string, unknown>[] | null;
+  created_records: Record<string, unknown>[] | null;
+  updated_records: Record<string, unknown>[] | null;
+  records: Record<string, unknown>[];
+}
+
+// ------------------------------------------------------------------ the four functions
+
+/**
+ * Creates every record or none, in one transaction. Any problem in any record — field values,
+ * required columns, relations, unique values (against the database and within the batch) —
+ * throws `VALIDATION_FAILED` 'Failed to create records' listing all of them, and nothing is written.
+ */
+export async function bulkCreate(db: Writable, slug: string, records: unknown, ctx: WriteContext): Promise<{ message: string }> {
+  const { obj, now } = setUp(slug, ctx, true);
+  const problems = new RecordProblems(obj.slug);
+  if (!Array.isArray(records)) {
+    problems.add(null, '', 'INVALID_RECORD', 'the body must be a JSON array of records');
+    throw OqlError.validation('Failed to create records', problems.list);
+  }
+  checkCount(records.length, ctx);
+  const phone = needsPhone(obj, records) ? await phoneLibrary() : null;
+  const drafts = records.map((r, i) => {
+    if (isPlainRecord(r)) return checkFields(obj, r, i, 'create', phone, problems);
+    problems.add(i, '', 'INVALID_RECORD', 'each record must be a JSON object');
+    return null;
+  });
+  return inWriteTransaction(db, async (tx) => {
+    await lockForUnique(tx, ctx.catalog, obj, ctx.orgId);
+    const entries = drafts.flatMap((values, index) => (values ? [{ index, values, self: null }] : []));
+    await checkRelations(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
+    await checkUnique(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
+    if (problems.size > 0) throw OqlError.validation('Failed to create records', problems.list);
+    const at = now();
+    const rows = entries.map((e) => createRow(obj, e.values, ctx, at));
+    await insertRows(tx, ctx.catalog, obj, ctx.orgId, rows);
+    return { message: `${rows.length} ${rows.length === 1 ? 'record' : 'records'} created` };
+  }).catch(uniqueViolation('Failed to create records', obj));
+}
+
+/**
+ * Each element on its own, under a savepoint: without `id` it is created, with the id of a live
+ * record of the organization it is updated with the fields given, otherwise it fails with an
+ * `error_message` and the others go on. The result is shaped as the service's (spec 4.2).
+ */
+export async function bulkUpsert(db: Writable, slug: string, body: unknown, ctx: WriteContext): Promise<UpsertResult> {
+  const { obj, now } = setUp(slug, ctx, true);
+  const values = isPlainRecord(body) ? body.values : undefined;
+  if (!Array.isArray(values)) {
+    const problems = new RecordProblems(obj.slug);
+    problems.add(null, 'values', 'INVALID_RECORD', 'the body must be {"values": [records]}');
+    throw OqlError.validation('Failed to upsert records', problems.list);
+  }
+  checkCount(values.length, ctx);
+  const phone = needsPhone(obj, values) ? await phoneLibrary() : null;
+  return inWriteTransaction(db, async (tx) => {
+    await lockForUnique(tx, ctx.catalog, obj, ctx.orgId);
+    const results: Record<string, unknown>[] = [];
+    for (let i = 0; i < values.length; i++) results.push(await upsertOne(tx, obj, values[i], i, phone, ctx, now));
+    const created = results.filter((r) => r.action === 'CREATED');
+    const updated = results.filter((r) => r.action === 'UPDATED');
+    const failed = results.filter((r) => r.action === 'FAILED');
+    return {
+      records_created: created.length,
+      records_updated: updated.length,
+      failed_records: failed.length > 0 ? failed : null,
+      created_records: created.length > 0 ? created : null,
+      updated_records: updated.length > 0 ? updated : null,
+      records: results,
+    };
+  });
+}
+
+/** The record, whole; another organization's, a soft-deleted or a missing one is NOT_FOUND alike. */
+export async function getRecord(db: Queryable, slug: string, id: string, ctx: ReadContext): Promise<Record<string, unknown>> {
+  const { obj } = setUp(slug, ctx, false);
+  if (!isId(id)) throw notFound(obj, id);
+  const rows = await readRows(db, selectRecords(ctx.catalog, obj), [ctx.orgId, [id]]);
+  if (rows.length === 0) throw notFound(obj, id);
+  return toRecord(obj, rows[0]!);
+}
+
+/** Changes only the fields sent (and updated_at, updated_by); returns the whole record. */
+export async function updateRecord(db: Writable, slug: string, id: string, patch: unknown, ctx: WriteContext): Promise<Record<string, unknown>> {
+  const { obj, now } = setUp(slug, ctx, true);
+  const problems = new RecordProblems(obj.slug);
+  if (!isPlainRecord(patch)) {
+    problems.add(null, '', 'INVALID_RECORD', 'the body must be a JSON object of fields');
+    throw OqlError.validation('Failed to update record', problems.list);
+  }
+  if (!isId(id)) throw notFound(obj, id);
+  const phone = needsPhone(obj, [patch]) ? await phoneLibrary() : null;
+  const values = checkFields(obj, patch, null, 'update', phone, problems);
+  return inWriteTransaction(db, async (tx) => {
+    await lockForUnique(tx, ctx.catalog, obj, ctx.orgId);
+    const existing = await tx.rows(selectRecords(ctx.catalog, obj, true), [ctx.orgId, [id]]);
+    if (existing.length === 0) throw notFound(obj, id);
+    const entries = [{ index: null, values, self: id }];
+    await checkRelations(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
+    await checkUnique(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
+    if (problems.size > 0) throw OqlError.validation('Failed to update record', problems.list);
+    return toRecord(obj, await updateRow(tx, ctx.catalog, obj, ctx.orgId, id, updateValues(obj, values, ctx, now())));
+  }).catch(uniqueViolation('Failed to update record', obj));
+}
+
+// ------------------------------------------------------------------ context
+
+function setUp(slug: string, ctx: ReadContext & { userId?: unknown }, writes: boolean): { obj: ObjectDef; now: () => number } {
+  if (typeof ctx !== 'object' || ctx === null || typeof ctx.catalog !== 'object' || ctx.catalog === null) {
+    throw OqlError.plain('INVALID_OPTIONS', 'pass { catalog, orgId, userId } as the context');
+  }
+  if (!isKey(ctx.orgId)) throw OqlError.plain('INVALID_OPTIONS', 'orgId must be a non-empty string without NUL characters');
+  if (writes && !isKey(ctx.userId)) throw OqlError.plain('INVALID_OPTIONS', 'userId must be a non-empty string without NUL characters');
+  if (ctx.now !== undefined && typeof ctx.now !== 'function') throw OqlError.plain('INVALID_OPTIONS', 'now must be a function returning epoch milliseconds');
+  const m = ctx.maxRecords;
+  if (m !== undefined && !(Number.isSafeInteger(m) && m > 0)) throw OqlError.plain('INVALID_OPTIONS', 'maxRecords must be a positive whole number');
+  return { obj: requireObject(ctx.catalog, slug), now: ctx.now ?? Date.now };
+}
+
+function isKey(v: unknown): v is string {
+  return typeof v === 'string' && v.length > 0 && !v.includes('\u0000');
+}
+
+/** A record id as the database can hold it; anything else cannot name a record. */
+function isId(v: unknown): v is string {
+  return typeof v === 'string' && v.length > 0 && v.length <= 255 && !v.includes('\u0000');
+}
+
+function checkCount(n: number, ctx: WriteContext): void {
+  const max = ctx.maxRecords ?? DEFAULT_MAX_RECORDS;
+  if (n > max) throw OqlError.plain('TOO_MANY_RECORDS', `too many records: ${n} (the maximum per request is ${max})`, `send at most ${max} records per call`);
+}
+
+function notFound(obj: ObjectDef, id: unknown): OqlError {
+  const shown = typeof id === 'string' ? JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}…` : id) : String(id);
+  return OqlError.notFound('Record not found', `no ${obj.slug} record with id ${shown} was found`);
+}
+
+// ------------------------------------------------------------------ upsert, one element
+
+async function upsertOne(
+  tx: Tx, obj: ObjectDef, element: unknown, index: number, phone: PhoneLibrary | null, ctx: WriteContext, now: () => number,
+): Promise<Record<string, unknown>> {
+  if (!isPlainRecord(element)) return failed({}, null, 'each element must be a JSON object of fields');
+  const hasId = Object.hasOwn(element, 'id') && element.id !== null && element.id !== undefined;
+  const id = element.id;
+  if (hasId && !isId(id)) return failed(element, id, 'Invalid id: an id must be a non-empty string of at most 255 characters');
+  const problems = new RecordProblems(obj.slug);
+  const values = checkFields(obj, element, index, hasId ? 'update' : 'create', phone, problems, true);
+  await tx.rows('SAVEPOINT oql_upsert_element', []);
+  try {
+    const result = await (async () => {
+      if (hasId) {
+        const existing = await tx.rows(selectRecords(ctx.catalog, obj, true), [ctx.orgId, [id]]);
+        if (existing.length === 0) return failed(element, id, `Invalid id: no ${obj.slug} record with id ${JSON.stringify(id)} exists`);
+      }
+      const entries = [{ index, values, self: hasId ? (id as string) : null }];
+      await checkRelations(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
+      await checkUnique(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
+      if (problems.size > 0) return failed(element, hasId ? id : null, problems.list.map((p) => p.message).join('; '));
+      const at = now();
+      if (hasId) {
+        const changed = updateValues(obj, values, ctx, at);
+        const record = toRecord(obj, await updateRow(tx, ctx.catalog, obj, ctx.orgId, id as string, changed));
+        return updatedItem(record, changed);
+      }
+      const row = createRow(obj, values, ctx, at);
+      await insertRows(tx, ctx.catalog, obj, ctx.orgId, [row]);
+      const [created] = await tx.rows(selectRecords(ctx.catalog, obj), [ctx.orgId, [row.id]]);
+      const record = toRecord(obj, created!);
+      put(record, 'system_created_at', at);
+      put(record, 'action', 'CREATED');
+      return record;
+    })();
+    await tx.rows('RELEASE SAVEPOINT oql_upsert_element', []);
+    return result;
+  } catch (e) {
+    // A unique index the checks could not see (another writer without our lock): this element fails, the rest go on.
+    if ((e as { code?: unknown }).code !== '23505') throw e;
+    await tx.rows('ROLLBACK TO SAVEPOINT oql_upsert_element', []);
+    return failed(element, hasId ? id : null, 'a unique value is already used by another record');
+  }
+}
+
+function failed(element: Record<string, unknown>, id: unknown, message: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(element)) put(out, key, element[key]);
+  put(out, 'action', 'FAILED');
+  put(out, 'error_message', message);
+  put(out, 'id', id ?? null);
+  return out;
+}
+
+/** What the service returns for an updated element: id, the changed fields, and the system fields. */
+function updatedItem(record: Record<string, unknown>, changed: Map<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  put(out, 'id', record.id);
+  for (const slug of changed.keys()) put(out, slug, record[slug]);
+  for (const key of ['object_id', 'org_id', 'search_field', 'updated_at', 'updated_by']) if (key in record) put(out, key, record[key]);
+  put(out, 'action', 'UPDATED');
+  return out;
+}
+
+// ------------------------------------------------------------------ system values and rows
+
+interface NewRow {
+  readonly id: string;
+  readonly values: Map<string, unknown>;
+  readonly search: string | null;
+}
+
+function systemValues(obj: ObjectDef, ctx: WriteContext, at: number, create: boolean): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  const set = (slug: string, value: unknown, types: readonly string[]) => {
+    const col = obj.columns.get(slug);
+    if (col && col.column !== null && types.includes(col.type)) out.set(slug, value);
+  };
+  const times = ['datetime', 'date', 'number', 'integer'];
+  const users = ['relation', 'text'];
+  if (create) { set('created_at', at, times); set('created_by', ctx.userId, users); }
+  set('updated_at', at, times);
+  set('updated_by', ctx.userId, users);
+  return out;
+}
+
+function createRow(obj: ObjectDef, values: Map<string, unknown>, ctx: WriteContext, at: number): NewRow {
+  const all = new Map([...values, ...systemValues(obj, ctx, at, true)]);
+  const name = nameColumn(obj);
+  return { id: newRecordId(obj.slug, at), values: all, search: name ? searchText(all.get(name.slug)) : null };
+}
+
+/** The columns an update sets: the fields sent, the system columns, and the search form when the name changed. */
+function updateValues(obj: ObjectDef, values: Map<string, unknown>, ctx: WriteContext, at: number): Map<string, unknown> {
+  return new Map([...values, ...systemValues(obj, ctx, at, false)]);
+}
+
+async function insertRows(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, rows: readonly NewRow[]): Promise<void> {
+  const { idColumn, tenantColumn, searchColumn } = catalog.mapping;
+  const columns = storedColumns(obj);
+  const names = [quoteIdent(idColumn), quoteIdent(tenantColumn), ...(searchColumn === null ? [] : [quoteIdent(searchColumn)]), ...columns.map((c) => quoteIdent(c.column!))];
+  const perStatement = Math.max(1, Math.min(500, Math.floor(60_000 / names.length)));
+  for (let start = 0; start < rows.length; start += perStatement) {
+    const params: unknown[] = [];
+    const slot = (v: unknown, type: string) => { params.push(v); return `$${params.length}::${type}`; };
+    const tuples = rows.slice(start, start + perStatement).map((row) => {
+      const slots = [slot(row.id, 'text'), slot(orgId, 'text')];
+      if (searchColumn !== null) slots.push(slot(row.search, 'text'));
+      for (const c of columns) slots.push(slot(paramValue(c, row.values.get(c.slug) ?? null), cast(c)));
+      return `(${slots.join(', ')})`;
+    });
+    await tx.rows(`INSERT INTO ${tableOf(catalog, obj)} (${names.join(', ')}) VALUES ${tuples.join(', ')}`, params);
+  }
+}
+
+async function updateRow(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, id: string, values: Map<string, unknown>): Promise<Record<string, unknown>> {
+  const { idColumn, tenantColumn, searchColumn } = catalog.mapping;
+  const params: unknown[] = [orgId, id];
+  const sets: string[] = [];
+  for (const [slug, value] of values) {
+    const col = obj.columns.get(slug)!;
+    params.push(paramValue(col, value));
+    sets.push(`${quoteIdent(col.column!)} = $${params.length}::${cast(col)}`);
+  }
+  const name = nameColumn(obj);
+  if (searchColumn !== null && name && values.has(name.slug)) {
+    params.push(searchText(values.get(name.slug)));
+    sets.push(`${quoteIdent(searchColumn)} = $${params.length}::text`);
+  }
+  if (sets.length === 0) sets.push(`${quoteIdent(idColumn)} = ${quoteIdent(idColumn)}`);
+  const sql = `UPDATE ${tableOf(catalog, obj)} SET ${sets.join(', ')} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(idColumn)} = $2${liveGuard(catalog)}`;
+  await tx.rows(sql, params);
+  const [row] = await tx.rows(selectRecords(catalog, obj), [orgId, [id]]);
+  return row!;
+}
+
+// ------------------------------------------------------------------ checks against the database
+
+interface Entry {
+  readonly index: number | null;
+  readonly values: Map<string, unknown>;
+  /** The record's own id on update, so its current value does not count as taken. */
+  readonly self: string | null;
+}
+
+/** Every relation value must be a live record of the related object in the same organization. */
+async function checkRelations(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, entries: readonly Entry[], problems: RecordProblems): Promise<void> {
+  const wanted = new Map<string, Set<string>>(); // related object → ids
+  for (const e of entries) {
+    for (const [slug, value] of e.values) {
+      const col = obj.columns.get(slug)!;
+      if (col.relation?.kind !== 'to-one' || typeof value !== 'string') continue;
+      let ids = wanted.get(col.relation.object);
+      if (!ids) wanted.set(col.relation.object, (ids = new Set()));
+      ids.add(value);
+    }
+  }
+  const found = new Map<string, Set<string>>();
+  for (const [target, ids] of wanted) {
+    const t = catalog.objects.get(target)!;
+    const { idColumn, tenantColumn } = catalog.mapping;
+    const rows = await tx.rows(
+      `SELECT ${quoteIdent(idColumn)} AS "id" FROM ${tableOf(catalog, t)} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(idColumn)} = ANY($2::text[])${liveGuard(catalog)}`,
+      [orgId, [...ids]],
+    );
+    found.set(target, new Set(rows.map((r) => String(r.id))));
+  }
+  for (const e of entries) {
+    for (const [slug, value] of e.values) {
+      const col = obj.columns.get(slug)!;
+      if (col.relation?.kind !== 'to-one' || typeof value !== 'string') continue;
+      if (!found.get(col.relation.object)!.has(value)) {
+        problems.add(e.index, slug, 'INVALID_RELATION', `'${slug}' names no ${col.relation.object} record with id ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)}`);
+        e.values.delete(slug);
+      }
+    }
+  }
+}
+
+function uniqueColumns(obj: ObjectDef): ColumnDef[] {
+  return [...obj.columns.values()].filter((c) => c.unique && isWritable(c) && c.type !== 'multiselect' && c.type !== 'json');
+}
+
+/** Unique values: not held by another live record of the organization, nor twice in one request. */
+async function checkUnique(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, entries: readonly Entry[], problems: RecordProblems): Promise<void> {
+  const { idColumn, tenantColumn } = catalog.mapping;
+  for (const col of uniqueColumns(obj)) {
+    const values = entries.map((e) => e.values.get(col.slug)).filter((v) => v !== null && v !== undefined);
+    if (values.length === 0) continue;
+    const rows = await tx.rows(
+      `SELECT ${quoteIdent(col.column!)} AS "v", ${quoteIdent(idColumn)} AS "id" FROM ${tableOf(catalog, obj)} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(col.column!)} = ANY($2::${cast(col)}[])${liveGuard(catalog)}`,
+      [orgId, values],
+    );
+    const holders = new Map<string, string[]>();
+    for (const r of rows) {
+      const k = keyOf(col, r.v);
+      holders.set(k, [...(holders.get(k) ?? []), String(r.id)]);
+    }
+    const firstInRequest = new Map<string, number | null>();
+    for (const e of entries) {
+      const v = e.values.get(col.slug);
+      if (v === null || v === undefined) continue;
+      const k = keyOf(col, v);
+      if ((holders.get(k) ?? []).some((holder) => holder !== e.self)) {
+        problems.add(e.index, col.slug, 'NOT_UNIQUE', `'${col.slug}' must be unique: another ${obj.slug} record already has this value`);
+      } else if (firstInRequest.has(k)) {
+        const first = firstInRequest.get(k);
+        const which = typeof first === 'number' ? `record ${first}` : 'another record';
+        problems.add(e.index, col.slug, 'NOT_UNIQUE', `'${col.slug}' must be unique: ${which} of this request has the same value`, typeof first === 'number' ? String(first) : null);
+      } else firstInRequest.set(k, e.index);
+    }
+  }
+}
+
+/** Values as comparable keys: the driver returns numeric and bigint columns as strings. */
+function keyOf(col: ColumnDef, v: unknown): string {
+  return NUMERIC.has(col.type) ? `n${Number(v)}` : `s${String(v)}`;
+}
+
+const NUMERIC = new Set(['number', 'integer', 'currency', 'date', 'datetime']);
+
+/**
+ * Writers of one organization's records of an object with unique columns queue on a
+ * transaction-scoped advisory lock, so "check, then insert" cannot interleave: of two writers
+ * of the same value exactly one wins, with or without the unique index of `uniqueIndexes`.
+ */
+async function lockForUnique(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string): Promise<void> {
+  if (uniqueColumns(obj).length === 0) return;
+  await tx.rows('SELECT pg_advisory_xact_lock(hashtext($1))', [`oql records|${catalog.mapping.schema}|${obj.table}|${orgId}`]);
+}
+
+/** A unique index the checks did not cover turns into the validation error the checks would give. */
+function uniqueViolation(message: string, obj: ObjectDef): (e: unknown) => never {
+  return (e: unknown) => {
+    const cause = (e as { cause?: { code?: unknown } } | null)?.cause;
+    if (cause?.code === '23505') {
+      const problems = new RecordProblems(obj.slug);
+      problems.add(null, '', 'NOT_UNIQUE', 'a unique value is already used by another record');
+      throw OqlError.validation(message, problems.list);
+    }
+    throw e;
+  };
+}
