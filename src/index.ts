@@ -4,12 +4,17 @@
  */
 export { compile, compileCount, check, planOf, clearCompileCache } from './compile.js';
 export type { CheckOptions, CompileOptions, CompileResult, CompiledQuery, CompiledCount, RestrictedQuery, OutputColumn, Checked } from './compile.js';
-export { lint } from './lint/lint.js';
+export { lint, LINT_CODES } from './lint/lint.js';
+export type { LintOptions, RuleLevel } from './lint/lint.js';
+export { fixQuery, applyFixes, SAFE_FIX_CODES } from './lint/fix.js';
+export type { FixResult } from './lint/fix.js';
+export { codePage, explainText, diagnosticsMarkdown } from './lint/docs.js';
+export type { CodePage } from './lint/docs.js';
 export { formatStylish, formatJson, formatSarif } from './lint/report.js';
 export { loadCatalog, loadCatalogText, catalogDdl, catalogObject, quoteIdent, DEFAULT_TYPE_CODES } from './catalog/index.js';
 export type { Catalog, CatalogOptions, ObjectDef, ColumnDef, LogicalType, PhysicalMapping } from './catalog/index.js';
 export { OqlError, isOqlError, codeFrame, CODES, describeCode } from './diagnostics/index.js';
-export type { Diagnostic, DiagnosticCode, Severity, SourceSpan, Span, ValidationError } from './diagnostics/index.js';
+export type { Diagnostic, DiagnosticCode, Fix, Severity, SourceSpan, Span, ValidationError } from './diagnostics/index.js';
 export { parse } from './syntax/parse.js';
 export { printQuery } from './syntax/print.js';
 export type { Select as QueryAst } from './syntax/ast.js';

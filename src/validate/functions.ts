@@ -36,17 +36,20 @@ export const FUNCTIONS: ReadonlyMap<string, FunctionSpec> = new Map(
   ].map((f) => [f.name, f]),
 );
 
-/** PostgreSQL functions people reach for that the dialect rejects, with what to write instead. */
+/**
+ * PostgreSQL functions people reach for that the dialect rejects, with what to write instead.
+ * `{zone}` stands for the zone the hint speaks in (the query's, or the timeZone option).
+ */
 export const UNSUPPORTED_FUNCTIONS: ReadonlyMap<string, string> = new Map([
   ['array_length', 'test emptiness with field = ARRAY[NULL] (or field <> ARRAY[NULL] for non-empty)'],
   ['cardinality', 'test emptiness with field = ARRAY[NULL] (or field <> ARRAY[NULL] for non-empty)'],
   ['unnest', "test membership with field && ARRAY['a']"],
   ['array_agg', 'select the rows and aggregate them in the client'],
   ['string_agg', 'select the rows and aggregate them in the client'],
-  ['extract', "use date_part('year', to_timestamp(field / 1000))"],
-  ['to_char', "group with date_trunc('month', to_timestamp(field / 1000) AT TIME ZONE 'Asia/Kolkata')"],
+  ['extract', "use date_part('year', to_timestamp(field / 1000) AT TIME ZONE {zone})"],
+  ['to_char', "group with date_trunc('month', to_timestamp(field / 1000) AT TIME ZONE {zone})"],
   ['to_date', 'dates are epoch milliseconds: compare the column with a number such as 1704067200000'],
-  ['current_date', "use date_part('epoch', date_trunc('day', NOW() AT TIME ZONE 'Asia/Kolkata') AT TIME ZONE 'Asia/Kolkata')*1000"],
+  ['current_date', "use date_part('epoch', date_trunc('day', NOW() AT TIME ZONE {zone}) AT TIME ZONE {zone})*1000"],
   ['length', "compare strings with LIKE/ILIKE, e.g. name ILIKE '%acme%'"],
   ['nullif', 'write CASE WHEN a = b THEN NULL ELSE a END'],
   ['greatest', 'write CASE WHEN a > b THEN a ELSE b END'],

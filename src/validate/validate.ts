@@ -192,7 +192,8 @@ class Validator {
     if (!spec) {
       if (name.startsWith('pg_')) this.systemReference(e.name);
       else if (UNSUPPORTED_FUNCTIONS.has(name)) {
-        this.bag.error('UNSUPPORTED_FUNCTION', e.name.span, `${name}() is not supported`, UNSUPPORTED_FUNCTIONS.get(name));
+        const hint = UNSUPPORTED_FUNCTIONS.get(name)!;
+        this.bag.error('UNSUPPORTED_FUNCTION', e.name.span, `${name}() is not supported`, hint.includes('{zone}') ? hint.replaceAll('{zone}', quoteZone(this.zone)) : hint);
       } else {
         this.bag.error(
           'UNKNOWN_FUNCTION',

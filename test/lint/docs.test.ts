@@ -27,6 +27,6 @@ describe('diagnostic code pages', () => {
 
   it('docs/diagnostics.md is the rendering of the pages (oql explain --markdown)', () => {
     const file = readFileSync(new URL('../../docs/diagnostics.md', import.meta.url), 'utf8');
-    expect(file).toBe(diagnosticsMarkdown());
+    expect(file, 'docs/diagnostics.md is stale: run oql explain --markdown > docs/diagnostics.md').toBe(diagnosticsMarkdown());
   });
 });

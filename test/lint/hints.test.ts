@@ -281,9 +281,14 @@ describe('hints that are advice, not a fix', () => {
       ['SELECT id FROM opportunity WHERE created_at > CURRENT_DATE LIMIT 5', 'opportunity'],
       ['SELECT created_at AT TIME ZONE 5 AS t FROM opportunity LIMIT 5', 'opportunity'],
       ['SELECT id FROM opportunity WHERE to_timestamp(created_at / 1000)::date = NOW()::date LIMIT 5', 'opportunity'],
+      ["SELECT to_char(created_at, 'YYYY-MM') AS m FROM opportunity LIMIT 5", 'opportunity'],
+      ['SELECT id FROM opportunity WHERE created_at > current_date() LIMIT 5', 'opportunity'],
     ] as const;
     for (const [q, slug] of queries) {
-      for (const d of lint(q, { catalog, slug })) expect(d.hint ?? '', q).not.toMatch(/Kolkata|<zone>|<timestamp>/);
+      for (const d of lint(q, { catalog, slug })) expect(d.hint ?? '', q).not.toMatch(/Kolkata|<zone>|<timestamp>|\{zone\}/);
     }
+    // With a timeZone option, the option's zone is the one named.
+    const d = lint("SELECT to_char(created_at, 'YYYY-MM') AS m FROM opportunity LIMIT 5", { catalog, slug: 'opportunity', timeZone: 'America/New_York' })[0]!;
+    expect(d.hint).toContain("AT TIME ZONE 'America/New_York'");
   });
 });
