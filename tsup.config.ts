@@ -19,6 +19,8 @@ export default defineConfig([
     target: 'node20',
     sourcemap: false,
     minify: false,
+    // Bundling renames clashing classes (OqlError → _OqlError), and Node prints that name.
+    keepNames: true,
     noExternal: ['chevrotain'],
     define: { 'process.env.OQL_VALIDATE_GRAMMAR': '"0"' },
   },
@@ -28,6 +30,7 @@ export default defineConfig([
     target: 'node20',
     sourcemap: false,
     minify: false,
+    keepNames: true,
     noExternal: ['chevrotain'],
     // Optional peer dependencies, loaded only by the commands that need them.
     external: ['@electric-sql/pglite', 'pg', 'fastify', '@fastify/swagger', '@fastify/formbody', '@faker-js/faker', '@modelcontextprotocol/server', '@modelcontextprotocol/node', 'libphonenumber-js', 'zod'],
