@@ -331,3 +331,23 @@ describe('the OpenAPI document', () => {
     }
   });
 });
+
+describe('request logs', () => {
+  it('write one line per request with id, route, status and duration, and never the key or the body', async () => {
+    const lines: string[] = [];
+    const logged = await listen({ db, apiKeys: API_KEYS_ENV, env: {}, log: { level: 'info', stream: { write: (line: string) => lines.push(line) } } });
+    try {
+      const secretValue = 'confidential-needle-7731';
+      const ok = await logged.call('POST', '/api/v1/reports/execute', { key: KEYS.acmeAdmin, body: { query: `SELECT id FROM account WHERE name = '${secretValue}' LIMIT 1`, slug: 'account' } });
+      const denied = await logged.call('POST', '/api/v1/reports/count', { key: 'wrong-key-0000000000', body: { query: secretValue, slug: 'account' } });
+      const requests = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === 'request');
+      expect(requests).toHaveLength(2);
+      expect(requests[0]).toMatchObject({ reqId: ok.headers.get('x-request-id'), method: 'POST', route: '/api/v1/reports/execute', status: 200, ms: expect.any(Number) });
+      expect(requests[1]).toMatchObject({ reqId: denied.headers.get('x-request-id'), route: '/api/v1/reports/count', status: 401 });
+      const all = lines.join('\n');
+      for (const secret of [KEYS.acmeAdmin, 'wrong-key-0000000000', secretValue, 'authorization']) expect(all).not.toContain(secret);
+    } finally {
+      await logged.close();
+    }
+  });
+});
