@@ -244,6 +244,13 @@ describe('oql compile with stdin and --json errors', () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).sql).toContain('LIMIT');
   });
+  it('run --json: an invalid query is a JSON error object on stdout, nothing is started', async () => {
+    const r = await cli(['run', "SELECT id FROM lead WHERE created_at < '2024-01-01' LIMIT 3", '--slug', 'lead', '--json']);
+    expect(r.code).toBe(1);
+    const out = JSON.parse(r.stdout);
+    expect(out.error).toMatchObject({ code: 'DATE_STRING_COMPARISON', status: 400 });
+    expect(out.error.diagnostics[0].fix).toEqual({ range: [39, 51], text: String(Date.UTC(2024, 0, 1)) });
+  });
   it('an invalid query with --json prints a JSON error object on stdout', async () => {
     const r = await cli(['compile', 'SELECT amout FROM lead LIMIT 3', '--slug', 'lead', '--json']);
     expect(r.code).toBe(1);

@@ -1,4 +1,5 @@
 import { compile, compileCount } from '../../compile.js';
+import { isOqlError } from '../../diagnostics/diagnostic.js';
 import { count, execute } from '../../run/index.js';
 import { instant, onePositional, parseCommand, positiveInt, requireFlag } from '../args.js';
 import { openEmbedded, openPostgres, type OpenDatabase } from '../database.js';
@@ -22,6 +23,19 @@ export const RUN_OPTIONS = {
 } as const;
 
 export async function runCommand(argv: readonly string[], io: CliIo, cwd: string): Promise<number> {
+  try {
+    return await runQuery(argv, io, cwd);
+  } catch (e) {
+    // With --json a script reads the outcome from stdout either way: a query's error as JSON
+    // too. (Catalog and option errors stay usage errors on stderr: nothing was run.)
+    const json = argv.includes('--json');
+    if (!json || !isOqlError(e) || e.code.startsWith('CATALOG_') || e.code === 'INVALID_OPTIONS') throw e;
+    println(io.stdout, JSON.stringify({ error: e.toJSON() }, null, 2));
+    return EXIT.failed;
+  }
+}
+
+async function runQuery(argv: readonly string[], io: CliIo, cwd: string): Promise<number> {
   const { values, positionals } = parseCommand('run', argv, RUN_OPTIONS);
   const query = onePositional('run', positionals, 'query');
   const slug = requireFlag('run', 'slug', values.slug, 'opportunity');
