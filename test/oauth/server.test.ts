@@ -78,6 +78,12 @@ describe('the authorization server in createServer', () => {
     expect((await fetch(`${base}/.well-known/oauth-authorization-server/initech`)).status).toBe(404);
   });
 
+  it('keeps the OAuth endpoints out of the OpenAPI document of the API-key endpoints', async () => {
+    const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths).length).toBeGreaterThan(0);
+    expect(Object.keys(doc.paths).filter((p) => p.includes('oauth'))).toEqual([]);
+  });
+
   it("lets a superadmin's access token list its own organization's tool logs", async () => {
     const listing = await toolLogs(await accessToken(a, a.adminKey));
     expect(listing.status).toBe(200);

@@ -86,6 +86,11 @@ export async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): 
   };
 
   await app.register(formbody, { bodyLimit: 16 * 1024 });
+  // Out of the service's OpenAPI document: these endpoints are described by their RFC 8414
+  // metadata, and take no API key.
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...(route.schema ?? {}), hide: true } as typeof route.schema;
+  });
 
   // OAuth clients read {error, error_description}; nothing of an internal error reaches them.
   app.setErrorHandler((error: FastifyError, request, reply) => {
