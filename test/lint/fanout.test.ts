@@ -142,6 +142,24 @@ describe('when fan-out is not a problem', () => {
   });
 });
 
+describe('a cross product of two relations without aggregates', () => {
+  it('is warned on the second relation, and not for one relation', () => {
+    const query = 'SELECT name, contacts.name AS contact, opportunities.name AS deal FROM account ORDER BY name LIMIT 100';
+    const d = lint(query, { catalog, slug: 'account' }).filter((x) => x.code === 'FANOUT_CROSS_PRODUCT');
+    expect(d).toHaveLength(1);
+    expect(query.slice(d[0]!.span.start, d[0]!.span.end)).toBe('opportunities.name');
+    expect(d[0]!.message).toMatch(/'contacts' and 'opportunities'/);
+    const one = lint('SELECT name, contacts.name AS contact FROM account ORDER BY name LIMIT 100', { catalog, slug: 'account' });
+    expect(one.map((x) => x.code)).not.toContain('FANOUT_CROSS_PRODUCT');
+  });
+
+  it('inside a subquery too', () => {
+    const query = 'SELECT id, (SELECT SUM(opportunities.amount) FROM account a WHERE a.id = opportunity.account AND a.contacts.status = \'active\') AS acct_pipeline FROM opportunity ORDER BY id LIMIT 10';
+    const codes = lint(query, { catalog, slug: 'opportunity' }).map((x) => x.code);
+    expect(codes).toContain('FANOUT_AGGREGATE');
+  });
+});
+
 describe('a root aggregate multiplied by a child aggregate', () => {
   it('is warned, naming the relation, and rewritten', () => {
     const query = 'SELECT industry, SUM(annual_revenue) AS r, COUNT(contacts.id) AS c FROM account GROUP BY industry LIMIT 10';
