@@ -26,4 +26,5 @@ export type { CompiledFilter, FilterOptions, ConnectorOptions } from './filter/i
 export { bulkCreate, bulkUpsert, getRecord, updateRecord, RECORD_ERROR_CODES, DEFAULT_MAX_RECORDS } from './records/index.js';
 export type { Writable, WriteContext, ReadContext, UpsertResult, RecordErrorCode } from './records/index.js';
 export { entities, entitySchema } from './catalog/entities.js';
+export { catalogPayload, objectPayload } from './catalog/payload-out.js';
 export type { EntityListItem, EntitySchema, EntityField } from './catalog/entities.js';
