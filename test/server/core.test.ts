@@ -22,7 +22,7 @@ beforeAll(async () => {
   await loadIntoDatabase(pglite, catalog, data);
   db = serviceDbOf(pglite);
   api = await listen({ db, apiKeys: API_KEYS_ENV, env: {}, roleAccess: { member: ['account', 'contact', 'user'] } });
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await api?.close();
@@ -306,6 +306,14 @@ describe('the OpenAPI document', () => {
     ['post', '/api/v1/org/tool/mcp/logs/list/'],
     ['post', '/api/v1/org/objects/{slug}/filter'],
     ['post', '/api/v1/flowconnector/objects/{slug}/records'],
+    ['post', '/api/v1/flowconnector/objects/list/'],
+    ['get', '/api/v1/flowconnector/objects/{slug}'],
+    ['post', '/api/v1/syncconnector/objects/list/'],
+    ['get', '/api/v1/syncconnector/objects/{slug}'],
+    ['post', '/api/v1/org/objects/{slug}/record/bulk_create'],
+    ['post', '/api/v1/org/objects/{slug}/record/bulk_upsert'],
+    ['get', '/api/v1/org/objects/{slug}/record/{id}'],
+    ['put', '/api/v1/org/objects/{slug}/record/{id}'],
   ];
 
   it('is OpenAPI 3.1 and holds every route with its request schema', async () => {

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { entities, entitySchema } from '../../catalog/entities.js';
 import { connectorRecords } from '../../filter/index.js';
 import { toEnvelope } from '../../run/envelope.js';
 import { principalOf } from '../context.js';
-import { checkObjectAccess } from './access.js';
+import { checkObjectAccess, readableSlugs } from './access.js';
 import { SLUG_PARAM } from './schemas.js';
 
 const CONNECTOR_BODY = {
@@ -30,7 +31,7 @@ const CONNECTOR_BODY = {
   },
 } as const;
 
-/** Connector records with token pagination and incremental sync (4.11). */
+/** Connector records with token pagination and incremental sync (4.11), and the entities of both connector families (4.12–4.15). */
 export async function connectorRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { slug: string }; Body: unknown }>('/api/v1/flowconnector/objects/:slug/records', {
     schema: { summary: 'Records page by page with an opaque next_token; incremental by updated_at (4.11)', tags: ['connectors'], params: SLUG_PARAM, body: CONNECTOR_BODY },
@@ -45,4 +46,20 @@ export async function connectorRoutes(app: FastifyInstance): Promise<void> {
       timeoutMs: app.oql.config.queryTimeoutMs,
     }));
   });
+
+  for (const family of ['flowconnector', 'syncconnector'] as const) {
+    const [listSection, schemaSection] = family === 'flowconnector' ? ['4.12', '4.13'] : ['4.14', '4.15'];
+    app.post(`/api/v1/${family}/objects/list/`, {
+      schema: { summary: `The objects as ${family} entities (${listSection})`, tags: ['connectors'] },
+    }, async (request) => {
+      const readable = readableSlugs(app.oql, principalOf(request));
+      return toEnvelope(entities(app.oql.catalog).filter((e) => readable.has(e.entity_identifier)));
+    });
+    app.get<{ Params: { slug: string } }>(`/api/v1/${family}/objects/:slug`, {
+      schema: { summary: `One ${family} entity with its fields (${schemaSection})`, tags: ['connectors'], params: SLUG_PARAM },
+    }, async (request) => {
+      checkObjectAccess(app.oql, principalOf(request), request.params.slug);
+      return toEnvelope(entitySchema(app.oql.catalog, request.params.slug));
+    });
+  }
 }
