@@ -269,6 +269,22 @@ describe('token endpoint', () => {
     noToken(refresh.body);
   });
 
+  it('prunes codes and tokens a day past their expiry, and only those', async () => {
+    const stale = await obtainCode(timed.baseUrl, h.a);
+    const staleTokens = (await exchange(timed.baseUrl, h.a, await obtainCode(timed.baseUrl, h.a))).body;
+    const count = async () => Number((await h.db.query<{ n: number }>(
+      `SELECT (SELECT count(*) FROM oql_service.oauth_codes) + (SELECT count(*) FROM oql_service.oauth_tokens) AS n`)).rows[0]!.n);
+    const before = await count();
+    // 26 hours later by the timed server's clock its next token request prunes what expired more
+    // than a day before: the two codes (60 s) and the access token (1 h); the refresh token (30
+    // days) and everything issued by the real clock (months later) stay.
+    clock += 26 * 3600 * 1000;
+    const late = await exchange(timed.baseUrl, h.a, stale);
+    expect(late.body.error).toBe('invalid_grant');
+    expect(await count()).toBe(before - 3);
+    expect(await verifyAccessToken(h.db, staleTokens.access_token, { now: clock - 26 * 3600 * 1000 })).toBeNull();
+  });
+
   it('refuses an expired code', async () => {
     const got = await obtainCode(timed.baseUrl, h.a);
     clock += 61_000;

@@ -70,6 +70,9 @@ const STATEMENTS: readonly string[] = [
      revoked_at bigint
    )`,
   `CREATE INDEX IF NOT EXISTS oauth_tokens_family_idx ON ${SERVICE_SCHEMA}.oauth_tokens (family_id)`,
+  // For pruneExpired.
+  `CREATE INDEX IF NOT EXISTS oauth_tokens_expires_idx ON ${SERVICE_SCHEMA}.oauth_tokens (expires_at)`,
+  `CREATE INDEX IF NOT EXISTS oauth_codes_expires_idx ON ${SERVICE_SCHEMA}.oauth_codes (expires_at)`,
 ];
 
 /** Idempotent: runs on every start. */
@@ -328,6 +331,22 @@ export async function revokeToken(db: ServiceTx, token: string, now = Date.now()
     [hashSecret(token)],
   );
   return rows[0] ? revokeFamily(db, rows[0].family_id, now) : 0;
+}
+
+/** How long spent codes and dead tokens are kept: a replay within it still revokes its family. */
+export const RETENTION_MS = 24 * 3600 * 1000;
+
+/**
+ * Deletes codes and tokens that expired more than a day ago: nothing can use them any more, and
+ * without this both tables would only grow. Returns how many rows went.
+ */
+export async function pruneExpired(db: ServiceTx, now: number): Promise<number> {
+  const cutoff = now - RETENTION_MS;
+  const codes = await db.query<{ n: number }>(
+    `WITH gone AS (DELETE FROM ${SERVICE_SCHEMA}.oauth_codes WHERE expires_at < $1 RETURNING 1) SELECT count(*)::int AS n FROM gone`, [cutoff]);
+  const tokens = await db.query<{ n: number }>(
+    `WITH gone AS (DELETE FROM ${SERVICE_SCHEMA}.oauth_tokens WHERE expires_at < $1 RETURNING 1) SELECT count(*)::int AS n FROM gone`, [cutoff]);
+  return Number(codes.rows[0]?.n ?? 0) + Number(tokens.rows[0]?.n ?? 0);
 }
 
 /**

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { addressKey, clientKey, oauthError, param, withinLimit, workspaceOr404, type OAuthContext } from './context.js';
 import {
-  findClient, issueTokens, redeemCode, redeemRefreshToken, revokeFamily, type IssuedTokens,
+  findClient, issueTokens, pruneExpired, redeemCode, redeemRefreshToken, revokeFamily, type IssuedTokens,
 } from './store.js';
 import type { ServiceTx } from '../types.js';
 
@@ -101,7 +101,11 @@ async function refreshTokenGrant(ctx: OAuthContext, tx: ServiceTx, workspace: st
   return { tokens: await issueTokens(tx, g, redemption.familyId, now, ctx.lifetimes) };
 }
 
+/** Pruning runs from the token endpoint at most this often per process. */
+const PRUNE_EVERY_MS = 3600 * 1000;
+
 export function tokenRoutes(app: FastifyInstance, ctx: OAuthContext): void {
+  let prunedAt = -Infinity;
   app.post<{ Params: { subdomain: string } }>('/api/v1/:subdomain/oauth/token', async (request, reply) => {
     const body = request.body;
     const clientId = param(body, 'client_id');
@@ -115,6 +119,11 @@ export function tokenRoutes(app: FastifyInstance, ctx: OAuthContext): void {
       return oauthError(reply, 400, 'invalid_request', 'the token endpoint takes application/x-www-form-urlencoded parameters');
     }
     const grantType = param(body, 'grant_type');
+    const now = ctx.now();
+    if (now - prunedAt >= PRUNE_EVERY_MS) {
+      prunedAt = now;
+      await pruneExpired(ctx.db, now);
+    }
     try {
       let result: Result;
       if (grantType === 'authorization_code') {
