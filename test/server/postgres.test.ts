@@ -39,7 +39,7 @@ beforeAll(async () => {
     await pool.end();
   }
   api = await listen({ database: pgServer.url, apiKeys: `${API_KEYS_ENV},${SLOW_KEY}=${SLOW_ORG}:member:u_slow`, env: {}, queryTimeoutMs: 1500 });
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   try {
@@ -70,6 +70,24 @@ describe('on PostgreSQL 15 through a pg Pool', () => {
     const acmeIds = live('opportunity', 'org_acme').slice(0, 3).map((r) => `'${r.id}'`).join(', ');
     const guess = await api.call('POST', '/api/v1/reports/execute', { key: KEYS.globexAdmin, body: { query: `SELECT id FROM opportunity WHERE id IN (${acmeIds}) LIMIT 10`, slug: 'opportunity' } });
     expect(guess.json).toEqual({ success: true, data: { records: [] } });
+  });
+
+  it('writes and reads records per organization', async () => {
+    const created = await api.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'Pg One', email: 'one@example.com' }, { name: 'Pg Two' }] });
+    expect(created.status).toBe(200);
+    const found = await api.call('POST', '/api/v1/org/objects/contact/filter', { key: KEYS.acmeAdmin, body: { query: { fields: ['id', 'name'], filters: { and: [{ field: 'name', operator: 'starts_with', value: 'Pg ' }] } } } });
+    const ids = found.json.data.records.map((r: { id: string }) => r.id);
+    expect(found.json.data.records.map((r: { name: string }) => r.name).sort()).toEqual(['Pg One', 'Pg Two']);
+    for (const id of ids) {
+      expectEnvelope(await api.call('GET', `/api/v1/org/objects/contact/record/${id}`, { key: KEYS.globexAdmin }), 400, 'NOT_FOUND');
+      expectEnvelope(await api.call('PUT', `/api/v1/org/objects/contact/record/${id}`, { key: KEYS.globexAdmin, body: { name: 'x' } }), 400, 'NOT_FOUND');
+    }
+    const upsert = await api.call('POST', '/api/v1/org/objects/contact/record/bulk_upsert', { key: KEYS.globexAdmin, body: { values: [{ id: ids[0], name: 'x' }] } });
+    expect(upsert.json.data.records.map((r: { action: string }) => r.action)).toEqual(['FAILED']);
+    const updated = await api.call('PUT', `/api/v1/org/objects/contact/record/${ids[0]}`, { key: KEYS.acmeAdmin, body: { name: 'Pg Renamed' } });
+    expect(updated.json.data).toMatchObject({ id: ids[0], name: 'Pg Renamed', updated_by: 'u_acme_admin' });
+    const theirs = await api.call('POST', '/api/v1/org/objects/contact/filter', { key: KEYS.globexAdmin, body: { query: { fields: ['id'], filters: { and: [{ field: 'name', operator: 'starts_with', value: 'Pg ' }] } } } });
+    expect(theirs.json.data.records).toEqual([]);
   });
 
   it('lists tool logs per organization', async () => {
