@@ -87,8 +87,8 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
     const workspace = await workspaceOf(request.params.subdomain, reply);
     if (!workspace) return reply;
     const urls = urlsOf(workspace.subdomain);
-    if (!originAllowed(request.headers.origin, options.mcpUrl())) {
-      return oauthError(reply, 403, 'forbidden_origin', 'requests from this Origin are not accepted: the MCP endpoint serves agents, not web pages');
+    if (!originAllowed(request.headers.origin, request.headers.host, options.mcpUrl())) {
+      return oauthError(reply, 403, 'forbidden_origin', 'requests from this Origin or Host are not accepted: the MCP endpoint serves agents, not web pages');
     }
     const header = request.headers.authorization;
     const token = typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined;
@@ -131,15 +131,39 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
     async (request, reply) => metadata(request.params.subdomain, reply));
 }
 
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Whether a host name is the MCP host's own (port-agnostic; the loopback names stand for each other). */
+function sameHost(hostname: string, own: string): boolean {
+  return hostname === own || (LOOPBACK.has(own) && LOOPBACK.has(hostname));
+}
+
 /**
- * Browsers send Origin; agents do not. A page on another site must not drive the endpoint with a
- * token it got hold of (DNS rebinding, a local deployment), so an Origin other than the MCP host's
- * own is refused.
+ * DNS-rebinding protection. Browsers send Origin; agents do not. A page on another site must not
+ * drive the endpoint with a token it got hold of, so an Origin naming another host is refused.
+ * On a loopback deployment the Host header must name a loopback host as well: a rebound name
+ * (evil.example resolving to 127.0.0.1) arrives with its own name as Host. Behind a proxy with a
+ * public --mcp-url, Host is the proxy's business and is not checked.
  */
-function originAllowed(origin: string | undefined, mcpUrl: string): boolean {
+function originAllowed(origin: string | undefined, host: string | undefined, mcpUrl: string): boolean {
+  let own: string;
+  try {
+    own = new URL(mcpUrl).hostname;
+  } catch {
+    return false;
+  }
+  if (LOOPBACK.has(own) && host !== undefined) {
+    let hostname: string;
+    try {
+      hostname = new URL(`http://${host}`).hostname;
+    } catch {
+      return false;
+    }
+    if (!LOOPBACK.has(hostname)) return false;
+  }
   if (origin === undefined) return true;
   try {
-    return new URL(origin).origin === new URL(mcpUrl).origin;
+    return sameHost(new URL(origin).hostname, own);
   } catch {
     return false;
   }

@@ -195,8 +195,21 @@ describe('the MCP host over plain HTTP', () => {
     }
   });
 
-  it('refuses a browser Origin other than its own', async () => {
+  it('refuses a browser Origin of another host, and a rebound Host name on a loopback deployment', async () => {
     const res = await post('/acme/mcp', { authorization: `Bearer ${KEYS.acmeAdmin}`, origin: 'https://evil.example' });
     expect(res.status).toBe(403);
+    // A local page on another port of the same machine is the same host.
+    expect((await post('/acme/mcp', { authorization: `Bearer ${KEYS.acmeAdmin}`, origin: 'http://localhost:6274' })).status).toBe(200);
+    // fetch will not set Host: send the request by hand.
+    const { request } = await import('node:http');
+    const status = await new Promise<number>((done, fail) => {
+      const url = new URL(`${h.mcpUrl}/acme/mcp`);
+      const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: {
+        host: `evil.example:${url.port}`, authorization: `Bearer ${KEYS.acmeAdmin}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream',
+      } }, (res) => { res.resume(); done(res.statusCode ?? 0); });
+      req.on('error', fail);
+      req.end(JSON.stringify(initialize));
+    });
+    expect(status).toBe(403);
   });
 });
