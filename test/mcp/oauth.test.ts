@@ -1,9 +1,12 @@
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   Client, StreamableHTTPClientTransport, UnauthorizedError,
   type OAuthClientInformationContext, type OAuthClientMetadata, type OAuthClientProvider, type OAuthDiscoveryState,
   type StoredOAuthClientInformation, type StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
+import { createServer } from '../../src/server/app.js';
 import { revokeToken } from '../../src/server/oauth/store.js';
 import { KEYS, jsonOf, startHarness, type Harness } from './support.js';
 
@@ -218,6 +221,40 @@ describe('an expired access token', () => {
       expect(res.headers.get('www-authenticate')).toContain(`resource_metadata="${past.mcpUrl}/acme/.well-known/oauth-protected-resource"`);
     } finally {
       await past.close();
+    }
+  }, 120_000);
+});
+
+describe('the MCP host alone', () => {
+  it('serves tokens another process\'s authorization server issued, from the same database', async () => {
+    // Two services on one database: the main host (authorization server) of one, the MCP host of
+    // the other, as `oql serve --only api` and `oql serve --only mcp` would run them.
+    const freePort = async () => {
+      const probe = createHttpServer();
+      await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
+      const { port } = probe.address() as AddressInfo;
+      await new Promise((done) => probe.close(done));
+      return port;
+    };
+    const [apiPort, mcpPort] = [await freePort(), await freePort()];
+    const baseUrl = `http://127.0.0.1:${apiPort}`;
+    const mcpUrl = `http://127.0.0.1:${mcpPort}`;
+    const api = await createServer({ db: h.db, baseUrl, mcpUrl, env: {} });
+    const mcp = await createServer({ db: h.db, baseUrl, mcpUrl, env: {} });
+    try {
+      await api.app.listen({ host: '127.0.0.1', port: apiPort });
+      await mcp.mcpApp.listen({ host: '127.0.0.1', port: mcpPort });
+      const provider = new ConsentingProvider(KEYS.acmeAdmin);
+      const client = await authorize(provider, `${mcpUrl}/acme/mcp`);
+      try {
+        const rows = jsonOf(await client.callTool({ name: 'execute_query', arguments: { query: "SELECT name FROM contact WHERE status = 'active' LIMIT 10", slug: 'contact' } }));
+        expect(rows.records).toEqual([{ name: 'Asha' }]);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await mcp.close();
+      await api.close();
     }
   }, 120_000);
 });
