@@ -13,6 +13,7 @@ import { installRequestLog } from './plugins/request-log.js';
 import { connectorRoutes } from './routes/connectors.js';
 import { filterRoutes } from './routes/filter.js';
 import { healthRoutes } from './routes/health.js';
+import { objectRoutes } from './routes/objects.js';
 import { recordRoutes } from './routes/records.js';
 import { reportRoutes } from './routes/reports.js';
 import { toolLogRoutes } from './routes/tool-logs.js';
@@ -181,6 +182,7 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
     await api.register(filterRoutes);
     await api.register(connectorRoutes);
     await api.register(recordRoutes);
+    await api.register(objectRoutes);
   });
   return app;
 }

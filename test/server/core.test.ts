@@ -306,6 +306,8 @@ describe('the OpenAPI document', () => {
     ['post', '/api/v1/org/tool/mcp/logs/list/'],
     ['post', '/api/v1/org/objects/{slug}/filter'],
     ['post', '/api/v1/flowconnector/objects/{slug}/records'],
+    ['post', '/api/v1/org/objects/list'],
+    ['get', '/api/v1/org/objects/{slug}/'],
     ['post', '/api/v1/flowconnector/objects/list/'],
     ['get', '/api/v1/flowconnector/objects/{slug}'],
     ['post', '/api/v1/syncconnector/objects/list/'],

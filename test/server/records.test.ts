@@ -1,11 +1,12 @@
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureData, loadFixtureCatalog, loadIntoDatabase, type Row } from '../../fixtures/index.js';
+import { loadCatalog } from '../../src/catalog/index.js';
 import { serviceDbOf, type ServiceDb } from '../../src/server/index.js';
 import { API_KEYS_ENV, KEYS, expectEnvelope, listen, type Running } from './support.js';
 
 /**
- * Records (4.1–4.4) and connector entities (4.12–4.15) over real HTTP on
+ * Records (4.1–4.4), objects (4.6, 4.7) and connector entities (4.12–4.15) over real HTTP on
  * PGlite, for two organizations: org_globex never reads, updates or upserts anything of org_acme.
  */
 
@@ -133,6 +134,24 @@ describe('bulk_upsert (4.2)', () => {
     expect(acme.json.data.name).toBe(live('lead', 'org_acme')[1]!.name);
     expect((await leadsOf(KEYS.globexAdmin, 'Upsert Co')).length).toBe(2);
     expect(await leadsOf(KEYS.acmeAdmin, 'Upsert Co')).toEqual([]);
+  });
+});
+
+describe('objects (4.6, 4.7)', () => {
+  it('lists the objects a key may read, in the service payload shape that loadCatalog reads back', async () => {
+    const all = await api.call('POST', '/api/v1/org/objects/list', { key: KEYS.acmeAdmin });
+    expect(all.status).toBe(200);
+    expect(all.json.data.map((o: { slug: string }) => o.slug).sort()).toEqual([...catalog.objects.keys()].sort());
+    for (const o of all.json.data) expect(Array.isArray(o.org_object_columns)).toBe(true);
+    // What the endpoint gives is what the service's clients feed to loadCatalog: the same catalog.
+    expect(loadCatalog(all.json.data, {}).version).toBe(catalog.version);
+    const member = await api.call('POST', '/api/v1/org/objects/list', { key: KEYS.acmeMember });
+    expect(member.json.data.map((o: { slug: string }) => o.slug).sort()).toEqual(['account', 'contact', 'user']);
+    const one = await api.call('GET', '/api/v1/org/objects/account/', { key: KEYS.acmeAdmin });
+    expect(one.json.data.slug).toBe('account');
+    expect(one.json.data.org_object_columns.map((c: { slug: string }) => c.slug)).toEqual(expect.arrayContaining(['name', 'industry', 'owner']));
+    expectEnvelope(await api.call('GET', '/api/v1/org/objects/opportunity/', { key: KEYS.acmeMember }), 403, 'PERMISSION_DENIED');
+    expectEnvelope(await api.call('GET', '/api/v1/org/objects/acount/', { key: KEYS.acmeAdmin }), 400, 'INVALID_SLUG');
   });
 });
 
