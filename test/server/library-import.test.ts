@@ -41,6 +41,17 @@ describe("the library entry 'oql'", () => {
     expect(loaded.filter((u) => u.includes('/src/server/'))).toEqual([]);
   }, 60_000);
 
+  it('and oql compile, which loads the CLI, load none either', async () => {
+    const trace = join(dir, 'compile.txt');
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--import', './test/server/support/trace-loads.mjs', 'src/cli/main.ts', 'compile', 'SELECT name FROM account LIMIT 1', '--slug', 'account'], {
+      cwd: process.cwd(), env: { ...process.env, OQL_TRACE_FILE: trace },
+    });
+    expect(stdout).toContain('SELECT');
+    const loaded = readFileSync(trace, 'utf8').split('\n').filter((l) => l.length > 0);
+    expect(loaded.some((u) => u.endsWith('/src/cli/cli.ts'))).toBe(true);
+    expect(loaded.filter((u) => FRAMEWORKS.test(u) || u.includes('/src/server/'))).toEqual([]);
+  }, 60_000);
+
   it('while oql/server does load Fastify (the check sees it)', async () => {
     const loaded = await modulesLoadedBy('src/server/index.ts', 'server');
     expect(loaded.some((u) => /\/node_modules\/fastify\//.test(u))).toBe(true);
