@@ -30,13 +30,13 @@ function isPool(db: object): db is PoolLike {
 }
 
 const RETRYABLE = new Set(['40P01', '40001']); // deadlock detected, serialization failure
-const ATTEMPTS = 5;
+const ATTEMPTS = 10;
 
 /**
  * Runs `body` in one read-write transaction: committed when it resolves, rolled back when it
  * throws, so a failed write leaves nothing behind. A deadlock between two writers touching the
  * same rows in different orders aborts one of them; that one is run again from the start
- * (nothing of it was committed), up to five times. Errors come out as OqlError.
+ * (nothing of it was committed) after a short random pause, up to ten attempts. Errors come out as OqlError.
  */
 export async function inWriteTransaction<T>(db: Writable, body: (tx: Tx) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -44,7 +44,11 @@ export async function inWriteTransaction<T>(db: Writable, body: (tx: Tx) => Prom
       return await once(db, body);
     } catch (e) {
       const code = (e as { code?: unknown } | null)?.code;
-      if (attempt < ATTEMPTS && typeof code === 'string' && RETRYABLE.has(code)) continue;
+      if (attempt < ATTEMPTS && typeof code === 'string' && RETRYABLE.has(code)) {
+        // A random pause, longer each time, so the writers that collided do not collide again in step.
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+        continue;
+      }
       throw databaseError(e, 0);
     }
   }

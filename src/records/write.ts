@@ -85,6 +85,7 @@ export async function bulkUpsert(db: Writable, slug: string, body: unknown, ctx:
   const phone = needsPhone(obj, values) ? await phoneLibrary() : null;
   return inWriteTransaction(db, async (tx) => {
     await lockForUnique(tx, ctx.catalog, obj, ctx.orgId);
+    await lockInIdOrder(tx, ctx.catalog, obj, ctx.orgId, values);
     const results: Record<string, unknown>[] = [];
     for (let i = 0; i < values.length; i++) results.push(await upsertOne(tx, obj, values[i], i, phone, ctx, now));
     const created = results.filter((r) => r.action === 'CREATED');
@@ -396,6 +397,20 @@ const NUMERIC = new Set(['number', 'integer', 'currency', 'date', 'datetime']);
 async function lockForUnique(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string): Promise<void> {
   if (uniqueColumns(obj).length === 0) return;
   await tx.rows('SELECT pg_advisory_xact_lock(hashtext($1))', [`oql records|${catalog.mapping.schema}|${obj.table}|${orgId}`]);
+}
+
+/**
+ * Locks the rows an upsert will update, all at once and in id order, before any is changed:
+ * two upserts naming the same records in different orders then queue instead of deadlocking.
+ */
+async function lockInIdOrder(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, values: readonly unknown[]): Promise<void> {
+  const ids = [...new Set(values.flatMap((v) => (isPlainRecord(v) && isId(v.id) ? [v.id] : [])))].sort();
+  if (ids.length === 0) return;
+  const { idColumn, tenantColumn } = catalog.mapping;
+  await tx.rows(
+    `SELECT ${quoteIdent(idColumn)} FROM ${tableOf(catalog, obj)} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(idColumn)} = ANY($2::text[])${liveGuard(catalog)} ORDER BY ${quoteIdent(idColumn)} COLLATE "C" FOR UPDATE`,
+    [orgId, ids],
+  );
 }
 
 /** A unique index the checks did not cover turns into the validation error the checks would give. */

@@ -84,6 +84,21 @@ describe('concurrent writers on PostgreSQL 15 with a pg Pool', () => {
     await race({ db: pool, rows: async (sql, params) => (await pool.query(sql, params)).rows }, 'org_pg');
   }, 120_000);
 
+  it('upserts naming the same records in opposite orders neither deadlock nor lose a write (an object without unique columns, so no lock queues them)', async () => {
+    const ctx = { catalog, orgId: 'org_deadlock', userId: 'u_1' };
+    await bulkCreate(pool, 'note', [{ body: 'first' }, { body: 'second' }], ctx);
+    const [x, y] = (await pool.query<{ id: string }>("SELECT id FROM note WHERE org_id = 'org_deadlock' ORDER BY body")).rows.map((r) => r.id) as [string, string];
+    const results = await Promise.all(Array.from({ length: WRITERS }, (_, i) => bulkUpsert(pool, 'note', {
+      values: i % 2 === 0 ? [{ id: x, body: `x by ${i}` }, { id: y, body: `y by ${i}` }, { body: `new ${i}` }] : [{ id: y, body: `y by ${i}` }, { id: x, body: `x by ${i}` }, { body: `new ${i}` }],
+    }, ctx)));
+    for (const r of results) expect([r.records_created, r.records_updated, r.failed_records]).toEqual([1, 2, null]);
+    const bodies = (await pool.query<{ body: string }>("SELECT body FROM note WHERE org_id = 'org_deadlock' AND body LIKE 'new %' ORDER BY body")).rows.map((r) => r.body);
+    expect(bodies).toEqual(Array.from({ length: WRITERS }, (_, i) => `new ${i}`).sort());
+    // Each transaction wrote both notes; the last to commit wrote both, so they name the same writer.
+    const final = (await pool.query<{ body: string }>('SELECT body FROM note WHERE id = ANY($1) ORDER BY id', [[x, y].sort()])).rows.map((r) => r.body.split(' by ')[1]);
+    expect(final[0]).toBe(final[1]);
+  }, 120_000);
+
   it('works on a single pg Client too, one transaction at a time', async () => {
     const client = new pg.Client({ connectionString: server.url });
     await client.connect();
