@@ -7,7 +7,7 @@ import type * as A from '../syntax/ast.js';
 import { forEachChild } from '../syntax/ast.js';
 import type * as B from './bound.js';
 import { forEachBoundChild, isAggregate, sameExpr } from './exprs.js';
-import { NameResolver, existsForm, nullAt, sourceOf, type Scope } from './names.js';
+import { NameResolver, existsForm, existsParts, nullAt, sourceOf, type Scope } from './names.js';
 import { bindCall } from './functions.js';
 import { commonType, compareTypes, describe, isNumeric } from './types.js';
 
@@ -68,7 +68,7 @@ class Binder {
   private readonly zone = (): string => (this.zoneCache ??= hintZone(this.bag.source, this.options.timeZone));
 
   query(sel: A.Select, object: ObjectDef, parent: Scope | null): B.BoundQuery {
-    const scope: Scope = { id: this.nextScope++, object, name: sel.from.alias?.name ?? object.slug, parent };
+    const scope: Scope = { id: this.nextScope++, object, name: sel.from.alias?.name ?? object.slug, parent, fromEnd: (sel.from.alias ?? sel.from.object).span.end };
     const outputs: B.BoundOutput[] = [];
     for (const item of sel.items) outputs.push(...this.selectItem(item, scope));
     this.checkDuplicateKeys(outputs, parent === null);
@@ -581,11 +581,24 @@ class Binder {
     if (e.operand.kind === 'Path') {
       const virtual = this.names.virtualEnd(e.operand, ctx.scope);
       if (virtual) {
+        const condition = `id IN (${sourceOf(this.bag, e.query)})`;
+        const { test, alias } = existsParts(this.options.catalog, virtual, ctx.scope, condition);
+        const exists = `${e.negated ? 'NOT ' : ''}${test}`;
+        // With a new alias, the fix spans from the FROM object (where the alias goes) to the IN;
+        // only when no qualified name elsewhere uses the object's slug, which the alias would hide.
+        const src = this.bag.source;
+        const from = ctx.scope.fromEnd;
+        const fix = alias === null
+          ? { range: [e.span.start, e.span.end] as const, text: exists }
+          : from !== undefined && from <= e.span.start && ctx.scope.name === ctx.scope.object.slug && !new RegExp(`\\b${ctx.scope.object.slug}\\s*\\.`).test(src)
+            ? { range: [from, e.span.end] as const, text: ` ${alias}${src.slice(from, e.span.start)}${exists}` }
+            : undefined;
         this.bag.error(
           'VIRTUAL_IN_SUBQUERY',
           e.operand.span,
           `'${sourceOf(this.bag, e.operand)}' is a one-to-many relation; IN (subquery) on it would silently match nothing`,
-          `use ${e.negated ? 'NOT ' : ''}${existsForm(this.options.catalog, virtual, ctx.scope, `id IN (${sourceOf(this.bag, e.query)})`)}`,
+          `use ${e.negated ? 'NOT ' : ''}${existsForm(this.options.catalog, virtual, ctx.scope, condition)}`,
+          fix,
         );
         return nullAt(e.span);
       }

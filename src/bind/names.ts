@@ -13,6 +13,8 @@ export interface Scope {
   /** The name the FROM item is referred to by: its alias, or its slug when it has none. */
   readonly name: string;
   readonly parent: Scope | null;
+  /** Where the FROM object's name ends in the text (a fix may insert an alias there). */
+  readonly fromEnd?: number;
 }
 
 export function sourceOf(bag: DiagnosticBag, node: { span: Span }): string {
@@ -199,12 +201,18 @@ export class NameResolver {
  * FROM item needs an alias first, and the text says so.
  */
 export function existsForm(catalog: Catalog, child: { readonly object: string; readonly via: string }, scope: Scope, condition: string | null): string {
+  const { test, alias } = existsParts(catalog, child, scope, condition);
+  return alias === null ? test : `${test}, after giving the outer object an alias: FROM ${scope.object.slug} ${alias} (its qualified names then start with ${alias}.)`;
+}
+
+/** The EXISTS test, and the alias the outer FROM item needs first (null when its name will do). */
+export function existsParts(catalog: Catalog, child: { readonly object: string; readonly via: string }, scope: Scope, condition: string | null): { test: string; alias: string | null } {
   const childDef = catalog.objects.get(child.object);
   const clashes = (name: string): boolean => childDef?.columns.has(name) === true;
   const inner = ['x', 'c', 'child'].find((n) => n !== scope.name && !clashes(n)) ?? 'x';
   const test = (outer: string): string => `EXISTS (SELECT 1 FROM ${child.object} ${inner} WHERE ${inner}.${child.via} = ${outer}.id${condition === null ? '' : ` AND ${inner}.${condition}`})`;
-  if (!clashes(scope.name)) return test(scope.name);
+  if (!clashes(scope.name)) return { test: test(scope.name), alias: null };
   const slug = scope.object.slug;
   const alias = [slug[0]!, `${slug[0]!}1`, 'parent', 'outer_row'].find((n) => n !== inner && !clashes(n) && !scope.object.columns.has(n)) ?? 'outer_row';
-  return `${test(alias)}, after giving the outer object an alias: FROM ${slug} ${alias} (its qualified names then start with ${alias}.)`;
+  return { test: test(alias), alias };
 }

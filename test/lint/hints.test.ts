@@ -181,6 +181,8 @@ const LISTED: readonly WrongQuery[] = [
   { name: 'CURRENT_DATE', slug: 'opportunity', query: 'SELECT id FROM opportunity WHERE close_date >= CURRENT_DATE LIMIT 10', code: 'UNSUPPORTED_DATE_KEYWORD', fixed: "SELECT id FROM opportunity WHERE close_date >= date_part('epoch', date_trunc('day', NOW() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')*1000 LIMIT 10" },
   { name: 'CURRENT_DATE in the option zone', slug: 'opportunity', timeZone: 'Asia/Kolkata', query: 'SELECT id FROM opportunity WHERE close_date >= CURRENT_DATE LIMIT 10', code: 'UNSUPPORTED_DATE_KEYWORD', fixed: "SELECT id FROM opportunity WHERE close_date >= date_part('epoch', date_trunc('day', NOW() AT TIME ZONE 'Asia/Kolkata') AT TIME ZONE 'Asia/Kolkata')*1000 LIMIT 10" },
   { name: 'CURRENT_TIMESTAMP', slug: 'lead', query: 'SELECT id FROM lead WHERE created_at < CURRENT_TIMESTAMP LIMIT 10', code: 'UNSUPPORTED_DATE_KEYWORD', fixed: "SELECT id FROM lead WHERE created_at < date_part('epoch', NOW())*1000 LIMIT 10" },
+  { name: 'IN (subquery) on a relation, outer alias added', slug: 'account', query: "SELECT id FROM account WHERE opportunities IN (SELECT id FROM opportunity WHERE stage = 'won') ORDER BY id LIMIT 10", code: 'VIRTUAL_IN_SUBQUERY', fixed: "SELECT id FROM account a WHERE EXISTS (SELECT 1 FROM opportunity x WHERE x.account = a.id AND x.id IN (SELECT id FROM opportunity WHERE stage = 'won')) ORDER BY id LIMIT 10" },
+  { name: 'NOT IN (subquery) on a relation, the user\'s alias', slug: 'account', query: "SELECT id FROM account acc WHERE contacts NOT IN (SELECT id FROM contact WHERE status = 'bounced') ORDER BY id LIMIT 10", code: 'VIRTUAL_IN_SUBQUERY', fixed: "SELECT id FROM account acc WHERE NOT EXISTS (SELECT 1 FROM contact x WHERE x.account = acc.id AND x.id IN (SELECT id FROM contact WHERE status = 'bounced')) ORDER BY id LIMIT 10" },
   { name: 'enum option case', slug: 'account', query: "SELECT id FROM account WHERE industry = 'Retail' LIMIT 10", code: 'UNKNOWN_OPTION', fixed: "SELECT id FROM account WHERE industry = 'retail' LIMIT 10" },
 ];
 
@@ -198,7 +200,9 @@ describe('every fix is valid when pasted', () => {
     for (const d of found) {
       expect(d.fix, `${d.code} has a fix`).toBeDefined();
       // The hint shows the replacement, so a reader who pastes it gets the same text.
-      expect(d.hint).toContain(d.fix!.text.trim().replace(/^AS /, ''));
+      // (An EXISTS fix that also adds the outer alias shows the alias in words.)
+      const shown = d.fix!.text.trim().replace(/^AS /, '');
+      expect(d.hint).toContain(shown.includes(' WHERE EXISTS') ? shown.slice(shown.indexOf('EXISTS')) : shown);
     }
     const fixed = applyFixes(c.query, found);
     expect(fixed).toBe(c.fixed);
