@@ -168,5 +168,5 @@ describe('oql keys and oql serve', () => {
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
-  }, 90_000);
+  }, 240_000);
 });
