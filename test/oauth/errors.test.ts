@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey } from '../../src/server/store/api-keys.js';
 import { revokeToken, verifyAccessToken } from '../../src/server/oauth/index.js';
 import {
   REDIRECT, authorizeUrl, exchange, obtainCode, openConsent, openHarness, pkcePair, postConsent, register, registerClient,
@@ -386,6 +388,21 @@ describe('token endpoint', () => {
     const refresh = await tokenRequest(server.baseUrl, 'acme', { grant_type: 'refresh_token', client_id: got.clientId, refresh_token: tokens.refresh_token });
     expect(refresh.body.error).toBe('invalid_grant');
     noToken(refresh.body);
+  });
+
+  it('ends the tokens approved with an API key when that key is revoked, and only those', async () => {
+    const key = await createApiKey(h.db, { orgId: 'org_acme', role: 'admin', userId: 'leaver' });
+    const got = await obtainCode(server.baseUrl, h.a, { apiKey: key });
+    const tokens = (await exchange(server.baseUrl, h.a, got)).body;
+    const other = (await exchange(server.baseUrl, h.a, await obtainCode(server.baseUrl, h.a))).body;
+    expect(await verifyAccessToken(h.db, tokens.access_token)).toMatchObject({ userId: 'leaver', role: 'admin' });
+    // Revoked the way an operator would, in the table; the key is found by its SHA-256.
+    await h.db.query('UPDATE oql_service.api_keys SET revoked_at = $1 WHERE key_hash = $2', [Date.now(), createHash('sha256').update(key).digest('hex')]);
+    expect(await verifyAccessToken(h.db, tokens.access_token)).toBeNull();
+    const refresh = await tokenRequest(server.baseUrl, 'acme', { grant_type: 'refresh_token', client_id: got.clientId, refresh_token: tokens.refresh_token });
+    expect(refresh.body.error).toBe('invalid_grant');
+    noToken(refresh.body);
+    expect(await verifyAccessToken(h.db, other.access_token)).toMatchObject({ userId: 'admin_acme' });
   });
 
   it('never accepts an API key, a refresh token or a code as an access token', async () => {

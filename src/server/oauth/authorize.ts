@@ -196,6 +196,8 @@ export function authorizeRoutes(app: FastifyInstance, ctx: OAuthContext): void {
       orgId: workspace.orgId,
       userId: principal.userId,
       role: principal.role,
+      // For an API key, the principal's clientId is the key's id.
+      apiKeyId: principal.via === 'api_key' ? principal.clientId ?? null : null,
       clientId: outcome.client.client_id,
       resource: outcome.request.resource,
       redirectUri: outcome.request.redirect_uri,

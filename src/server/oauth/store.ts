@@ -47,6 +47,7 @@ const STATEMENTS: readonly string[] = [
      org_id text NOT NULL,
      user_id text NOT NULL,
      role text NOT NULL,
+     api_key_id text,
      client_id text NOT NULL,
      redirect_uri text NOT NULL,
      code_challenge text NOT NULL,
@@ -62,6 +63,7 @@ const STATEMENTS: readonly string[] = [
      org_id text NOT NULL,
      user_id text NOT NULL,
      role text NOT NULL,
+     api_key_id text,
      client_id text NOT NULL,
      resource text NOT NULL,
      created_at bigint NOT NULL,
@@ -70,6 +72,9 @@ const STATEMENTS: readonly string[] = [
      revoked_at bigint
    )`,
   `CREATE INDEX IF NOT EXISTS oauth_tokens_family_idx ON ${SERVICE_SCHEMA}.oauth_tokens (family_id)`,
+  // Tables created before tokens were tied to their API key.
+  `ALTER TABLE ${SERVICE_SCHEMA}.oauth_codes ADD COLUMN IF NOT EXISTS api_key_id text`,
+  `ALTER TABLE ${SERVICE_SCHEMA}.oauth_tokens ADD COLUMN IF NOT EXISTS api_key_id text`,
   // For pruneExpired.
   `CREATE INDEX IF NOT EXISTS oauth_tokens_expires_idx ON ${SERVICE_SCHEMA}.oauth_tokens (expires_at)`,
   `CREATE INDEX IF NOT EXISTS oauth_codes_expires_idx ON ${SERVICE_SCHEMA}.oauth_codes (expires_at)`,
@@ -150,6 +155,8 @@ export interface Grant {
   readonly orgId: string;
   readonly userId: string;
   readonly role: Role;
+  /** The API key the user signed in with: its revocation ends the tokens too. */
+  readonly apiKeyId: string | null;
   readonly clientId: string;
   readonly resource: string;
 }
@@ -163,9 +170,9 @@ export async function issueCode(db: ServiceTx, c: NewCode, now: number, ttlSecon
   const code = opaque(CODE_PREFIX);
   await db.query(
     `INSERT INTO ${SERVICE_SCHEMA}.oauth_codes
-       (code_hash, family_id, workspace, org_id, user_id, role, client_id, redirect_uri, code_challenge, resource, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-    [hashSecret(code), randomUUID(), c.workspace, c.orgId, c.userId, c.role, c.clientId, c.redirectUri, c.codeChallenge, c.resource,
+       (code_hash, family_id, workspace, org_id, user_id, role, api_key_id, client_id, redirect_uri, code_challenge, resource, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    [hashSecret(code), randomUUID(), c.workspace, c.orgId, c.userId, c.role, c.apiKeyId, c.clientId, c.redirectUri, c.codeChallenge, c.resource,
       now + ttlSeconds * 1000],
   );
   return code;
@@ -177,13 +184,13 @@ export interface StoredCode extends NewCode {
 }
 
 interface CodeRow {
-  family_id: string; workspace: string; org_id: string; user_id: string; role: string; client_id: string;
+  family_id: string; workspace: string; org_id: string; user_id: string; role: string; api_key_id: string | null; client_id: string;
   redirect_uri: string; code_challenge: string; resource: string; expires_at: string | number; used_at: string | number | null;
 }
 
 function codeOf(r: CodeRow): StoredCode {
   return {
-    familyId: r.family_id, workspace: r.workspace, orgId: r.org_id, userId: r.user_id, role: r.role as Role,
+    familyId: r.family_id, workspace: r.workspace, orgId: r.org_id, userId: r.user_id, role: r.role as Role, apiKeyId: r.api_key_id,
     clientId: r.client_id, redirectUri: r.redirect_uri, codeChallenge: r.code_challenge, resource: r.resource,
     expiresAt: Number(r.expires_at),
   };
@@ -197,19 +204,20 @@ export type CodeRedemption =
 /**
  * Marks a code used and returns it. A code is consumed by its first presentation, valid or not:
  * the single-use guarantee must not depend on the checks that follow. The UPDATE … WHERE used_at
- * IS NULL makes two concurrent redemptions see one winner.
+ * IS NULL makes two concurrent redemptions see one winner. Runs inside the caller's transaction.
  */
 export async function redeemCode(db: ServiceTx, workspace: string, code: string, now: number): Promise<CodeRedemption> {
   if (typeof code !== 'string' || !code.startsWith(CODE_PREFIX) || code.length > 200) return { kind: 'unknown' };
   const hash = hashSecret(code);
+  await serialize(db, `oauth-code:${hash}`);
   const fresh = await db.query<CodeRow>(
     `UPDATE ${SERVICE_SCHEMA}.oauth_codes SET used_at = $3 WHERE code_hash = $1 AND workspace = $2 AND used_at IS NULL
-     RETURNING family_id, workspace, org_id, user_id, role, client_id, redirect_uri, code_challenge, resource, expires_at, used_at`,
+     RETURNING family_id, workspace, org_id, user_id, role, api_key_id, client_id, redirect_uri, code_challenge, resource, expires_at, used_at`,
     [hash, workspace, now],
   );
   if (fresh.rows[0]) return { kind: 'fresh', code: codeOf(fresh.rows[0]) };
   const used = await db.query<CodeRow>(
-    `SELECT family_id, workspace, org_id, user_id, role, client_id, redirect_uri, code_challenge, resource, expires_at, used_at
+    `SELECT family_id, workspace, org_id, user_id, role, api_key_id, client_id, redirect_uri, code_challenge, resource, expires_at, used_at
        FROM ${SERVICE_SCHEMA}.oauth_codes WHERE code_hash = $1 AND workspace = $2`,
     [hash, workspace],
   );
@@ -234,16 +242,27 @@ export async function issueTokens(db: ServiceTx, grant: Grant, familyId: string,
   const accessToken = opaque(ACCESS_PREFIX);
   const refreshToken = opaque(REFRESH_PREFIX);
   const insert = `INSERT INTO ${SERVICE_SCHEMA}.oauth_tokens
-       (token_hash, kind, family_id, workspace, org_id, user_id, role, client_id, resource, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`;
-  const common = [familyId, grant.workspace, grant.orgId, grant.userId, grant.role, grant.clientId, grant.resource, now];
+       (token_hash, kind, family_id, workspace, org_id, user_id, role, api_key_id, client_id, resource, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`;
+  const common = [familyId, grant.workspace, grant.orgId, grant.userId, grant.role, grant.apiKeyId, grant.clientId, grant.resource, now];
   await db.query(insert, [hashSecret(accessToken), 'access', ...common, now + life.accessSeconds * 1000]);
   await db.query(insert, [hashSecret(refreshToken), 'refresh', ...common, now + life.refreshSeconds * 1000]);
   return { accessToken, refreshToken, expiresIn: life.accessSeconds };
 }
 
+/**
+ * Holds a transaction-scoped advisory lock on a name. Replays arrive together (ten copies of a
+ * stolen code or refresh token at once), and row locks alone let their transactions queue on
+ * tuples in a cycle (PostgreSQL reports a deadlock); serialising by the code, token or family first
+ * makes them wait in line instead. Taken in the order token → family, never the reverse.
+ */
+async function serialize(db: ServiceTx, name: string): Promise<void> {
+  await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [name]);
+}
+
 /** Revokes every token of a family (and thereby anything later rotated from it). */
 export async function revokeFamily(db: ServiceTx, familyId: string, now: number): Promise<number> {
+  await serialize(db, `oauth-family:${familyId}`);
   const { rows } = await db.query<{ n: number }>(
     `WITH revoked AS (
        UPDATE ${SERVICE_SCHEMA}.oauth_tokens SET revoked_at = $2 WHERE family_id = $1 AND revoked_at IS NULL RETURNING 1
@@ -254,14 +273,17 @@ export async function revokeFamily(db: ServiceTx, familyId: string, now: number)
 }
 
 interface TokenRow {
-  kind: string; family_id: string; workspace: string; org_id: string; user_id: string; role: string; client_id: string;
+  kind: string; family_id: string; workspace: string; org_id: string; user_id: string; role: string; api_key_id: string | null; client_id: string;
   resource: string; expires_at: string | number; rotated_at: string | number | null; revoked_at: string | number | null;
 }
 
-const TOKEN_COLUMNS = 'kind, family_id, workspace, org_id, user_id, role, client_id, resource, expires_at, rotated_at, revoked_at';
+const TOKEN_COLUMNS = 'kind, family_id, workspace, org_id, user_id, role, api_key_id, client_id, resource, expires_at, rotated_at, revoked_at';
+
+/** A token lives only as long as the API key it was approved with (when there was one). */
+const KEY_ALIVE = `(t.api_key_id IS NULL OR EXISTS (SELECT 1 FROM ${SERVICE_SCHEMA}.api_keys k WHERE k.id = t.api_key_id AND k.revoked_at IS NULL))`;
 
 function grantOf(r: TokenRow): Grant {
-  return { workspace: r.workspace, orgId: r.org_id, userId: r.user_id, role: r.role as Role, clientId: r.client_id, resource: r.resource };
+  return { workspace: r.workspace, orgId: r.org_id, userId: r.user_id, role: r.role as Role, apiKeyId: r.api_key_id, clientId: r.client_id, resource: r.resource };
 }
 
 export type RefreshRedemption =
@@ -271,14 +293,16 @@ export type RefreshRedemption =
 
 /**
  * Rotates a refresh token: marks it rotated (one winner among concurrent uses) and returns its
- * grant. A token that was already rotated is a reuse; a revoked or expired one is simply invalid.
+ * grant. Runs inside the caller's transaction, which the advisory lock lasts for. A token that was already rotated is a reuse; a revoked or expired one is simply invalid.
  */
 export async function redeemRefreshToken(db: ServiceTx, workspace: string, token: string, now: number): Promise<RefreshRedemption> {
   if (typeof token !== 'string' || !token.startsWith(REFRESH_PREFIX) || token.length > 200) return { kind: 'invalid' };
   const hash = hashSecret(token);
+  await serialize(db, `oauth-refresh:${hash}`);
   const fresh = await db.query<TokenRow>(
-    `UPDATE ${SERVICE_SCHEMA}.oauth_tokens SET rotated_at = $3
+    `UPDATE ${SERVICE_SCHEMA}.oauth_tokens t SET rotated_at = $3
       WHERE token_hash = $1 AND workspace = $2 AND kind = 'refresh' AND rotated_at IS NULL AND revoked_at IS NULL AND expires_at > $3
+        AND ${KEY_ALIVE}
       RETURNING ${TOKEN_COLUMNS}`,
     [hash, workspace, now],
   );
@@ -302,14 +326,14 @@ export interface VerifyOptions {
 }
 
 /**
- * The principal of a live access token, or null: unknown, expired, revoked, a refresh token, or
- * issued for another resource or workspace. A token whose role is no longer a known role is refused
+ * The principal of a live access token, or null: unknown, expired, revoked, a refresh token,
+ * approved with an API key since revoked, or issued for another resource or workspace. A token whose role is no longer a known role is refused
  * rather than guessed at.
  */
 export async function verifyAccessToken(db: ServiceTx, token: string, options: VerifyOptions = {}): Promise<Principal | null> {
   if (typeof token !== 'string' || !token.startsWith(ACCESS_PREFIX) || token.length > 200) return null;
   const { rows } = await db.query<TokenRow>(
-    `SELECT ${TOKEN_COLUMNS} FROM ${SERVICE_SCHEMA}.oauth_tokens WHERE token_hash = $1 AND kind = 'access'`,
+    `SELECT ${TOKEN_COLUMNS} FROM ${SERVICE_SCHEMA}.oauth_tokens t WHERE token_hash = $1 AND kind = 'access' AND ${KEY_ALIVE}`,
     [hashSecret(token)],
   );
   const r = rows[0];
