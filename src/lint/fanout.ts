@@ -215,7 +215,10 @@ function rewriteFix(ctx: FanoutContext, q: B.BoundQuery): { text: string; fix: F
     if (!rel) return null;
     const sub = (fn: string): string => `(SELECT ${fn}(${inner}.${arg.column}) FROM ${rel.child} ${inner} WHERE ${inner}.${rel.via} = ${outer}.id)`;
     // SUM of per-parent sums and counts is the true total for any grouping of the parents.
-    const text = call.fn === 'avg' ? `(SUM(${sub('SUM')}) / SUM(${sub('COUNT')}))` : `SUM(${sub(call.fn === 'sum' ? 'SUM' : 'COUNT')})`;
+    // AVG over all children of the group's parents: their total over their number (none: NULL, as AVG).
+    const text = call.fn === 'avg'
+      ? `CASE WHEN SUM(${sub('COUNT')}) > 0 THEN SUM(${sub('SUM')}) / SUM(${sub('COUNT')}) END`
+      : `SUM(${sub(call.fn === 'sum' ? 'SUM' : 'COUNT')})`;
     edits.push({ start: call.span.start, end: call.span.end, text });
   }
   edits.sort((a, b) => b.start - a.start);

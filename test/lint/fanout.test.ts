@@ -70,6 +70,25 @@ describe('two one-to-many relations in one aggregate query', () => {
   }
 });
 
+describe('AVG of a child column beside another relation', () => {
+  it('the rewrite averages each child once per industry', async () => {
+    const t = 'org_acme';
+    const query = 'SELECT industry, AVG(opportunities.amount) AS a, COUNT(contacts.id) AS c FROM account GROUP BY industry ORDER BY industry LIMIT 10';
+    const rewrite = fixOf(lint(query, { catalog, slug: 'account' }), 'FANOUT_AGGREGATE');
+    const rows = await run(rewrite, 'account', t);
+    const accounts = oracle.live('account', t);
+    for (const row of rows) {
+      const group = accounts.filter((a) => a.industry === row.industry);
+      const amounts = group.flatMap((a) => oppsOf(a, t)).map((o) => o.amount).filter((x) => x !== null && x !== undefined).map(Number);
+      const contacts = group.reduce((n, a) => n + contactsOf(a, t).length, 0);
+      if (amounts.length === 0) expect(row.a).toBeNull();
+      else expect(Number(row.a)).toBeCloseTo(amounts.reduce((x, y) => x + y, 0) / amounts.length, 4);
+      expect(Number(row.c)).toBe(contacts);
+    }
+    expect(rows.length).toBeGreaterThan(1);
+  });
+});
+
 describe('a child aggregate filtered by another relation', () => {
   for (const t of TENANTS) {
     it(`SUM(opportunities.amount) WHERE contacts.status = 'active' becomes EXISTS (${t})`, async () => {
