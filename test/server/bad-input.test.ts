@@ -80,8 +80,9 @@ const deepObject = (n: number): unknown => {
   for (let i = 0; i < n; i++) v = { a: v };
   return v;
 };
-/** Nested JSON as text: deeper than a recursive serialiser would survive. */
-const deepText = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+/** Nested JSON as text: deeper than JSON.stringify can write in a test worker's stack. */
+const deepArrayText = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+const deepObjectText = (n: number) => `${'{"a":'.repeat(n)}{}${'}'.repeat(n)}`;
 
 // ---- The endpoints ----
 
@@ -183,7 +184,7 @@ function invalidValues(c: PayloadColumn): unknown[] {
     case 'email': return [...common, 'not-an-email', 'a@', '@b.example', 'a b@c.example', 123, ...PAYLOADS.filter((p) => !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(p))];
     case 'phone': return [...common, 'abc', '12', '+1 555', 'phone: none', 5550100, ...PAYLOADS.filter((p) => !/\d{6,}/.test(p))];
     case 'boolean': return [...common, 'yes', 2, -1, 0.5];
-    case 'number': return [...common, 'abc', true, '', ['1']];
+    case 'number': return [...common, 'abc', true, ['1']];
     case 'enum': return [...common, 'no_such_option', 1, true, ['x'], ...PAYLOADS];
     case 'multiselect': return [...common, ['no_such_option'], [1], [true], [['a']], ...PAYLOADS.map((p) => [p])];
     case 'datetime': return [...common, 'yesterday', '2024-01-01T00:00:00Z', true];
@@ -225,7 +226,7 @@ const ENDPOINTS: readonly Endpoint[] = [
       for (const v of [...WRONG_TYPES.filter((v) => !Array.isArray(v) || v.length > 0), 'x', { values: [goodAccount()] }]) yield [`body ${JSON.stringify(v)}`, v];
       for (const v of [null, 1, 'x', [], true]) yield [`element ${JSON.stringify(v)}`, [goodAccount(), v]];
       yield ['100,001 records', Array.from({ length: 100_001 }, () => ({ name: 'n' }))];
-      yield ['deep array body', deepArray(5000)];
+      yield ['deep array body', deepArrayText(5000)];
       // One bad record among good ones: all or nothing.
       for (const [label, r] of badRecords()) yield [label, [goodAccount(), r, goodAccount()]];
     },
@@ -237,7 +238,7 @@ const ENDPOINTS: readonly Endpoint[] = [
       for (const v of [...WRONG_TYPES, 'x', [goodAccount()]]) yield [`body ${JSON.stringify(v)}`, v];
       for (const v of WRONG_TYPES.filter((v) => !(Array.isArray(v) && v.length === 0))) yield [`values ${JSON.stringify(v)}`, { values: v }];
       yield ['100,001 values', { values: Array.from({ length: 100_001 }, () => ({ name: 'n' })) }];
-      yield ['deep values', { values: deepArray(5000) }];
+      yield ['deep values', `{"values":${deepArrayText(5000)}}`];
       for (const [label, r] of badRecords()) yield [label, { values: [r] }];
       // Ids that are not this organization's records: the element fails, nothing is created or changed.
       for (const id of [otherAccount, 'acc_does_not_exist', ...PAYLOADS, ...ODD_STRINGS.filter((s) => s !== '')]) yield [`id ${JSON.stringify(id).slice(0, 60)}`, { values: [{ id, name: 'Taken over' }] }];
@@ -253,8 +254,9 @@ const ENDPOINTS: readonly Endpoint[] = [
     body: () => ({ name: 'Renamed by bad input' }),
     badBodies: function* () {
       for (const v of [...WRONG_TYPES.filter((v) => !(typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0)), 'x', [{ name: 'x' }]]) yield [`body ${JSON.stringify(v)}`, v];
-      yield ['deep body', deepObject(5000)];
-      for (const [label, r] of badRecords()) yield [label, r];
+      yield ['deep body', deepObjectText(5000)];
+      // A patch need not name the required columns.
+      for (const [label, r] of badRecords()) if (label !== 'required name missing') yield [label, r];
     },
   },
   {
