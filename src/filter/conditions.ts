@@ -1,10 +1,10 @@
 import type * as B from '../bind/bound.js';
-import type { Catalog, ColumnDef, PhysicalMapping } from '../catalog/types.js';
+import type { Catalog, ColumnDef } from '../catalog/types.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import { MAX_PATH_HOPS, SPAN, columnNode, resolvePath, splitPath } from './paths.js';
 import { at, get, has, isPlainObject, kindOf, show, type Problems } from './problems.js';
 import {
-  binary, bool, booleanOf, categoryOf, coalesce, epochOf, escapeLike, int8, isNull, like, logical, not, numberOf, numeric, text, textArray,
+  binary, bool, booleanOf, categoryOf, epochOf, escapeLike, int8, isNull, like, logical, not, numberOf, numeric, text, textArray,
   type Category,
 } from './values.js';
 
@@ -379,7 +379,7 @@ export class ConditionBuilder {
         const has = cat === 'multiselect'
           ? binary('&&', c, textArray(items.map((i) => i.value as string)))
           : ({ kind: 'InList', operand: c, items, negated: false, type: 'boolean', span: SPAN } as B.BInList);
-        return op === 'in' ? has : orEmpty(c, has, cat);
+        return op === 'in' ? has : orEmpty(c, has);
       }
       case 'between': {
         const items = this.list(cat, def, value, vpath, field, 2);
@@ -402,20 +402,20 @@ export class ConditionBuilder {
         if (op === 'like' || op === 'ilike') return like(c, escapeLike(s, true), op === 'ilike');
         const lit = escapeLike(s, false);
         const pattern = op === 'starts_with' ? `${lit}%` : op === 'ends_with' ? `%${lit}` : `%${lit}%`;
-        return op === 'not_contains' ? orEmpty(c, like(c, pattern, true), cat) : like(c, pattern, true);
+        return op === 'not_contains' ? orEmpty(c, like(c, pattern, true)) : like(c, pattern, true);
       }
       default: {
         const x = this.scalar(cat, def, value, vpath, field);
         if (!x) return null;
         if (cat === 'multiselect') {
           const has = binary('&&', c, textArray([x.value as string]));
-          return op === 'eq' ? has : orEmpty(c, has, cat);
+          return op === 'eq' ? has : orEmpty(c, has);
         }
         switch (op) {
           case 'eq':
             return binary('=', c, x);
           case 'neq':
-            return orEmpty(c, binary('=', c, x), cat);
+            return orEmpty(c, binary('=', c, x));
           case 'gt':
             return binary('>', c, x);
           case 'gte':
@@ -426,7 +426,7 @@ export class ConditionBuilder {
           case 'leq':
             return binary('<=', c, x);
           case 'nleq':
-            return orEmpty(c, binary('<=', c, x), cat);
+            return orEmpty(c, binary('<=', c, x));
           default:
             throw new Error(`unhandled operator ${op}`);
         }
@@ -437,10 +437,14 @@ export class ConditionBuilder {
 
 /**
  * The negative operators: NOT of the positive test, with empty fields included (a record with
- * no value "is not equal to X"). `NOT coalesce(p, false)` is true exactly when p is false or null.
+ * no value "is not equal to X"). Every positive test here is null exactly when the column is,
+ * so `c IS NULL OR NOT p` is its complement. Written so rather than `NOT coalesce(p, false)`:
+ * PostgreSQL estimates `IS NULL` and `NOT p` from the column's statistics but a coalesce() at a
+ * flat guess of one half, and twenty such guesses made it plan a 50-condition filter as if it
+ * matched nothing (a full scan and sort instead of stopping at the page's LIMIT; bench/filter.ts).
  */
-function orEmpty(_c: B.BColumn, positive: B.BExpr, _cat: Category): B.BExpr {
-  return not(coalesce(positive, bool(false)));
+function orEmpty(c: B.BColumn, positive: B.BExpr): B.BExpr {
+  return logical('OR', [isNull(c), not(positive)]);
 }
 
 /** Empty: null, or '' for text, or no elements for a multiselect. Never null itself. */
@@ -462,7 +466,7 @@ export function searchColumns(catalog: Catalog, object: string): string[] {
   for (const c of catalog.objects.get(object)!.columns.values()) {
     if (c.column !== null && (c.type === 'text' || c.type === 'email' || c.type === 'phone' || c.type === 'url')) out.push(c.slug);
   }
-  const search = (catalog.mapping as PhysicalMapping & { readonly searchColumn?: string | null }).searchColumn;
+  const search = catalog.mapping.searchColumn;
   if (search && !out.includes(search)) out.push(search);
   return out;
 }

@@ -89,9 +89,6 @@ export function logical(op: 'AND' | 'OR', operands: readonly B.BExpr[]): B.BExpr
 export function like(operand: B.BExpr, pattern: string, caseInsensitive: boolean, negated = false): B.BLike {
   return { kind: 'Like', operand, pattern: text(pattern), caseInsensitive, negated, type: 'boolean', span: SPAN };
 }
-export function coalesce(a: B.BExpr, b: B.BExpr): B.BCall {
-  return { kind: 'Call', fn: 'coalesce', args: [a, b], distinct: false, star: false, type: 'boolean', span: SPAN };
-}
 
 /**
  * A LIKE pattern matching `value` literally. LIKE's default escape character is the backslash,

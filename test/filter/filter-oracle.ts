@@ -41,8 +41,9 @@ export class FilterOracle {
     const op = n['operator'] as string;
     if (op === 'global_search') {
       const s = String(n['value']).toLowerCase();
-      const cols = [...this.catalog.objects.get(slug)!.columns.values()].filter((c) => c.column !== null && ['text', 'email', 'phone', 'url'].includes(c.type));
-      return cols.some((c) => typeof row[c.column!] === 'string' && (row[c.column!] as string).toLowerCase().includes(s));
+      const cols = [...this.catalog.objects.get(slug)!.columns.values()].filter((c) => c.column !== null && ['text', 'email', 'phone', 'url'].includes(c.type)).map((c) => c.column!);
+      if (this.catalog.mapping.searchColumn) cols.push(this.catalog.mapping.searchColumn);
+      return cols.some((c) => typeof row[c] === 'string' && (row[c] as string).toLowerCase().includes(s));
     }
     return this.path(slug, tenant, row, (n['field'] as string).split('.'), op, n['value']);
   }
