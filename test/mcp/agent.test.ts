@@ -15,7 +15,7 @@ let agent: Client;
 beforeAll(async () => {
   h = await startHarness();
   agent = await connect(h.endpoint('acme'), KEYS.acmeAdmin);
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await agent?.close();

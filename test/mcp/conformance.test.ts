@@ -38,7 +38,7 @@ beforeAll(async () => {
   await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
   proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/mcp`;
   out = mkdtempSync(join(tmpdir(), 'oql-conformance-'));
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await new Promise((done) => proxy?.close(done));

@@ -10,7 +10,7 @@ beforeAll(async () => {
   h = await startHarness();
   acme = await connect(h.endpoint('acme'), KEYS.acmeAdmin);
   globex = await connect(h.endpoint('globex'), KEYS.globexAdmin);
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await acme?.close();

@@ -106,7 +106,7 @@ let h: Harness;
 
 beforeAll(async () => {
   h = await startHarness();
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await h?.close();

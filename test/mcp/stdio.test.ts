@@ -30,7 +30,7 @@ beforeAll(async () => {
   }
   await server.close();
   await db.close();
-}, 60_000);
+}, 180_000);
 
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
