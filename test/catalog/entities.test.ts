@@ -104,6 +104,15 @@ describe('the catalog written back', () => {
     expect(t.columns.get('phone')!.properties).toEqual({ phone_number: { country_code: '+44', restricted_length: 10 } });
   });
 
+  it('reads is_required, is_unique and properties from the service payload', () => {
+    const user = crm.objects.get('user')!;
+    expect([user.columns.get('name')!.required, user.columns.get('email')!.required, user.columns.get('email')!.unique, user.columns.get('phone')!.unique]).toEqual([true, false, true, false]);
+    expect(user.columns.get('phone')!.properties).toEqual({ phone_number: { restricted_length: 10, country_code: '+91' } });
+    expect(crm.objects.get('account')!.columns.get('annual_revenue')!.properties).toEqual({ currency: 'INR' });
+    expect(crm.objects.get('account')!.objectId).toBe('obj_account');
+    expect(Object.isFrozen(user.columns.get('phone')!.properties!.phone_number)).toBe(true);
+  });
+
   it('changes the catalog version when a rule the validator reads changes', () => {
     const base = { objects: { t: { columns: { name: 'text' } } } };
     const v = (cols: Record<string, unknown>) => loadCatalog({ objects: { t: { columns: cols } } }).version;
