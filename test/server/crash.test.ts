@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call, type Answer } from './support.js';
 
@@ -18,7 +19,12 @@ import { call, type Answer } from './support.js';
 const KEY = 'crash-test-key-org-acme-superadmin';
 const OTHER_KEY = 'crash-test-key-org-globex-superadm';
 const BATCH = 3000;
-const DELAYS_MS = [0, 100, 400, 1500];
+/**
+ * When to kill, as fractions of the time a whole batch takes on this machine from the moment the
+ * server logs its arrival (measured on a first batch), so the kills land while the body is read,
+ * while records are checked and while they are written, however fast the machine is.
+ */
+const KILL_AT = [0, 0.4, 0.7, 0.9];
 const dir = mkdtempSync(join(tmpdir(), 'oql-crash-'));
 const children = new Set<ChildProcess>();
 
@@ -125,15 +131,18 @@ describe('SIGKILL during a bulk_create', () => {
     const outcomes: { delay: number; answered: boolean; count: number }[] = [];
     let s = await serve();
     step('started');
-    // A batch that completes: proves the write path and the read-back before any kill.
+    // A batch that completes: proves the write path and the read-back before any kill, and times it.
+    const doneArrived = s.received('/api/v1/org/objects/:slug/record/bulk_create').then(() => performance.now());
     const done = await within(180_000, 'the first bulk_create', call(s.url, 'POST', '/api/v1/org/objects/account/record/bulk_create', { key: KEY, body: batch('done') }));
-    step(`first batch: ${done.status}`);
+    const batchMs = performance.now() - (await doneArrived);
+    step(`first batch: ${done.status} in ${Math.round(batchMs)} ms after it arrived`);
     expect(done.status, done.text.slice(0, 300)).toBe(200);
     const expectedDone = batch('done').map((r) => r.external_id).sort();
     expect(await externalIds(s.url, 'done-')).toEqual(expectedDone);
 
-    for (const delay of DELAYS_MS) {
-      const tag = `k${delay}`;
+    for (const fraction of KILL_AT) {
+      const delay = Math.round(fraction * batchMs);
+      const tag = `k${Math.round(fraction * 100)}`;
       const arrived = s.received('/api/v1/org/objects/:slug/record/bulk_create');
       let answer: Answer | undefined;
       const request = call(s.url, 'POST', '/api/v1/org/objects/account/record/bulk_create', { key: KEY, body: batch(tag) })
