@@ -5,7 +5,7 @@ import { inWriteTransaction, readRows, type Tx, type Writable } from './db.js';
 import { newRecordId } from './ids.js';
 import { phoneLibrary, type PhoneLibrary } from './phone.js';
 import type { Queryable } from '../run/transaction.js';
-import { cast, liveGuard, nameColumn, paramValue, put, searchText, selectRecords, storedColumns, tableOf, toRecord } from './shape.js';
+import { cast, liveGuard, nameColumn, paramValue, put, recordSelect, searchText, selectRecords, storedColumns, tableOf, toRecord } from './shape.js';
 import { checkFields, isPlainRecord, isWritable, needsPhone, RecordProblems } from './values.js';
 import { requireObject } from '../catalog/entities.js';
 
@@ -298,9 +298,8 @@ async function updateRow(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string
     sets.push(`${quoteIdent(searchColumn)} = $${params.length}::text`);
   }
   if (sets.length === 0) sets.push(`${quoteIdent(idColumn)} = ${quoteIdent(idColumn)}`);
-  const sql = `UPDATE ${tableOf(catalog, obj)} SET ${sets.join(', ')} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(idColumn)} = $2${liveGuard(catalog)}`;
-  await tx.rows(sql, params);
-  const [row] = await tx.rows(selectRecords(catalog, obj), [orgId, [id]]);
+  const sql = `UPDATE ${tableOf(catalog, obj)} SET ${sets.join(', ')} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(idColumn)} = $2${liveGuard(catalog)} RETURNING ${recordSelect(catalog, obj)}`;
+  const [row] = await tx.rows(sql, params);
   return row!;
 }
 
