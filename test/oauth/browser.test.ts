@@ -12,6 +12,8 @@ import {
  */
 
 const CHROMIUM = process.env.OQL_CHROMIUM ?? '/usr/bin/chromium';
+// A browser on a busy two-core machine can take far longer than Playwright's 30-second default.
+const BROWSER_WAIT = 120_000;
 
 let h: Harness;
 let server: Running;
@@ -47,10 +49,11 @@ async function authorization(clientName: string, state: string) {
   return { clientId, verifier, url };
 }
 
-describe('consent page in Chromium', () => {
+describe('consent page in Chromium', { timeout: 4 * BROWSER_WAIT }, () => {
   it('approves without JavaScript and lands on the redirect URI with a code that redeems', async () => {
     const { clientId, verifier, url } = await authorization('Browser agent', 'state-approve');
     const context = await browser.newContext({ javaScriptEnabled: false });
+    context.setDefaultTimeout(BROWSER_WAIT);
     const page = await context.newPage();
     await page.goto(url);
     expect(await page.textContent('#client-name')).toBe('Browser agent');
@@ -74,6 +77,7 @@ describe('consent page in Chromium', () => {
   it('denies and lands with access_denied', async () => {
     const { url } = await authorization('Browser agent', 'state-deny');
     const context = await browser.newContext();
+    context.setDefaultTimeout(BROWSER_WAIT);
     const page = await context.newPage();
     await page.goto(url);
     // Deny needs no key: the field's `required` does not block it.
@@ -88,6 +92,7 @@ describe('consent page in Chromium', () => {
   it('shows a wrong key on the page and stays there', async () => {
     const { url } = await authorization('Browser agent', 's');
     const context = await browser.newContext();
+    context.setDefaultTimeout(BROWSER_WAIT);
     const page = await context.newPage();
     await page.goto(url);
     await page.fill('#api_key', h.b.adminKey);
@@ -102,6 +107,7 @@ describe('consent page in Chromium', () => {
     const long = `An agent with a rather long name ${'x'.repeat(120)}`;
     const { url } = await authorization(long, 'state-phone');
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 3, isMobile: true, hasTouch: true });
+    context.setDefaultTimeout(BROWSER_WAIT);
     const page = await context.newPage();
     await page.goto(url);
     // A string expression: the test compiles without the DOM library.
@@ -118,6 +124,7 @@ describe('consent page in Chromium', () => {
     const name = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">';
     const { url } = await authorization(name, 's');
     const context = await browser.newContext();
+    context.setDefaultTimeout(BROWSER_WAIT);
     const page = await context.newPage();
     await page.goto(url);
     expect(await page.textContent('#client-name')).toBe(name);
@@ -130,6 +137,7 @@ describe('consent page in Chromium', () => {
   it('cannot be put in a frame', async () => {
     const { url } = await authorization('Framed agent', 's');
     const context = await browser.newContext();
+    context.setDefaultTimeout(BROWSER_WAIT);
     const page = await context.newPage();
     // A page of another origin (the callback server) framing the consent page.
     await page.goto(callback.url);

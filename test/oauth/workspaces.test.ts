@@ -13,6 +13,10 @@ import {
 
 /** The subdomain → organization map: its store, OQL_WORKSPACES, and `oql workspaces`. */
 
+// Every `oql workspaces` run opens the embedded database in its directory (seconds each, many more
+// on a busy machine): these tests get room beyond the default minute.
+const SLOW = 240_000;
+
 const dir = mkdtempSync(join(tmpdir(), 'oql-workspaces-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -65,7 +69,7 @@ describe('workspace store', () => {
     } finally {
       await pg.close();
     }
-  });
+  }, SLOW);
 });
 
 describe('oql workspaces', () => {
@@ -85,7 +89,7 @@ describe('oql workspaces', () => {
     expect(JSON.parse(list.out.join(''))).toEqual([{ subdomain: 'acme', org_id: 'org_acme' }, { subdomain: 'globex', org_id: 'org_globex' }]);
     await expect(workspacesCommand(['create', '--subdomain', 'acme', '--org', 'org_globex', '--data-dir', dataDir], io()))
       .rejects.toMatchObject({ code: 'INVALID_OPTIONS', message: expect.stringContaining("already belongs to organization 'org_acme'") });
-  });
+  }, SLOW);
 
   it('refuses missing flags and unknown actions as usage errors', async () => {
     await expect(workspacesCommand(['create', '--org', 'org_acme'], io())).rejects.toThrow(/missing --subdomain/);
@@ -109,5 +113,5 @@ describe('oql workspaces', () => {
     const list = io();
     expect(await main(['workspaces', 'list', '--data-dir', join(dir, 'data')], list)).toBe(0);
     expect(list.out.join('')).toBe('acme=org_acme\nglobex=org_globex\n');
-  });
+  }, SLOW);
 });
