@@ -21,6 +21,7 @@ Commands:
   serve                          run the CRM data service over HTTP (REST endpoints, OpenAPI)
   keys create --org O --role R   create an API key for the service
   mcp --stdio                    serve the MCP tools over stdio (key from OQL_API_KEY)
+  workspaces create|list         map workspace subdomains to organizations (MCP and OAuth URLs)
 
 Options:
   -h, --help      show help (also: oql <command> --help)

@@ -3,6 +3,7 @@ import { quoteQualified } from '../catalog/quote.js';
 import type { Catalog } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import type { ServiceDb, ServiceTx } from './types.js';
+import { nameColumn, searchText } from '../records/shape.js';
 
 export interface DatabaseOptions {
   /** A PostgreSQL server (node-postgres Pool): postgres://user:password@host:5432/db. */
@@ -239,23 +240,30 @@ export async function ensureCatalogTables(db: ServiceDb, catalog: Catalog): Prom
 /** The organization the demo data and the first key belong to. */
 export const DEMO_ORG = 'org_demo';
 
-/** Loads generated demo data for `org_demo` when every table of the catalog is empty. */
+/**
+ * Loads demo data for `org_demo` when every table of the catalog is empty: for the example CRM,
+ * believable people, companies and deals (fixtures/demo.ts); for any other catalog, the seeded
+ * generator's rows. `search_field` is filled the way record writes fill it, so `global_search`
+ * finds demo records too.
+ */
 export async function loadDemoData(db: ServiceDb, catalog: Catalog, isFixture: boolean): Promise<number> {
   for (const obj of catalog.objects.values()) {
     const { rows } = await db.query(`SELECT 1 FROM ${quoteQualified(catalog.mapping.schema, obj.table)} LIMIT 1`);
     if (rows.length > 0) return 0;
   }
-  const { FIXTURE_DATA_OPTIONS, generateRows, insertRows } = await import('../../fixtures/index.js');
-  const options = isFixture
-    ? { ...FIXTURE_DATA_OPTIONS.crm, tenants: [DEMO_ORG] }
-    : { seed: 20240601, tenants: [DEMO_ORG], counts: 200 };
-  const data = generateRows(catalog, options);
+  const { generateRows, insertRows } = await import('../../fixtures/index.js');
+  const data = isFixture
+    ? await (await import('../../fixtures/demo.js')).demoData(catalog, { organizations: [DEMO_ORG] })
+    : generateRows(catalog, { seed: 20240601, tenants: [DEMO_ORG], counts: 200 });
+  const searchColumn = catalog.mapping.searchColumn;
   let total = 0;
   await db.transaction(async (tx) => {
     for (const obj of catalog.objects.values()) {
       const rows = data.get(obj.slug);
       if (!rows || rows.length === 0) continue;
-      await insertRows(tx, catalog, obj, rows);
+      const name = nameColumn(obj)?.column;
+      const withSearch = searchColumn && name ? rows.map((r) => ({ ...r, [searchColumn]: searchText(r[name]) })) : rows;
+      await insertRows(tx, catalog, obj, withSearch);
       total += rows.length;
     }
   });
