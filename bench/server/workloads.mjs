@@ -17,8 +17,9 @@ export function newOpportunities(data, n) {
 }
 
 /**
- * name: shown in the results; floorLabel: what the floor runs; request(data, n): the n-th HTTP
- * request; floor(data, n): the n-th bare query, as { sql, params } or { insert } for a write.
+ * name: shown in the results; floorLabel: what the floor runs; connections: the concurrency when
+ * not the default; request(data, n): the n-th HTTP request; floor(data, n): the n-th bare query,
+ * as { sql, params }, with insert: true for a write (run in a transaction).
  */
 export const WORKLOADS = [
   {
@@ -53,6 +54,8 @@ export const WORKLOADS = [
   {
     name: 'report',
     floorLabel: 'GROUP BY stage with COUNT and SUM',
+    // One key may run two analytics queries at once (more are answered 429): both sides run two.
+    connections: 2,
     request: (_data, n) => ({
       method: 'POST',
       path: '/api/v1/reports/execute',
