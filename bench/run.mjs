@@ -5,6 +5,7 @@
 //   node bench/run.mjs compile       compile speed per query, cache, cold start, catalog load
 //   node bench/run.mjs interleaved   the real workload: a stream of different texts, vs libpg-query
 //   node bench/run.mjs sql           emitted vs hand-written SQL on PostgreSQL 15
+//   node bench/run.mjs filter        record filter and connector vs hand-written SQL on PostgreSQL 15
 //
 // OQL_BENCH_BASELINE=<another build's index.js> makes the interleaved part measure that build
 // too, in the same rounds, for before/after ratios.
@@ -22,12 +23,12 @@ import { fileURLToPath } from 'node:url';
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH);
 const DATA = join(BENCH, '.data');
-const PARTS = ['compile', 'interleaved', 'sql'];
+const PARTS = ['compile', 'interleaved', 'sql', 'filter'];
 
 const asked = process.argv.slice(2);
 const unknown = asked.filter((a) => !PARTS.includes(a));
 if (unknown.length) {
-  console.error(`unknown part ${unknown.join(', ')}; usage: node bench/run.mjs [compile] [interleaved] [sql]`);
+  console.error(`unknown part ${unknown.join(', ')}; usage: node bench/run.mjs [compile] [interleaved] [sql] [filter]`);
   process.exit(2);
 }
 const parts = asked.length ? PARTS.filter((p) => asked.includes(p)) : PARTS;
@@ -114,7 +115,7 @@ const sections = PARTS.map((part) => {
 
 const head = `# Benchmark results
 
-Written by \`npm run bench\` (\`node bench/run.mjs [compile|interleaved|sql]\`); overwritten on every run. Sources: bench/.
+Written by \`npm run bench\` (\`node bench/run.mjs [compile|interleaved|sql|filter]\`); overwritten on every run. Sources: bench/.
 
 | | |
 | --- | --- |
