@@ -9,6 +9,17 @@ type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; o
  * node:util parseArgs in strict mode, with its errors turned into usage errors that name the
  * command and suggest the flag that was probably meant.
  */
+/** Where the service's data is and what catalog it serves: the flags `serve` and `mcp` share. */
+export const SERVICE_DATA_OPTIONS = {
+  database: { type: 'string' },
+  'data-dir': { type: 'string' },
+  memory: { type: 'boolean' },
+  schema: { type: 'string' },
+  'type-codes': { type: 'string' },
+  demo: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export function parseCommand<const O extends Options>(command: string, argv: readonly string[], options: O): Parsed<O> {
   try {
     return parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });

@@ -1,5 +1,5 @@
 import { databaseError } from '../run/errors.js';
-import type { Queryable } from '../run/transaction.js';
+import { serialised, type Queryable } from '../run/transaction.js';
 
 /**
  * Where records are written: a node-postgres Pool or Client, or a PGlite instance. Told apart
@@ -94,15 +94,6 @@ async function onConnection<T>(conn: Queryable, body: (tx: Tx) => Promise<T>, ma
     throw e;
   }
   return result;
-}
-
-const queues = new WeakMap<object, Promise<unknown>>();
-
-function serialised<T>(db: object, fn: () => Promise<T>): Promise<T> {
-  const previous = queues.get(db) ?? Promise.resolve();
-  const next = previous.then(fn, fn);
-  queues.set(db, next.catch(() => undefined));
-  return next;
 }
 
 /** Reads outside a write: one statement, no transaction needed. */

@@ -72,10 +72,11 @@ function settings(timeoutMs: number): string[] {
   return [`SET LOCAL statement_timeout = ${timeoutMs}`, "SET LOCAL TimeZone = 'UTC'", "SET LOCAL DateStyle = 'ISO, YMD'"];
 }
 
-// Calls on one connection (not a pool) must not interleave their BEGIN ... ROLLBACK.
+// Calls on one connection (not a pool) must not interleave their BEGIN ... ROLLBACK; reads and
+// record writes share this one queue per connection.
 const queues = new WeakMap<object, Promise<unknown>>();
 
-function serialised<T>(db: object, fn: () => Promise<T>): Promise<T> {
+export function serialised<T>(db: object, fn: () => Promise<T>): Promise<T> {
   const previous = queues.get(db) ?? Promise.resolve();
   const next = previous.then(fn, fn);
   queues.set(db, next.catch(() => undefined));

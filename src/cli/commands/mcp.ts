@@ -1,17 +1,11 @@
 import type { OqlServer } from '../../server/app.js';
-import { parseCommand } from '../args.js';
+import { SERVICE_DATA_OPTIONS, parseCommand } from '../args.js';
 import { EXIT, UsageError, println, type CliIo } from '../io.js';
 import { loadSchema } from '../schema.js';
 
 export const MCP_OPTIONS = {
   stdio: { type: 'boolean' },
-  database: { type: 'string' },
-  'data-dir': { type: 'string' },
-  memory: { type: 'boolean' },
-  schema: { type: 'string' },
-  'type-codes': { type: 'string' },
-  demo: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
+  ...SERVICE_DATA_OPTIONS,
 } as const;
 
 /**

@@ -1,6 +1,6 @@
 import type { Catalog } from '../../catalog/types.js';
 import { createServer, type OqlServer } from '../../server/app.js';
-import { parseCommand } from '../args.js';
+import { SERVICE_DATA_OPTIONS, parseCommand } from '../args.js';
 import { EXIT, UsageError, println, type CliIo } from '../io.js';
 import { loadSchema } from '../schema.js';
 
@@ -11,13 +11,7 @@ export const SERVE_OPTIONS = {
   'mcp-url': { type: 'string' },
   only: { type: 'string' },
   host: { type: 'string' },
-  database: { type: 'string' },
-  'data-dir': { type: 'string' },
-  memory: { type: 'boolean' },
-  schema: { type: 'string' },
-  'type-codes': { type: 'string' },
-  demo: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
+  ...SERVICE_DATA_OPTIONS,
 } as const;
 
 /** --port, --mcp-port: 0 (any free port) to 65535. */
