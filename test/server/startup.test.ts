@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_DATA_OPTIONS, generateRows, loadFixtureCatalog } from '../../fixtures/index.js';
+import { loadFixtureCatalog, type Row } from '../../fixtures/index.js';
+import { demoData } from '../../fixtures/demo.js';
 import { main, type CliIo } from '../../src/cli/main.js';
 import { createServer, openServiceDb, serviceDbOf, verifyApiKey, type ServiceDb } from '../../src/server/index.js';
 import { call, expectEnvelope, listen } from './support.js';
@@ -27,9 +28,13 @@ afterAll(async () => {
 });
 
 describe('createServer on an empty database', () => {
-  // The demo generator's rows for org_demo, independently of the server.
-  const demo = generateRows(catalog, { ...FIXTURE_DATA_OPTIONS.crm, tenants: ['org_demo'] });
-  const demoTotal = [...demo.values()].reduce((n, rows) => n + rows.length, 0);
+  // The demo data's rows for org_demo (fixtures/demo.ts, seeded), independently of the server.
+  let demo: Map<string, Row[]>;
+  let demoTotal: number;
+  beforeAll(async () => {
+    demo = await demoData(catalog, { organizations: ['org_demo'] });
+    demoTotal = [...demo.values()].reduce((n, rows) => n + rows.length, 0);
+  });
 
   it('creates the tables, loads the demo data and makes one superadmin key for org_demo', async () => {
     const api = await listen({ db, demo: true, createFirstKey: true, env: {} });
