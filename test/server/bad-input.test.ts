@@ -1,11 +1,9 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixtureData, loadFixtureCatalog, loadIntoDatabase, type Row } from '../../fixtures/index.js';
-import { serviceDbOf } from '../../src/server/index.js';
-import { API_KEYS_ENV, KEYS, listen, type Answer, type Running } from './support.js';
+import { KEYS, crmServiceOnPglite, liveRows, type Answer, type CrmService, type Running } from './support.js';
 
 /**
  * Bad input for every endpoint of the contract, over real HTTP on one PGlite: malformed JSON,
@@ -23,8 +21,6 @@ import { API_KEYS_ENV, KEYS, listen, type Answer, type Running } from './support
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const catalog = loadFixtureCatalog('crm');
-const data = fixtureData('crm');
 
 /** The fixture's objects as the service payload describes them (the oracle reads no src/ module). */
 interface PayloadColumn { slug: string; column_data_type: number; is_required: number; relation: { object_slug: string; is_virtual: number } | null; enum_group: { values: { slug: string }[] } | null }
@@ -109,7 +105,7 @@ type Judge = 'client_error' | 'upsert' | 'lenient';
 const KEY = KEYS.acmeAdmin;
 const ORG = 'org_acme';
 const OTHER_ORG = 'org_globex';
-const live = (slug: string, org: string): Row[] => data.get(slug)!.filter((r) => r.org_id === org && r.is_deleted === false);
+const live = liveRows;
 const ownAccount = live('account', ORG)[0]!.id as string;
 const otherAccount = live('account', OTHER_ORG)[0]!.id as string;
 const otherUser = live('user', OTHER_ORG)[0]!.id as string;
@@ -406,6 +402,7 @@ function problemWith(a: Answer, judge: Case['judge']): string | null {
   return null;
 }
 
+let service: CrmService;
 let pglite: PGlite;
 let api: Running;
 const routed = new Map<string, boolean>();
@@ -425,25 +422,9 @@ async function snapshot(): Promise<Map<string, string>> {
 }
 
 /** One case over HTTP: bodies as JSON, or as the text or bytes given. */
-async function send(c: Case): Promise<Answer> {
-  const headers: Record<string, string> = {};
+function send(c: Case): Promise<Answer> {
   const key = c.key === undefined ? KEY : c.key;
-  if (key !== null) headers['authorization'] = `Bearer ${key}`;
-  let body: string | Uint8Array | undefined;
-  if (c.body !== undefined) {
-    body = typeof c.body === 'string' || c.body instanceof Uint8Array ? c.body : JSON.stringify(c.body);
-    headers['content-type'] = 'application/json';
-  }
-  Object.assign(headers, c.headers);
-  const res = await fetch(api.url + c.path, { method: c.method, headers, ...(body === undefined ? {} : { body }) });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
+  return api.call(c.method, c.path, { ...(key === null ? {} : { key }), body: c.body, ...(c.headers ? { headers: c.headers } : {}) });
 }
 
 /** Sends the cases, a few at a time, and returns every wrong answer. */
@@ -468,9 +449,8 @@ async function runCases(cases: Iterable<Case>): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  pglite = await PGlite.create();
-  await loadIntoDatabase(pglite, catalog, data);
-  api = await listen({ db: serviceDbOf(pglite), apiKeys: API_KEYS_ENV, env: {} });
+  service = await crmServiceOnPglite();
+  ({ pglite, api } = service);
   // An endpoint is routed when the router does not answer ROUTE_NOT_FOUND for it.
   for (const e of ENDPOINTS) {
     // Without a body, so that no probe writes anything.
@@ -480,8 +460,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await api?.close();
-  await pglite?.close();
+  await service?.close();
 });
 
 describe.each(ENDPOINTS.map((e) => [e.name, e] as const))('%s', (_name, e) => {

@@ -1,32 +1,27 @@
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixtureData, loadFixtureCatalog, loadIntoDatabase, type Row } from '../../fixtures/index.js';
-import { recordToolCall, serviceDbOf, type ServiceDb } from '../../src/server/index.js';
-import { API_KEYS_ENV, KEYS, expectEnvelope, listen, type Running } from './support.js';
+import { recordToolCall, type ServiceDb } from '../../src/server/index.js';
+import { API_KEYS_ENV, KEYS, crmServiceOnPglite, expectEnvelope, listen, liveRows, type CrmService, type Running } from './support.js';
 
 /**
  * The service core over real HTTP on PGlite: authentication, the error envelope, analytics and
  * tool logs for two organizations. Expected values come from the generated fixture rows.
  */
 
-const catalog = loadFixtureCatalog('crm');
-const data = fixtureData('crm');
-const live = (slug: string, org: string): Row[] => data.get(slug)!.filter((r) => r.org_id === org && r.is_deleted === false);
+const live = liveRows;
 
+let service: CrmService;
 let pglite: PGlite;
 let db: ServiceDb;
 let api: Running;
 
 beforeAll(async () => {
-  pglite = await PGlite.create();
-  await loadIntoDatabase(pglite, catalog, data);
-  db = serviceDbOf(pglite);
-  api = await listen({ db, apiKeys: API_KEYS_ENV, env: {}, roleAccess: { member: ['account', 'contact', 'user'] } });
+  service = await crmServiceOnPglite({ roleAccess: { member: ['account', 'contact', 'user'] } });
+  ({ pglite, db, api } = service);
 }, 180_000);
 
 afterAll(async () => {
-  await api?.close();
-  await pglite?.close();
+  await service?.close();
 });
 
 describe('authentication', () => {

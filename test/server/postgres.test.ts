@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixtureData, loadFixtureCatalog, loadIntoDatabase, type Row } from '../../fixtures/index.js';
+import { loadIntoDatabase } from '../../fixtures/index.js';
 import { recordToolCall } from '../../src/server/index.js';
 import { pgServerAvailable, startPgServer, type PgServer } from '../support/pg-server.js';
-import { API_KEYS_ENV, KEYS, expectEnvelope, listen, type Running } from './support.js';
+import { API_KEYS_ENV, KEYS, crm, expectEnvelope, listen, liveRows, type Running } from './support.js';
 
 /**
  * The service on the throwaway PostgreSQL 15 server through a pg Pool (`--database`): the
@@ -11,9 +11,8 @@ import { API_KEYS_ENV, KEYS, expectEnvelope, listen, type Running } from './supp
  * The server binaries are required: without them this file fails, it does not skip.
  */
 
-const catalog = loadFixtureCatalog('crm');
-const data = fixtureData('crm');
-const live = (slug: string, org: string): Row[] => data.get(slug)!.filter((r) => r.org_id === org && r.is_deleted === false);
+const { catalog, data } = crm;
+const live = liveRows;
 const SLOW_ORG = 'org_slow';
 const SLOW_KEY = 'test-key-slow-superadmin-0006';
 

@@ -1,33 +1,27 @@
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixtureData, loadFixtureCatalog, loadIntoDatabase, type Row } from '../../fixtures/index.js';
 import { loadCatalog } from '../../src/catalog/index.js';
-import { serviceDbOf, type ServiceDb } from '../../src/server/index.js';
-import { API_KEYS_ENV, KEYS, expectEnvelope, listen, type Running } from './support.js';
+import { KEYS, crm, crmServiceOnPglite, expectEnvelope, liveRows, type CrmService, type Running } from './support.js';
 
 /**
  * Records (4.1–4.4), objects (4.6, 4.7) and connector entities (4.12–4.15) over real HTTP on
  * PGlite, for two organizations: org_globex never reads, updates or upserts anything of org_acme.
  */
 
-const catalog = loadFixtureCatalog('crm');
-const data = fixtureData('crm');
-const live = (slug: string, org: string): Row[] => data.get(slug)!.filter((r) => r.org_id === org && r.is_deleted === false);
+const { catalog } = crm;
+const live = liveRows;
 
+let service: CrmService;
 let pglite: PGlite;
-let db: ServiceDb;
 let api: Running;
 
 beforeAll(async () => {
-  pglite = await PGlite.create();
-  await loadIntoDatabase(pglite, catalog, data);
-  db = serviceDbOf(pglite);
-  api = await listen({ db, apiKeys: API_KEYS_ENV, env: {}, maxBulkRecords: 5, roleAccess: { member: ['account', 'contact', 'user'] } });
+  service = await crmServiceOnPglite({ maxBulkRecords: 5, roleAccess: { member: ['account', 'contact', 'user'] } });
+  ({ pglite, api } = service);
 }, 180_000);
 
 afterAll(async () => {
-  await api?.close();
-  await pglite?.close();
+  await service?.close();
 });
 
 const rowCount = async (table: string): Promise<number> =>

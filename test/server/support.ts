@@ -1,5 +1,7 @@
 import type { AddressInfo } from 'node:net';
-import { createServer, type OqlServer } from '../../src/server/index.js';
+import { PGlite } from '@electric-sql/pglite';
+import { fixtureData, loadFixtureCatalog, loadIntoDatabase, type Row } from '../../fixtures/index.js';
+import { createServer, serviceDbOf, type OqlServer, type ServiceDb } from '../../src/server/index.js';
 import type { ServerOptions } from '../../src/server/config.js';
 
 /** A server listening on 127.0.0.1 at a free port, called over real HTTP. */
@@ -13,7 +15,7 @@ export interface Running {
 export interface CallOptions {
   /** The API key sent as a bearer token. */
   readonly key?: string;
-  /** Sent as JSON unless it is a string (sent as is). */
+  /** Sent as JSON unless it is a string or bytes (sent as they are). */
   readonly body?: unknown;
   readonly headers?: Record<string, string>;
 }
@@ -42,9 +44,9 @@ export async function listen(options: ServerOptions): Promise<Running> {
 export async function call(url: string, method: string, path: string, o: CallOptions = {}): Promise<Answer> {
   const headers: Record<string, string> = { ...o.headers };
   if (o.key !== undefined) headers['authorization'] = `Bearer ${o.key}`;
-  let body: string | undefined;
+  let body: string | Uint8Array | undefined;
   if (o.body !== undefined) {
-    body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
+    body = typeof o.body === 'string' || o.body instanceof Uint8Array ? o.body : JSON.stringify(o.body);
     headers['content-type'] ??= 'application/json';
   }
   const res = await fetch(url + path, { method, headers, ...(body === undefined ? {} : { body }) });
@@ -56,6 +58,41 @@ export async function call(url: string, method: string, path: string, o: CallOpt
     json = undefined;
   }
   return { status: res.status, headers: res.headers, text, json };
+}
+
+/** The crm fixture: its catalog and generated rows, the expected values of the server tests. */
+export const crm = { catalog: loadFixtureCatalog('crm'), data: fixtureData('crm') };
+
+/** The fixture rows of one organization that the service serves (not soft-deleted). */
+export function liveRows(slug: string, org: string): Row[] {
+  return crm.data.get(slug)!.filter((r) => r.org_id === org && r.is_deleted === false);
+}
+
+/** The crm fixture loaded into one PGlite, and the service on it listening with the test keys. */
+export interface CrmService {
+  readonly pglite: PGlite;
+  readonly db: ServiceDb;
+  readonly api: Running;
+  close(): Promise<void>;
+}
+
+export async function crmServiceOnPglite(options: Omit<ServerOptions, 'db'> = {}): Promise<CrmService> {
+  const pglite = await PGlite.create();
+  await loadIntoDatabase(pglite, crm.catalog, crm.data);
+  const db = serviceDbOf(pglite);
+  const api = await listen({ db, apiKeys: API_KEYS_ENV, env: {}, ...options });
+  return {
+    pglite,
+    db,
+    api,
+    async close() {
+      try {
+        await api.close();
+      } finally {
+        await pglite.close();
+      }
+    },
+  };
 }
 
 /** The section-7 error envelope with exactly its five fields (plus an optional hint). */
