@@ -1,39 +1,19 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { importOf, modulesLoaded } from '../support/modules-loaded.js';
 
 // libphonenumber-js is an optional peer dependency: `import 'oql'` must not load it; the first
 // phone value to check does. A child process records every module it loads (the server suite's
 // resolve hook).
 
 const run = promisify(execFile);
-const dir = mkdtempSync(join(tmpdir(), 'oql-phone-'));
 const PHONE = /\/node_modules\/libphonenumber-js\//;
-
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function modulesLoaded(name: string, body: string): Promise<string[]> {
-  const trace = join(dir, `${name}.txt`);
-  const script = `
-    import { createRequire } from 'node:module';
-    ${body}
-    console.log(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)));
-  `;
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', '--import', './test/server/support/trace-loads.mjs', '--input-type=module', '-e', script], {
-    cwd: process.cwd(), env: { ...process.env, OQL_TRACE_FILE: trace },
-  });
-  const cjs = JSON.parse(stdout.trim().split('\n').pop()!) as string[];
-  const esm = readFileSync(trace, 'utf8').split('\n').filter((l) => l.length > 0);
-  return [...esm, ...cjs.map((p) => pathToFileURL(p).href)];
-}
 
 describe('libphonenumber-js', () => {
   it("is not loaded by import 'oql'", async () => {
-    const loaded = await modulesLoaded('entry', `await import(${JSON.stringify(pathToFileURL('src/index.ts').href)});`);
+    const loaded = await modulesLoaded(importOf('src/index.ts'));
     expect(loaded.some((u) => u.endsWith('/src/records/write.ts'))).toBe(true);
     expect(loaded.filter((u) => PHONE.test(u))).toEqual([]);
   }, 60_000);
@@ -55,7 +35,7 @@ describe('libphonenumber-js', () => {
   }, 60_000);
 
   it('is loaded on the first phone number to check (the check sees it)', async () => {
-    const loaded = await modulesLoaded('phone', `
+    const loaded = await modulesLoaded(`
       const { phoneLibrary, checkPhone, phoneRules } = await import(${JSON.stringify(pathToFileURL('src/records/phone.ts').href)});
       const lib = await phoneLibrary();
       if (!('ok' in checkPhone(lib, '+14155552671', phoneRules(null)))) throw new Error('a valid number was refused');
