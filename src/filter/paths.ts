@@ -1,7 +1,7 @@
 import type * as B from '../bind/bound.js';
+import { columnValueType } from '../bind/types.js';
 import type { Catalog, ColumnDef, ObjectDef, VirtualRelation } from '../catalog/types.js';
 import { didYouMean } from '../diagnostics/suggest.js';
-import { valueTypeOf } from './values.js';
 
 /** Most relation hops in one dot path (as the query language's default). */
 export const MAX_PATH_HOPS = 6;
@@ -72,5 +72,5 @@ export function splitPath(field: string): string[] | null {
 }
 
 export function columnNode(scope: number, path: { hops: readonly B.Hop[]; object: string }, def: ColumnDef): B.BColumn {
-  return { kind: 'Column', scope, hops: path.hops, object: path.object, column: def.slug, logical: def.type, type: valueTypeOf(def.type), span: SPAN };
+  return { kind: 'Column', scope, hops: path.hops, object: path.object, column: def.slug, logical: def.type, type: columnValueType(def.type), span: SPAN };
 }

@@ -38,23 +38,6 @@ export function categoryOf(t: LogicalType): Category {
   }
 }
 
-export function valueTypeOf(t: LogicalType): B.ValueType {
-  switch (categoryOf(t)) {
-    case 'number':
-      return 'number';
-    case 'time':
-      return 'epoch';
-    case 'boolean':
-      return 'boolean';
-    case 'multiselect':
-      return 'multiselect';
-    case 'json':
-      return 'json';
-    default:
-      return 'text';
-  }
-}
-
 // ---- Bound nodes. Spans are placeholders: a body has no source text to point into.
 
 const SPAN = { start: 0, end: 0 } as const;
