@@ -5,10 +5,6 @@ import { UsageError } from './io.js';
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
 
-/**
- * node:util parseArgs in strict mode, with its errors turned into usage errors that name the
- * command and suggest the flag that was probably meant.
- */
 /** Where the service's data is and what catalog it serves: the flags `serve` and `mcp` share. */
 export const SERVICE_DATA_OPTIONS = {
   database: { type: 'string' },
@@ -20,6 +16,10 @@ export const SERVICE_DATA_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+/**
+ * node:util parseArgs in strict mode, with its errors turned into usage errors that name the
+ * command and suggest the flag that was probably meant.
+ */
 export function parseCommand<const O extends Options>(command: string, argv: readonly string[], options: O): Parsed<O> {
   try {
     return parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });

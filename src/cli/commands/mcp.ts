@@ -1,7 +1,7 @@
 import type { OqlServer } from '../../server/app.js';
 import { SERVICE_DATA_OPTIONS, parseCommand } from '../args.js';
 import { EXIT, UsageError, println, type CliIo } from '../io.js';
-import { loadSchema } from '../schema.js';
+import { serviceDataOf } from '../service-data.js';
 
 export const MCP_OPTIONS = {
   stdio: { type: 'boolean' },
@@ -17,16 +17,12 @@ export async function mcpCommand(argv: readonly string[], io: CliIo, cwd: string
   const { values, positionals } = parseCommand('mcp', argv, MCP_OPTIONS);
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`, 'mcp');
   if (!values.stdio) throw new UsageError('say how to serve: --stdio (the hosted endpoint runs with oql serve)', 'mcp');
-  if (values.database !== undefined && (values['data-dir'] !== undefined || values.memory)) {
-    throw new UsageError('--database cannot be combined with --data-dir or --memory', 'mcp');
-  }
-  if (values['data-dir'] !== undefined && values.memory) throw new UsageError('--data-dir and --memory exclude each other', 'mcp');
   const env = io.env ?? process.env;
   const key = env['OQL_API_KEY'];
   if (key === undefined || key.trim() === '') {
     throw new UsageError('set OQL_API_KEY to an API key of the organization to serve (oql keys create, or OQL_API_KEYS at start)', 'mcp');
   }
-  const { catalog, isFixture } = await loadSchema(values, cwd);
+  const data = await serviceDataOf(values, 'mcp', cwd);
 
   // Loaded here: `oql compile` and friends never load the server or the SDK.
   const [{ createServer }, { verifyApiKey }, { ConcurrencyLimiter }, { serveToolsOverStdio }] = await Promise.all([
@@ -36,11 +32,7 @@ export async function mcpCommand(argv: readonly string[], io: CliIo, cwd: string
     import('../../mcp/stdio.js'),
   ]);
   const server: OqlServer = await createServer({
-    database: values.database,
-    dataDir: values['data-dir'],
-    memory: values.memory,
-    ...(isFixture ? {} : { catalog }),
-    demo: values.demo === true,
+    ...data,
     log: false,
     env,
   });

@@ -2,7 +2,7 @@ import type { Catalog } from '../../catalog/types.js';
 import { createServer, type OqlServer } from '../../server/app.js';
 import { SERVICE_DATA_OPTIONS, parseCommand } from '../args.js';
 import { EXIT, UsageError, println, type CliIo } from '../io.js';
-import { loadSchema } from '../schema.js';
+import { serviceDataOf } from '../service-data.js';
 
 export const SERVE_OPTIONS = {
   port: { type: 'string' },
@@ -70,20 +70,11 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
   const hosts = hostsOf(values.only, values['base-url']);
   if (hosts.api && hosts.mcp && listenPort === mcpPort && listenPort !== 0) throw new UsageError(`--port and --mcp-port are both ${listenPort}: the two hosts need two ports`, 'serve');
   const host = values.host ?? '127.0.0.1';
-  if (values.database !== undefined && (values['data-dir'] !== undefined || values.memory)) {
-    throw new UsageError('--database cannot be combined with --data-dir or --memory', 'serve');
-  }
-  if (values['data-dir'] !== undefined && values.memory) throw new UsageError('--data-dir and --memory exclude each other', 'serve');
-  const { catalog, isFixture } = await loadSchema(values, cwd);
-  const embedded = values.database === undefined;
+  const data = await serviceDataOf(values, 'serve', cwd);
 
   const server: OqlServer = await createServer({
-    database: values.database,
-    dataDir: values['data-dir'],
-    memory: values.memory,
-    ...(isFixture ? {} : { catalog }),
-    demo: values.demo === true,
-    createFirstKey: embedded,
+    ...data,
+    createFirstKey: data.database === undefined,
     log: { level: io.env?.['OQL_LOG_LEVEL'] ?? 'info' },
     baseUrl: values['base-url'],
     mcpUrl: values['mcp-url'],
