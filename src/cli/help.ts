@@ -136,6 +136,10 @@ Environment:
   OQL_BODY_LIMIT        largest request body in bytes (default 5242880)
   OQL_MAX_BULK_RECORDS  most records per bulk_create or bulk_upsert (default 1000)
   OQL_LOG_LEVEL         request log level (default info; one JSON line per request on stdout)
+  OQL_ROLE_ACCESS       objects a role may read: member=account,contact;admin=… (default: all)
+  OQL_MAX_CONCURRENT_REPORTS
+                        reports one key may run at once, 429 beyond (default 2)
+  OQL_QUERY_TIMEOUT_MS  statement timeout of reports, filters and syncs, 504 beyond (default 20000)
 
 Example:
   oql serve --demo

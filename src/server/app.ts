@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger';
 import type { Catalog } from '../catalog/types.js';
 import { ConcurrencyLimiter } from '../run/limiter.js';
 import { VERSION } from '../cli/version.js';
-import { resolveConfig, type ServerConfig, type ServerOptions } from './config.js';
+import { checkRoleAccess, resolveConfig, type ServerConfig, type ServerOptions } from './config.js';
 import type { ServiceContext } from './context.js';
 import { DEMO_ORG, ensureCatalogTables, loadDemoData, openServiceDb } from './database.js';
 import { installAuth } from './plugins/auth.js';
@@ -72,6 +72,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
   const db = options.db ?? (await openServiceDb(options));
   try {
     const catalog = options.catalog ?? (await import('../../fixtures/index.js')).loadFixtureCatalog('crm');
+    checkRoleAccess(config.roleAccess, catalog);
     await createServiceSchema(db);
     const { warnings } = await ensureCatalogTables(db, catalog);
     for (const k of bootstrapKeys) await storeApiKey(db, k.key, k);

@@ -1,7 +1,8 @@
 import type { Catalog } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
+import { didYouMean } from '../diagnostics/suggest.js';
 import type { DatabaseOptions } from './database.js';
-import type { AuthResolver, Role, ServiceDb } from './types.js';
+import { isRole, type AuthResolver, type Role, type ServiceDb } from './types.js';
 
 export interface LogOptions {
   /** pino level. Default 'info'. */
@@ -27,11 +28,14 @@ export interface ServerOptions extends DatabaseOptions {
   readonly bodyLimit?: number;
   /** Most records in one bulk_create or bulk_upsert. Default OQL_MAX_BULK_RECORDS or 1000. */
   readonly maxBulkRecords?: number;
-  /** Analytics queries one key may have running at once (429 beyond). Default 2. */
+  /** Analytics queries one key may have running at once (429 beyond). Default OQL_MAX_CONCURRENT_REPORTS or 2. */
   readonly maxConcurrentReports?: number;
-  /** Statement timeout of analytics, filter and connector queries (504 beyond). Default 20000. */
+  /** Statement timeout of analytics, filter and connector queries (504 beyond). Default OQL_QUERY_TIMEOUT_MS or 20000. */
   readonly queryTimeoutMs?: number;
-  /** Objects each role may read; a role not listed reads every object. */
+  /**
+   * Objects each role may read; a role not listed reads every object. Default OQL_ROLE_ACCESS,
+   * written `member=account,contact;admin=account,contact,lead`.
+   */
   readonly roleAccess?: Partial<Record<Role, readonly string[]>>;
   /** More ways to recognise a bearer token (OAuth access tokens), tried after API keys. */
   readonly authResolvers?: readonly AuthResolver[];
@@ -72,10 +76,47 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
   return {
     bodyLimit: positive('bodyLimit (OQL_BODY_LIMIT)', options.bodyLimit ?? env['OQL_BODY_LIMIT'], DEFAULT_BODY_LIMIT),
     maxBulkRecords: positive('maxBulkRecords (OQL_MAX_BULK_RECORDS)', options.maxBulkRecords ?? env['OQL_MAX_BULK_RECORDS'], DEFAULT_MAX_BULK_RECORDS),
-    maxConcurrentReports: positive('maxConcurrentReports', options.maxConcurrentReports, 2),
-    queryTimeoutMs: positive('queryTimeoutMs', options.queryTimeoutMs, DEFAULT_QUERY_TIMEOUT_MS),
+    maxConcurrentReports: positive('maxConcurrentReports (OQL_MAX_CONCURRENT_REPORTS)', options.maxConcurrentReports ?? env['OQL_MAX_CONCURRENT_REPORTS'], 2),
+    queryTimeoutMs: positive('queryTimeoutMs (OQL_QUERY_TIMEOUT_MS)', options.queryTimeoutMs ?? env['OQL_QUERY_TIMEOUT_MS'], DEFAULT_QUERY_TIMEOUT_MS),
     apiKeys: options.apiKeys ?? env['OQL_API_KEYS'],
     tokenSecret: secret === '' ? undefined : secret,
-    roleAccess: options.roleAccess ?? {},
+    roleAccess: options.roleAccess ?? parseRoleAccess(env['OQL_ROLE_ACCESS'] ?? ''),
   };
+}
+
+const SLUG = /^[a-z][a-z0-9_]*$/;
+
+/**
+ * OQL_ROLE_ACCESS: `role=slug,slug;role=slug`. A role may appear once; `member=` (no object)
+ * lets that role read nothing. Every mistake is refused at start rather than read as "no access".
+ */
+export function parseRoleAccess(text: string): Partial<Record<Role, readonly string[]>> {
+  const out: Partial<Record<Role, readonly string[]>> = {};
+  const bad = (why: string): OqlError =>
+    OqlError.plain('INVALID_OPTIONS', `OQL_ROLE_ACCESS ${why}`, 'write it as member=account,contact;admin=account,contact,lead');
+  for (const entry of text.split(';')) {
+    if (entry.trim() === '') continue;
+    const eq = entry.indexOf('=');
+    if (eq < 0) throw bad(`entry '${entry.trim()}' has no '='`);
+    const role = entry.slice(0, eq).trim();
+    if (!isRole(role)) throw bad(`names the role '${role}'; the roles are member, admin and superadmin`);
+    if (out[role] !== undefined) throw bad(`names the role ${role} twice`);
+    const slugs = entry.slice(eq + 1).split(',').map((x) => x.trim()).filter((x) => x !== '');
+    const wrong = slugs.find((x) => !SLUG.test(x));
+    if (wrong !== undefined) throw bad(`lists '${wrong}', which is not an object slug`);
+    out[role] = [...new Set(slugs)];
+  }
+  return out;
+}
+
+/** Role access naming an object the catalog does not have is a typo that would deny silently. */
+export function checkRoleAccess(roleAccess: Partial<Record<Role, readonly string[]>>, catalog: Catalog): void {
+  for (const [role, slugs] of Object.entries(roleAccess)) {
+    for (const slug of slugs ?? []) {
+      if (!catalog.objects.has(slug)) {
+        const hint = didYouMean(slug, catalog.objects.keys()) ?? 'list the slugs of the objects that role may read';
+        throw OqlError.plain('INVALID_OPTIONS', `role access for ${role} names the object '${slug}', which the catalog does not have`, hint);
+      }
+    }
+  }
 }

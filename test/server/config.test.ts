@@ -1,0 +1,88 @@
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadFixtureCatalog } from '../../fixtures/index.js';
+import { createServer, serviceDbOf } from '../../src/server/index.js';
+import { parseRoleAccess, resolveConfig } from '../../src/server/config.js';
+import { KEYS, crmServiceOnPglite, expectEnvelope, liveRows, type CrmService } from './support.js';
+
+/**
+ * The settings an operator gives through the environment (OQL_ROLE_ACCESS,
+ * OQL_MAX_CONCURRENT_REPORTS, OQL_QUERY_TIMEOUT_MS): read, checked, and in force over HTTP.
+ */
+
+describe('OQL_ROLE_ACCESS', () => {
+  it('reads role=slug,slug;role=slug', () => {
+    expect(parseRoleAccess('member=account, contact;admin=account,lead,account')).toEqual({ member: ['account', 'contact'], admin: ['account', 'lead'] });
+    expect(parseRoleAccess('')).toEqual({});
+    expect(parseRoleAccess('member=')).toEqual({ member: [] });
+  });
+
+  it.each([
+    ['member', /has no '='/],
+    ['guest=account', /role 'guest'/],
+    ['member=account;member=lead', /member twice/],
+    ['member=Account', /'Account', which is not an object slug/],
+    ['member=account;drop table', /has no '='/],
+  ])('refuses %j with a clear INVALID_OPTIONS', (text, message) => {
+    let thrown: unknown;
+    try {
+      parseRoleAccess(text);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toMatchObject({ code: 'INVALID_OPTIONS', message });
+    expect((thrown as { hint?: string }).hint).toBe('write it as member=account,contact;admin=account,contact,lead');
+  });
+
+  it('is overridden by the roleAccess option', () => {
+    expect(resolveConfig({ roleAccess: { admin: ['lead'] }, env: { OQL_ROLE_ACCESS: 'member=account' } }).roleAccess).toEqual({ admin: ['lead'] });
+  });
+
+  it('naming an object the catalog lacks stops the server from starting, with the likely slug', async () => {
+    const pglite = await PGlite.create();
+    try {
+      const failed = await createServer({ db: serviceDbOf(pglite), env: { OQL_ROLE_ACCESS: 'member=account,opportunities' } }).then(() => null, (e) => e);
+      expect(failed).toMatchObject({ code: 'INVALID_OPTIONS', message: "role access for member names the object 'opportunities', which the catalog does not have" });
+      expect(failed.hint).toContain("'opportunity'");
+    } finally {
+      await pglite.close();
+    }
+  }, 60_000);
+});
+
+describe('numeric settings', () => {
+  it('come from the environment, are checked, and yield to options', () => {
+    const env = { OQL_MAX_CONCURRENT_REPORTS: '5', OQL_QUERY_TIMEOUT_MS: '1500' };
+    expect(resolveConfig({ env })).toMatchObject({ maxConcurrentReports: 5, queryTimeoutMs: 1500 });
+    expect(resolveConfig({ env, maxConcurrentReports: 1, queryTimeoutMs: 900 })).toMatchObject({ maxConcurrentReports: 1, queryTimeoutMs: 900 });
+    expect(resolveConfig({ env: {} })).toMatchObject({ maxConcurrentReports: 2, queryTimeoutMs: 20_000 });
+    for (const [name, value] of [['OQL_MAX_CONCURRENT_REPORTS', '0'], ['OQL_QUERY_TIMEOUT_MS', '1.5'], ['OQL_QUERY_TIMEOUT_MS', '20s']] as const) {
+      expect(() => resolveConfig({ env: { [name]: value } })).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringContaining(name) }));
+    }
+  });
+});
+
+describe('role access from the environment, over HTTP', () => {
+  let service: CrmService;
+  const catalog = loadFixtureCatalog('crm');
+
+  beforeAll(async () => {
+    service = await crmServiceOnPglite({ env: { OQL_ROLE_ACCESS: 'member=account,user' } });
+  }, 180_000);
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  it('limits members of both organizations to the objects listed, and leaves other roles alone', async () => {
+    expect(catalog.objects.has('lead')).toBe(true);
+    for (const [org, member, admin] of [['org_acme', KEYS.acmeMember, KEYS.acmeAdmin], ['org_globex', KEYS.globexMember, KEYS.globexAdmin]] as const) {
+      const lead = liveRows('lead', org)[0]!;
+      expectEnvelope(await service.api.call('GET', `/api/v1/org/objects/lead/record/${lead.id}`, { key: member }), 403, 'PERMISSION_DENIED');
+      const own = await service.api.call('GET', `/api/v1/org/objects/lead/record/${lead.id}`, { key: admin });
+      expect(own.status).toBe(200);
+      expect(own.json.data).toMatchObject({ id: lead.id, org_id: org });
+      const count = await service.api.call('POST', '/api/v1/reports/count', { key: member, body: { query: 'SELECT id FROM account LIMIT 1000', slug: 'account' } });
+      expect(count.json).toEqual({ success: true, data: { count: liveRows('account', org).length } });
+    }
+  });
+});
