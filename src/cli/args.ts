@@ -13,6 +13,7 @@ export const SERVICE_DATA_OPTIONS = {
   schema: { type: 'string' },
   'type-codes': { type: 'string' },
   demo: { type: 'boolean' },
+  'search-indexes': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

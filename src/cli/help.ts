@@ -128,6 +128,7 @@ Options:
   --memory              embedded database in memory: nothing is kept
 ${SCHEMA_FLAGS}
   --demo                load generated demo data for org_demo when the tables are empty
+  --search-indexes      trigram indexes for contains and global_search (needs pg_trgm)
   -h, --help            show this help
 
 Environment:
@@ -172,6 +173,7 @@ Options:
   --memory              embedded database in memory (use with --demo and OQL_API_KEYS)
 ${SCHEMA_FLAGS}
   --demo                load generated demo data for org_demo when the tables are empty
+  --search-indexes      trigram indexes for contains and global_search (needs pg_trgm)
   -h, --help            show this help
 
 Environment:

@@ -8,9 +8,10 @@ export interface ServiceDataFlags extends SchemaFlags {
   readonly 'data-dir'?: string | undefined;
   readonly memory?: boolean | undefined;
   readonly demo?: boolean | undefined;
+  readonly 'search-indexes'?: boolean | undefined;
 }
 
-export type ServiceData = Pick<ServerOptions, 'database' | 'dataDir' | 'memory' | 'catalog' | 'demo'>;
+export type ServiceData = Pick<ServerOptions, 'database' | 'dataDir' | 'memory' | 'catalog' | 'demo' | 'searchIndexes'>;
 
 /**
  * Where the service's data is and what it serves, from the flags `serve` and `mcp` share: one
@@ -29,5 +30,6 @@ export async function serviceDataOf(values: ServiceDataFlags, command: string, c
     memory: values.memory,
     ...(isFixture ? {} : { catalog }),
     demo: values.demo === true,
+    searchIndexes: values['search-indexes'] === true,
   };
 }

@@ -74,7 +74,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
     const catalog = options.catalog ?? (await import('../../fixtures/index.js')).loadFixtureCatalog('crm');
     checkRoleAccess(config.roleAccess, catalog);
     await createServiceSchema(db);
-    const { warnings } = await ensureCatalogTables(db, catalog);
+    const { warnings } = await ensureCatalogTables(db, catalog, { searchIndexes: options.searchIndexes === true });
     for (const k of bootstrapKeys) await storeApiKey(db, k.key, k);
     // The demo's data belongs to org_demo, reached through the workspace `demo`.
     await bootstrapWorkspaces(db, options.demo ? [...workspaces, { subdomain: 'demo', orgId: DEMO_ORG }] : workspaces);

@@ -14,6 +14,8 @@ export interface DatabaseOptions {
   readonly memory?: boolean | undefined;
   /** Connections of the pg Pool. Default 10. */
   readonly poolSize?: number | undefined;
+  /** Trigram indexes for contains, starts_with and global_search (needs pg_trgm). Default off. */
+  readonly searchIndexes?: boolean | undefined;
 }
 
 export const DEFAULT_DATA_DIR = './.oql-data';
@@ -58,10 +60,12 @@ interface PoolLike {
 }
 
 async function openPglite(dataDir: string | undefined): Promise<ServiceDb> {
-  const { PGlite } = await import('@electric-sql/pglite');
+  const [{ PGlite }, { pg_trgm }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm')]);
   let db: PgliteLike;
   try {
-    db = (await PGlite.create(dataDir === undefined ? undefined : dataDir)) as unknown as PgliteLike;
+    // pg_trgm is always loaded (it costs nothing measurable at start): a data directory whose
+    // tables carry trigram indexes cannot be written without it, whatever this start asked for.
+    db = (await PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), extensions: { pg_trgm } })) as unknown as PgliteLike;
   } catch (e) {
     throw OqlError.plain('DATABASE_ERROR', `cannot open the embedded database in '${dataDir}': ${(e as Error).message}`,
       'is another oql serve using this directory? Use --data-dir for another one, or --memory');
@@ -183,7 +187,7 @@ function normaliseType(type: string): string {
  * column of the catalog, or holds it with another type, stops the start: the service never
  * migrates data silently. Columns the catalog does not know are left alone.
  */
-export async function ensureCatalogTables(db: ServiceDb, catalog: Catalog): Promise<{ created: string[]; warnings: string[] }> {
+export async function ensureCatalogTables(db: ServiceDb, catalog: Catalog, options: { searchIndexes?: boolean } = {}): Promise<{ created: string[]; warnings: string[] }> {
   const { schema } = catalog.mapping;
   const { rows } = await db.query<{ table_name: string; column_name: string; column_type: string }>(
     `SELECT c.relname AS table_name, a.attname AS column_name, format_type(a.atttypid, a.atttypmod) AS column_type
@@ -234,7 +238,26 @@ export async function ensureCatalogTables(db: ServiceDb, catalog: Catalog): Prom
       warnings.push(`could not create ${/INDEX (?:IF NOT EXISTS )?("(?:[^"]|"")*")/.exec(statement)?.[1] ?? 'a unique index'}: the table holds duplicate values`);
     }
   }
+  if (options.searchIndexes) await createSearchIndexes(db, catalog);
   return { created, warnings };
+}
+
+/**
+ * Trigram (GIN) indexes on the text columns and the search column, which serve `contains`,
+ * `starts_with` and `global_search` (ILIKE with a leading %) instead of a scan of the tenant's
+ * rows. Opt-in: they cost space and write time, and building them on a large table takes a while
+ * (once: IF NOT EXISTS leaves them alone afterwards).
+ */
+async function createSearchIndexes(db: ServiceDb, catalog: Catalog): Promise<void> {
+  try {
+    await db.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+  } catch {
+    throw OqlError.plain('DATABASE_ERROR', 'search indexes need the PostgreSQL extension pg_trgm, which this database cannot create',
+      'install it on the server (Debian: postgresql-contrib) or let a superuser run CREATE EXTENSION pg_trgm; or start without search indexes');
+  }
+  for (const statement of catalogDdl(catalog, { ifNotExists: true, searchIndexes: true })) {
+    if (statement.includes('gin_trgm_ops')) await db.query(statement);
+  }
 }
 
 /** The organization the demo data and the first key belong to. */
