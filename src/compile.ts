@@ -2,7 +2,9 @@ import { bind } from './bind/bind.js';
 import type { Catalog } from './catalog/types.js';
 import { DiagnosticBag, OqlError, type Diagnostic } from './diagnostics/diagnostic.js';
 import { countFromRows, emitCount, emitRows, type EmitOptions, type EmittedSql, type OrderCut } from './emit/emit.js';
-import { plan, type LogicalPlan } from './plan/plan.js';
+import type { BoundQuery } from './bind/bound.js';
+import { exactAggregates } from './plan/exact.js';
+import { maxScope, plan, type LogicalPlan } from './plan/plan.js';
 import { parseInto, type SyntaxLimits } from './syntax/parse.js';
 import { validate, type ValidateOptions } from './validate/validate.js';
 
@@ -17,7 +19,16 @@ export interface CheckOptions extends SyntaxLimits, ValidateOptions {
    * rows (see src/plan/semijoin.ts). Default true; false keeps the service's literal fan-out.
    */
   readonly semiJoins?: boolean;
+  /**
+   * How aggregates treat one-to-many relations. 'service' (the default) keeps the service's
+   * documented fan-out: one row per child, so SUM and COUNT over two relations multiply each
+   * other. 'exact' counts each record once per group (src/plan/exact.ts) and refuses, with
+   * FANOUT_EXACT_UNSUPPORTED, the queries that have no exact reading.
+   */
+  readonly fanout?: FanoutMode;
 }
+
+export type FanoutMode = 'service' | 'exact';
 
 export interface CompileOptions extends CheckOptions {
   /** The caller's tenant: every table reference is restricted to it. */
@@ -67,15 +78,32 @@ export interface Checked {
 
 /** Runs every stage up to the plan and collects diagnostics; never throws for bad input. */
 export function check(text: string, options: CheckOptions): Checked {
+  fanoutOf(options);
   const bag = new DiagnosticBag(text);
   const ast = parseInto(text, bag, options);
   if (!ast) return { plan: null, diagnostics: bag.items };
   validate(ast, bag, options);
   const bound = bind(ast, bag, options);
+  const shaped = bound && !bag.hasErrors ? withFanout(bound, bag, options) : bound;
   // In source order, so the error a user sees first is the first one in their text.
   const diagnostics = bag.items.slice().sort((a, b) => a.span.start - b.span.start || a.span.end - b.span.end);
-  if (!bound || bag.hasErrors) return { plan: null, diagnostics };
-  return { plan: plan(bound, options.catalog, { semiJoins: options.semiJoins ?? true }), diagnostics };
+  if (!shaped || bag.hasErrors) return { plan: null, diagnostics };
+  return { plan: plan(shaped, options.catalog, { semiJoins: options.semiJoins ?? true }), diagnostics };
+}
+
+function fanoutOf(options: CheckOptions): FanoutMode {
+  const mode = options.fanout ?? 'service';
+  if (mode !== 'service' && mode !== 'exact') {
+    throw OqlError.plain('INVALID_OPTIONS', `fanout must be 'service' or 'exact', not ${JSON.stringify(mode)}`, "leave it out for the service's fan-out, or pass fanout: 'exact'");
+  }
+  return mode;
+}
+
+/** The bound query under the fanout option: as bound, or with exact aggregates (reports into `bag`). */
+export function withFanout(bound: BoundQuery, bag: DiagnosticBag, options: CheckOptions): BoundQuery {
+  if (fanoutOf(options) === 'service') return bound;
+  let next = maxScope(bound) + 1;
+  return exactAggregates(bound, options.catalog, bag, () => next++);
 }
 
 /**
@@ -114,8 +142,8 @@ let old: Generation = new Map();
 /** The options besides the text that change the compiled result ('' for the defaults). */
 function optionsKey(o: CompileOptions): string {
   if (o.maxLimit === undefined && o.maxSelectItems === undefined && o.maxPathDepth === undefined && o.maxLength === undefined
-    && o.maxNesting === undefined && o.maxTreeDepth === undefined && o.now === undefined && o.semiJoins !== false) return '';
-  return `${o.maxLimit ?? ''},${o.maxSelectItems ?? ''},${o.maxPathDepth ?? ''},${o.maxLength ?? ''},${o.maxNesting ?? ''},${o.maxTreeDepth ?? ''},${o.now === undefined ? 0 : 1},${o.semiJoins === false ? 0 : 1}`;
+    && o.maxNesting === undefined && o.maxTreeDepth === undefined && o.now === undefined && o.semiJoins !== false && o.fanout !== 'exact') return '';
+  return `${o.maxLimit ?? ''},${o.maxSelectItems ?? ''},${o.maxPathDepth ?? ''},${o.maxLength ?? ''},${o.maxNesting ?? ''},${o.maxTreeDepth ?? ''},${o.now === undefined ? 0 : 1},${o.semiJoins === false ? 0 : 1},${o.fanout === 'exact' ? 1 : 0}`;
 }
 
 /** Empties the compiled-query cache (tests and catalog reloads). */
@@ -235,6 +263,7 @@ function checkOrg(options: CompileOptions): void {
  */
 export function compile(text: string, options: CompileOptions): CompileResult {
   checkOrg(options);
+  fanoutOf(options);
   const entry = entryFor(text, options);
   const denied = restricted(entry, options);
   if (denied) return denied;
@@ -251,6 +280,7 @@ export interface CompiledCount {
 /** Compiles the count of a query's rows, respecting its LIMIT (service 4.9). */
 export function compileCount(text: string, options: CompileOptions): CompiledCount | RestrictedQuery {
   checkOrg(options);
+  fanoutOf(options);
   const entry = entryFor(text, options);
   const denied = restricted(entry, options);
   if (denied) return denied;

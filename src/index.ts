@@ -3,7 +3,7 @@
  * tenant-isolated PostgreSQL, checks and lints it, and runs it.
  */
 export { compile, compileCount, check, planOf, clearCompileCache } from './compile.js';
-export type { CheckOptions, CompileOptions, CompileResult, CompiledQuery, CompiledCount, RestrictedQuery, OutputColumn, Checked } from './compile.js';
+export type { CheckOptions, CompileOptions, CompileResult, CompiledQuery, CompiledCount, RestrictedQuery, OutputColumn, Checked, FanoutMode } from './compile.js';
 export { lint, LINT_CODES } from './lint/lint.js';
 export type { LintOptions, RuleLevel } from './lint/lint.js';
 export { fixQuery, applyFixes, SAFE_FIX_CODES } from './lint/fix.js';

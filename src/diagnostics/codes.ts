@@ -63,6 +63,7 @@ export const CODES = {
   FANOUT_AGGREGATE: 'A duplicate-sensitive aggregate (SUM, AVG, COUNT) over rows multiplied by a one-to-many relation.',
   FANOUT_CROSS_PRODUCT: 'Two one-to-many relations in one query: every child of one is paired with every child of the other.',
   FANOUT_OR: 'OR across two one-to-many relations in a query with duplicate-sensitive aggregates.',
+  FANOUT_EXACT_UNSUPPORTED: "A query fanout: 'exact' cannot compute without multiplication, refused rather than guessed.",
   RELATIVE_DAY_ONE_ZONE: "A day start taken with one AT TIME ZONE: date_part('epoch', ...) then reads the local midnight as UTC.",
   EPOCH_SECONDS: 'A date column (epoch milliseconds) compared with a 10-digit number, which is epoch seconds.',
   TO_TIMESTAMP_MILLISECONDS: 'to_timestamp() of a date column without / 1000: it takes seconds, the column holds milliseconds.',

@@ -14,6 +14,8 @@ export interface CodePage {
   readonly right?: string;
   /** The slug the examples are written for. */
   readonly slug?: string;
+  /** Compile options the examples need (a code only an option raises). */
+  readonly options?: { readonly fanout?: 'exact' };
 }
 
 type Example = Omit<CodePage, 'code' | 'meaning'>;
@@ -84,6 +86,13 @@ const EXAMPLES: Partial<Record<DiagnosticCode, Example>> = {
     wrong: "SELECT COUNT(*) AS n FROM account WHERE contacts.status = 'bounced' OR opportunities.stage = 'won' LIMIT 10",
     right: "SELECT COUNT(*) AS n FROM account p WHERE (EXISTS (SELECT 1 FROM contact x WHERE x.account = p.id AND (x.status = 'bounced')) OR EXISTS (SELECT 1 FROM opportunity x WHERE x.account = p.id AND (x.stage = 'won'))) LIMIT 10",
   },
+  FANOUT_EXACT_UNSUPPORTED: {
+    detail: "Raised only under fanout: 'exact' (oql --fanout exact). Exact aggregates count each record once per group; a query whose rows are the children (a one-to-many column grouped or selected), or whose one condition or aggregate pairs the children of two relations, has no such reading, so it is refused rather than given a number that could be wrong.",
+    slug: 'account',
+    options: { fanout: 'exact' },
+    wrong: 'SELECT contacts.status AS status, SUM(opportunities.amount) AS pipeline FROM account GROUP BY 1 LIMIT 10',
+    right: 'SELECT industry, SUM(opportunities.amount) AS pipeline FROM account GROUP BY 1 LIMIT 10',
+  },
   RELATIVE_DAY_ONE_ZONE: {
     wrong: "SELECT id FROM opportunity WHERE created_at >= date_part('epoch', date_trunc('day', NOW() AT TIME ZONE 'Asia/Kolkata'))*1000 ORDER BY id LIMIT 10",
     right: "SELECT id FROM opportunity WHERE created_at >= date_part('epoch', date_trunc('day', NOW() AT TIME ZONE 'Asia/Kolkata') AT TIME ZONE 'Asia/Kolkata')*1000 ORDER BY id LIMIT 10",
@@ -118,7 +127,7 @@ export function explainText(code: DiagnosticCode): string {
   const p = codePage(code);
   const lines = [`${code} (status ${statusOf(code)})`, '', p.meaning];
   if (p.detail) lines.push('', p.detail);
-  if (p.wrong !== undefined) lines.push('', `Wrong${p.slug ? ` (slug ${p.slug})` : ''}:`, `  ${p.wrong || "''  (an empty query)"}`);
+  if (p.wrong !== undefined) lines.push('', `Wrong${p.slug ? ` (slug ${p.slug}${p.options?.fanout ? ', --fanout exact' : ''})` : ''}:`, `  ${p.wrong || "''  (an empty query)"}`);
   if (p.right !== undefined) lines.push('', 'Right:', `  ${p.right}`);
   lines.push('', `More: ${helpUri(code)}`);
   return `${lines.join('\n')}\n`;
@@ -137,7 +146,7 @@ export function diagnosticsMarkdown(): string {
   for (const p of allPages()) {
     out.push(`## ${p.code}`, '', `${p.meaning} (status ${statusOf(p.code)})`, '');
     if (p.detail) out.push(p.detail, '');
-    if (p.wrong !== undefined) out.push(`Wrong${p.slug ? ` (slug \`${p.slug}\`)` : ''}:`, '', '```sql', p.wrong, '```', '');
+    if (p.wrong !== undefined) out.push(`Wrong${p.slug ? ` (slug \`${p.slug}\`${p.options?.fanout ? ', `--fanout exact`' : ''})` : ''}:`, '', '```sql', p.wrong, '```', '');
     if (p.right !== undefined) out.push('Right:', '', '```sql', p.right, '```', '');
   }
   return out.join('\n');

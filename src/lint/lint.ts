@@ -1,5 +1,5 @@
 import { bind } from '../bind/bind.js';
-import type { CheckOptions } from '../compile.js';
+import { withFanout, type CheckOptions } from '../compile.js';
 import type { DiagnosticCode } from '../diagnostics/codes.js';
 import { DiagnosticBag, isOqlError, type Diagnostic, type Severity } from '../diagnostics/diagnostic.js';
 import { plan } from '../plan/plan.js';
@@ -36,10 +36,11 @@ export function lint(text: string, options: LintOptions): Diagnostic[] {
     if (ast) {
       validate(ast, bag, options);
       const bound = bind(ast, bag, options);
-      if (bound && !bag.hasErrors) {
-        const p = plan(bound, options.catalog, { semiJoins: options.semiJoins ?? true });
-        reportRules({ bag, ast, bound });
-        fanoutRules({ bag, catalog: options.catalog, ast, bound, plan: p });
+      const shaped = bound && !bag.hasErrors ? withFanout(bound, bag, options) : null;
+      if (shaped && !bag.hasErrors) {
+        const p = plan(shaped, options.catalog, { semiJoins: options.semiJoins ?? true });
+        reportRules({ bag, ast, bound: bound! });
+        fanoutRules({ bag, catalog: options.catalog, ast, bound: shaped, plan: p });
       }
     }
     items = bag.items;

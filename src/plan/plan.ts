@@ -176,7 +176,7 @@ class Planner {
 }
 
 /** The largest scope id in a query and its subqueries. */
-function maxScope(q: B.BoundQuery): number {
+export function maxScope(q: B.BoundQuery): number {
   let max = q.scope;
   const visit = (e: B.BExpr): void => {
     if (e.kind === 'Exists' || e.kind === 'Subquery' || e.kind === 'InSubquery') {

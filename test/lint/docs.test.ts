@@ -13,9 +13,9 @@ describe('diagnostic code pages', () => {
   for (const page of allPages().filter((p) => p.wrong !== undefined)) {
     it(`${page.code}: the wrong example raises it, the right one is clean of it`, () => {
       const slug = page.slug ?? 'opportunity';
-      const wrong = lint(page.wrong!, { catalog, slug }).map((d) => d.code);
+      const wrong = lint(page.wrong!, { catalog, slug, ...page.options }).map((d) => d.code);
       expect(wrong, page.wrong).toContain(page.code as DiagnosticCode);
-      const right = lint(page.right!, { catalog, slug });
+      const right = lint(page.right!, { catalog, slug, ...page.options });
       expect(right.map((d) => d.code), page.right).not.toContain(page.code);
       expect(right.filter((d) => d.severity === 'error'), page.right).toEqual([]);
     });

@@ -5,7 +5,7 @@ import { fixtureData, loadFixtureCatalog, loadIntoDatabase, type FixtureName } f
 import { Oracle, TEXT_TIME_PARSERS, decodeRows, foreignIds, multiset, sequence, type ExecCase, type Row } from './oracle.js';
 
 /** Planner options: `{ semiJoins: false }` is the service's literal fan-out plan. */
-export type Plan = { readonly semiJoins?: boolean };
+export type Plan = { readonly semiJoins?: boolean; readonly fanout?: 'service' | 'exact' };
 export const LITERAL: Plan = { semiJoins: false };
 
 /**
