@@ -71,6 +71,12 @@ export function requireFlag(command: string, name: string, value: string | undef
   return value;
 }
 
+/** --fanout: how aggregates treat one-to-many relations (see CompileOptions.fanout). */
+export function fanoutFlag(command: string, value: string | undefined): 'service' | 'exact' | undefined {
+  if (value === undefined || value === 'service' || value === 'exact') return value;
+  throw new UsageError(`--fanout must be service or exact, got '${value}'`, command);
+}
+
 /** --now: an ISO 8601 instant or epoch milliseconds. */
 export function instant(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;

@@ -23,6 +23,8 @@ export interface OqlConfig {
   readonly maxLimit?: number;
   /** The slug of report files that name none. */
   readonly slug?: string;
+  /** How aggregates treat one-to-many relations: 'service' (default) or 'exact'. */
+  readonly fanout?: 'service' | 'exact';
 }
 
 export interface FoundConfig {
@@ -62,7 +64,7 @@ async function readJson(path: string): Promise<unknown> {
 function checkConfig(raw: unknown, where: string, dir: string): OqlConfig {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new UsageError(`${where}: the config must be an object`);
   const c = raw as Record<string, unknown>;
-  const known = ['schema', 'typeCodes', 'timeZone', 'rules', 'maxLimit', 'slug'];
+  const known = ['schema', 'typeCodes', 'timeZone', 'rules', 'maxLimit', 'slug', 'fanout'];
   for (const k of Object.keys(c)) if (!known.includes(k)) throw new UsageError(`${where}: unknown key '${k}' (the keys are ${known.join(', ')})`);
   const str = (k: string): string | undefined => {
     if (c[k] === undefined) return undefined;
@@ -76,6 +78,8 @@ function checkConfig(raw: unknown, where: string, dir: string): OqlConfig {
   const schema = str('schema');
   const typeCodes = str('typeCodes');
   const slug = str('slug');
+  const fanout = str('fanout');
+  if (fanout !== undefined && fanout !== 'service' && fanout !== 'exact') throw new UsageError(`${where}: 'fanout' must be "service" or "exact", not '${fanout}'`);
   return {
     ...(schema === undefined ? {} : { schema: resolve(dir, schema) }),
     ...(typeCodes === undefined ? {} : { typeCodes: resolve(dir, typeCodes) }),
@@ -83,6 +87,7 @@ function checkConfig(raw: unknown, where: string, dir: string): OqlConfig {
     ...(c['rules'] === undefined ? {} : { rules: parseRules(c['rules'], where) }),
     ...(maxLimit === undefined ? {} : { maxLimit: maxLimit as number }),
     ...(slug === undefined ? {} : { slug }),
+    ...(fanout === undefined ? {} : { fanout: fanout as 'service' | 'exact' }),
   };
 }
 

@@ -39,6 +39,8 @@ Options:
 ${SCHEMA_FLAGS}
   --org <id>            tenant id bound as $1 (default org_acme)
   --now <iso>           pin NOW() to an instant (ISO 8601 or epoch ms)
+  --fanout exact        count each record once per group across one-to-many relations
+                        (default service: the fan-out multiplies SUM and COUNT)
   --json                print {sql, params, columns} as JSON
   -h, --help            show this help
 
@@ -57,6 +59,8 @@ Options:
 ${SCHEMA_FLAGS}
   --format <f>          stylish (default), json, or sarif (SARIF 2.1.0, for code scanning)
   --time-zone <zone>    zone of date fixes when a query names none (default UTC)
+  --fanout exact        count each record once per group across one-to-many relations
+                        (default service: the fan-out multiplies SUM and COUNT)
   --fix                 apply the safe fixes to the files (aliases, LIMIT 100, owner for
                         owner.id, the second AT TIME ZONE, date strings as epoch ms with the
                         same operator, option case); everything else is kept byte for byte
@@ -70,7 +74,7 @@ ${SCHEMA_FLAGS}
 
 Settings come from the nearest oql.config.json, or the "oql" key of the nearest package.json,
 walking up from the working directory: {"schema", "typeCodes", "timeZone", "rules", "maxLimit",
-"slug"} (paths relative to the file). Flags win over the file.
+"slug", "fanout"} (paths relative to the file). Flags win over the file.
 
 Exit codes: 0 no errors (warnings allowed), 1 errors found, 2 usage error, unreadable\nfile or catalog.
 `,
@@ -94,6 +98,8 @@ Options:
 ${SCHEMA_FLAGS}
   --org <id>            tenant to run as (default org_acme, the example's first tenant)
   --now <iso>           pin NOW() to an instant (ISO 8601 or epoch ms)
+  --fanout exact        count each record once per group across one-to-many relations
+                        (default service: the fan-out multiplies SUM and COUNT)
   --timeout <ms>        statement timeout in milliseconds (default 20000)
   --count               print the number of rows the query produces (service 4.9) instead
   --json                print {records, message?, elapsedMs} (or {count, elapsedMs}) as JSON

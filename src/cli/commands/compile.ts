@@ -1,6 +1,6 @@
 import { compile } from '../../compile.js';
 import { isOqlError } from '../../diagnostics/diagnostic.js';
-import { instant, onePositional, parseCommand, requireFlag } from '../args.js';
+import { fanoutFlag, instant, onePositional, parseCommand, requireFlag } from '../args.js';
 import { formatDiagnostic } from '../errors.js';
 import { EXIT, UsageError, println, type CliIo } from '../io.js';
 import { formatColumns, formatParams } from '../render.js';
@@ -13,6 +13,7 @@ export const COMPILE_OPTIONS = {
   'type-codes': { type: 'string' },
   org: { type: 'string' },
   now: { type: 'string' },
+  fanout: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -22,6 +23,7 @@ export async function compileCommand(argv: readonly string[], io: CliIo, cwd: st
   const arg = onePositional('compile', positionals, 'query');
   const slug = requireFlag('compile', 'slug', values.slug, 'opportunity');
   const now = instant('now', values.now);
+  const fanout = fanoutFlag('compile', values.fanout);
   const { catalog } = await loadSchema(values, cwd);
   // `-` reads the query from standard input, as ESLint's `-` does.
   let query = arg;
@@ -34,6 +36,7 @@ export async function compileCommand(argv: readonly string[], io: CliIo, cwd: st
     result = compile(query, {
       catalog, slug, orgId: values.org ?? DEFAULT_ORG, cache: false,
       ...(now === undefined ? {} : { now }),
+      ...(fanout === undefined ? {} : { fanout }),
     });
   } catch (e) {
     // With --json a script reads the outcome from stdout either way: the error as JSON too.

@@ -8,7 +8,7 @@ import { unifiedDiff } from '../../lint/diff.js';
 import { SAFE_FIX_CODES, applyFixes } from '../../lint/fix.js';
 import { lint, type LintOptions, type RuleLevel } from '../../lint/lint.js';
 import { REPORT_FORMATS, formatJson, formatSarif, formatStylish, type ReportDiagnostic, type ReportFile, type ReportFormat } from '../../lint/report.js';
-import { parseCommand, positiveInt } from '../args.js';
+import { fanoutFlag, parseCommand, positiveInt } from '../args.js';
 import { findConfig, parseRuleFlags, type OqlConfig } from '../config.js';
 import { EXIT, UsageError, println, useColor, type CliIo } from '../io.js';
 import { displayPath, findReportFiles, loadReportFile, parseReportSource, type LoadedReportFile } from '../report-files.js';
@@ -20,6 +20,7 @@ export const LINT_OPTIONS = {
   schema: { type: 'string' },
   'type-codes': { type: 'string' },
   'time-zone': { type: 'string' },
+  fanout: { type: 'string' },
   format: { type: 'string' },
   fix: { type: 'boolean' },
   'fix-dry-run': { type: 'boolean' },
@@ -40,6 +41,7 @@ interface Settings {
   readonly timeZone: string | undefined;
   readonly maxLimit: number | undefined;
   readonly slug: string | undefined;
+  readonly fanout: 'service' | 'exact' | undefined;
 }
 
 export async function lintCommand(argv: readonly string[], io: CliIo, cwd: string): Promise<number> {
@@ -103,7 +105,7 @@ export async function lintCommand(argv: readonly string[], io: CliIo, cwd: strin
   return EXIT.ok;
 }
 
-async function resolveSettings(values: { schema?: string | undefined; 'type-codes'?: string | undefined; 'time-zone'?: string | undefined; slug?: string | undefined; rule?: string[] | undefined }, cwd: string): Promise<Settings> {
+async function resolveSettings(values: { schema?: string | undefined; 'type-codes'?: string | undefined; 'time-zone'?: string | undefined; fanout?: string | undefined; slug?: string | undefined; rule?: string[] | undefined }, cwd: string): Promise<Settings> {
   const { config } = await findConfig(cwd);
   const { catalog } = await loadSchema({ schema: values.schema ?? config.schema, 'type-codes': values['type-codes'] ?? config.typeCodes }, cwd);
   return {
@@ -112,6 +114,7 @@ async function resolveSettings(values: { schema?: string | undefined; 'type-code
     timeZone: values['time-zone'] ?? config.timeZone,
     maxLimit: config.maxLimit,
     slug: values.slug ?? config.slug,
+    fanout: fanoutFlag('lint', values.fanout) ?? config.fanout,
   };
 }
 
@@ -122,6 +125,7 @@ function lintOptions(s: Settings, slug: string): LintOptions {
     rules: s.rules,
     ...(s.timeZone === undefined ? {} : { timeZone: s.timeZone }),
     ...(s.maxLimit === undefined ? {} : { maxLimit: s.maxLimit }),
+    ...(s.fanout === undefined ? {} : { fanout: s.fanout }),
   };
 }
 

@@ -1,7 +1,7 @@
 import { compile, compileCount } from '../../compile.js';
 import { isOqlError } from '../../diagnostics/diagnostic.js';
 import { count, execute } from '../../run/index.js';
-import { instant, onePositional, parseCommand, positiveInt, requireFlag } from '../args.js';
+import { fanoutFlag, instant, onePositional, parseCommand, positiveInt, requireFlag } from '../args.js';
 import { openEmbedded, openPostgres, type OpenDatabase } from '../database.js';
 import { formatDiagnostic } from '../errors.js';
 import { EXIT, println, type CliIo } from '../io.js';
@@ -16,6 +16,7 @@ export const RUN_OPTIONS = {
   'type-codes': { type: 'string' },
   org: { type: 'string' },
   now: { type: 'string' },
+  fanout: { type: 'string' },
   timeout: { type: 'string' },
   count: { type: 'boolean' },
   json: { type: 'boolean' },
@@ -41,11 +42,13 @@ async function runQuery(argv: readonly string[], io: CliIo, cwd: string): Promis
   const slug = requireFlag('run', 'slug', values.slug, 'opportunity');
   const timeoutMs = positiveInt('timeout', values.timeout);
   const now = instant('now', values.now);
+  const fanout = fanoutFlag('run', values.fanout);
   const schema = await loadSchema(values, cwd);
   const options = {
     catalog: schema.catalog,
     orgId: values.org ?? DEFAULT_ORG,
     ...(now === undefined ? {} : { now }),
+    ...(fanout === undefined ? {} : { fanout }),
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
   };
 
