@@ -19,7 +19,7 @@ Commands:
   ddl                            print the CREATE TABLE statements of a catalog
   demo                           load the example CRM and run a handful of real reports
   serve                          run the CRM data service over HTTP (REST endpoints, OpenAPI)
-  keys create --org O --role R   create an API key for the service
+  keys create|list|revoke        the service's API keys
   mcp --stdio                    serve the MCP tools over stdio (key from OQL_API_KEY)
   workspaces create|list         map workspace subdomains to organizations (MCP and OAuth URLs)
 
@@ -147,19 +147,27 @@ Environment:
   OQL_MAX_CONCURRENT_REPORTS
                         reports one key may run at once, 429 beyond (default 2)
   OQL_QUERY_TIMEOUT_MS  statement timeout of reports, filters and syncs, 504 beyond (default 20000)
+  OQL_API_KEY_CACHE_MS  how long a verified API key is trusted without a lookup (default 5000; 0: never)
 
 Example:
   oql serve --demo
 `,
   keys: `Usage: oql keys create --org <org> --role <role> [options]
+       oql keys list [--org <org>] [--revoked] [--json] [options]
+       oql keys revoke <key id> [options]
 
-Creates an API key for the service and prints it once (it is stored only as a SHA-256 hash).
-Stop a server running on the same --data-dir first: an embedded database has one user at a time.
+create prints a new API key once (it is stored only as a SHA-256 hash) and its id on stderr;
+list shows the keys' ids, organizations, users and roles, never the keys; revoke stops a key
+(running servers stop accepting it within their key cache time, OQL_API_KEY_CACHE_MS, 5 s by
+default) and the OAuth tokens approved with it. Stop a server running on the same --data-dir
+first: an embedded database has one user at a time.
 
 Options:
-  --org <id>            the organization the key reads and writes
+  --org <id>            the organization the key reads and writes (list: only its keys)
   --role <r>            member, admin or superadmin (tool logs need superadmin)
   --user <id>           the user the key acts as (created_by, updated_by); default one per key
+  --revoked             list: include revoked keys
+  --json                list: print the keys as JSON
   --database <url>      a PostgreSQL server
   --data-dir <dir>      the embedded database's directory (default ./.oql-data)
   -h, --help            show this help

@@ -6,7 +6,6 @@ import { accessOf } from '../server/context.js';
 import { oauthError, trimSlash, workspaceUrls } from '../server/oauth/context.js';
 import { protectedResourceMetadata } from '../server/oauth/metadata.js';
 import { verifyAccessToken } from '../server/oauth/store.js';
-import { verifyApiKey } from '../server/store/api-keys.js';
 import { createWorkspacesTable, resolveWorkspace, type Workspace } from '../server/store/workspaces.js';
 import type { Principal } from '../server/types.js';
 import { buildMcpServer } from './tools.js';
@@ -79,7 +78,7 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
     const viaToken = await verifyAccessToken(ctx.db, token, { resource, workspace: workspace.subdomain });
     if (viaToken) return viaToken.orgId === workspace.orgId ? viaToken : null;
     if (!acceptApiKeys) return null;
-    const viaKey = await verifyApiKey(ctx.db, token);
+    const viaKey = await ctx.keys.verify(token);
     return viaKey && viaKey.orgId === workspace.orgId ? { ...viaKey, workspace: workspace.subdomain } : null;
   };
 

@@ -17,7 +17,7 @@ import { objectRoutes } from './routes/objects.js';
 import { recordRoutes } from './routes/records.js';
 import { reportRoutes } from './routes/reports.js';
 import { toolLogRoutes } from './routes/tool-logs.js';
-import { countApiKeys, createApiKey, parseApiKeysEnv, storeApiKey, verifyApiKey } from './store/api-keys.js';
+import { ApiKeyVerifier, countApiKeys, createApiKey, parseApiKeysEnv, storeApiKey } from './store/api-keys.js';
 import { createServiceSchema } from './store/schema.js';
 import { tokenSecret } from './store/settings.js';
 import type { AuthResolver, ServiceDb } from './types.js';
@@ -47,6 +47,8 @@ export interface OqlServer {
   readonly config: ServerConfig;
   /** Recognise bearer tokens in this order (API keys first); push more before the apps are ready. */
   readonly authResolvers: AuthResolver[];
+  /** Verified API keys held for `apiKeyCacheMs`; `keys.forget()` after revoking a key makes it fail at once here. */
+  readonly keys: ApiKeyVerifier;
   /** The key created for org_demo on an empty embedded database (`createFirstKey`), shown once. */
   readonly firstKey: string | undefined;
   /** Rows of demo data loaded at this start (0 when the tables already held data). */
@@ -88,9 +90,10 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
       config,
       limiter: new ConcurrencyLimiter(config.maxConcurrentReports),
       tokenSecret: await tokenSecret(db, config.tokenSecret),
+      keys: new ApiKeyVerifier(db, config.apiKeyCacheMs),
     };
     // OAuth access tokens reach only routes that accept any principal (the tool-log listing).
-    const authResolvers: AuthResolver[] = [(bearer) => verifyApiKey(db, bearer), oauthAuthResolver(db), ...(options.authResolvers ?? [])];
+    const authResolvers: AuthResolver[] = [(bearer) => ctx.keys.verify(bearer), oauthAuthResolver(db), ...(options.authResolvers ?? [])];
     // Known only once the apps listen, unless given: read on each request, never cached.
     const fixedBase = options.baseUrl === undefined ? undefined : publicUrl('baseUrl', options.baseUrl);
     const fixedMcp = options.mcpUrl === undefined ? undefined : publicUrl('mcpUrl', options.mcpUrl);
@@ -100,7 +103,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
     for (const warning of warnings) app.log.warn(warning);
     let closed: Promise<void> | undefined;
     return {
-      app, mcpApp, db, catalog, config, authResolvers, firstKey, demoRows, ...urls,
+      app, mcpApp, db, catalog, config, authResolvers, keys: ctx.keys, firstKey, demoRows, ...urls,
       close() {
         closed ??= (async () => {
           await Promise.allSettled([app.close(), mcpApp.close()]);

@@ -39,6 +39,12 @@ export interface ServerOptions extends DatabaseOptions {
   readonly roleAccess?: Partial<Record<Role, readonly string[]>>;
   /** More ways to recognise a bearer token (OAuth access tokens), tried after API keys. */
   readonly authResolvers?: readonly AuthResolver[];
+  /**
+   * How long a verified API key is trusted without asking the database again, in ms; 0 checks
+   * every request. A key revoked from another process stops working within it. Default
+   * OQL_API_KEY_CACHE_MS or 5000.
+   */
+  readonly apiKeyCacheMs?: number;
   /** Request logs (one JSON line per request); false or absent: none. */
   readonly log?: LogOptions | false;
   /** The environment read for OQL_* settings. Default process.env. */
@@ -53,16 +59,25 @@ export interface ServerConfig {
   readonly apiKeys: string | undefined;
   readonly tokenSecret: string | undefined;
   readonly roleAccess: Partial<Record<Role, readonly string[]>>;
+  readonly apiKeyCacheMs: number;
 }
 
 export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024;
 export const DEFAULT_MAX_BULK_RECORDS = 1000;
 export const DEFAULT_QUERY_TIMEOUT_MS = 20_000;
+export const DEFAULT_API_KEY_CACHE_MS = 5_000;
 
 function positive(name: string, value: number | string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const n = typeof value === 'number' ? value : Number(value);
   if (!Number.isSafeInteger(n) || n < 1) throw OqlError.plain('INVALID_OPTIONS', `${name} must be a whole number of at least 1, not '${String(value)}'`);
+  return n;
+}
+
+function nonNegative(name: string, value: number | string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw OqlError.plain('INVALID_OPTIONS', `${name} must be a whole number of at least 0, not '${String(value)}'`);
   return n;
 }
 
@@ -81,6 +96,7 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
     apiKeys: options.apiKeys ?? env['OQL_API_KEYS'],
     tokenSecret: secret === '' ? undefined : secret,
     roleAccess: options.roleAccess ?? parseRoleAccess(env['OQL_ROLE_ACCESS'] ?? ''),
+    apiKeyCacheMs: nonNegative('apiKeyCacheMs (OQL_API_KEY_CACHE_MS)', options.apiKeyCacheMs ?? env['OQL_API_KEY_CACHE_MS'], DEFAULT_API_KEY_CACHE_MS),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Catalog } from '../catalog/types.js';
 import type { ConcurrencyLimiter } from '../run/limiter.js';
 import type { ServerConfig } from './config.js';
+import type { ApiKeyVerifier } from './store/api-keys.js';
 import type { Principal, ServiceDb } from './types.js';
 
 /** What every route needs, decorated on the Fastify instances as `oql`. */
@@ -11,6 +12,8 @@ export interface ServiceContext {
   /** One per server: the per-key budget of concurrent analytics queries. */
   readonly limiter: ConcurrencyLimiter;
   readonly tokenSecret: string;
+  /** API keys verified recently, so a request does not wait on the database to authenticate. */
+  readonly keys: ApiKeyVerifier;
 }
 
 /** How a route accepts callers: API keys only (default), any resolver's principal, or no one needed. */

@@ -7,7 +7,7 @@ export type { ServerOptions, ServerConfig, LogOptions } from './config.js';
 export type { ServiceContext, RouteAuth } from './context.js';
 export { openServiceDb, serviceDbOf, ensureCatalogTables, loadDemoData, DEMO_ORG, type DatabaseOptions } from './database.js';
 export { envelopeFor, sendError } from './plugins/envelope.js';
-export { createApiKey, verifyApiKey, storeApiKey, parseApiKeysEnv, hashApiKey, type NewApiKey } from './store/api-keys.js';
+export { createApiKey, issueApiKey, verifyApiKey, storeApiKey, listApiKeys, revokeApiKey, parseApiKeysEnv, hashApiKey, ApiKeyVerifier, type NewApiKey, type ApiKeyInfo } from './store/api-keys.js';
 export { recordToolCall, listToolLogs, type ToolCall, type ToolLog } from './store/tool-logs.js';
 export { createServiceSchema, SERVICE_SCHEMA } from './store/schema.js';
 export { tokenSecret, settingOrCreate } from './store/settings.js';

@@ -1,9 +1,10 @@
 import { openServiceDb } from '../../server/database.js';
-import { createApiKey } from '../../server/store/api-keys.js';
+import { issueApiKey, listApiKeys, revokeApiKey } from '../../server/store/api-keys.js';
 import { createServiceSchema } from '../../server/store/schema.js';
-import { isRole } from '../../server/types.js';
+import { isRole, type ServiceDb } from '../../server/types.js';
 import { parseCommand, requireFlag } from '../args.js';
 import { EXIT, UsageError, println, type CliIo } from '../io.js';
+import { formatTable } from '../table.js';
 
 export const KEYS_OPTIONS = {
   org: { type: 'string' },
@@ -11,27 +12,75 @@ export const KEYS_OPTIONS = {
   user: { type: 'string' },
   database: { type: 'string' },
   'data-dir': { type: 'string' },
+  revoked: { type: 'boolean' },
+  json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** `oql keys create`: a new API key for one organization, user and role, printed once. */
+const ACTIONS = 'create, list or revoke';
+
+/**
+ * `oql keys create`: a new API key for one organization, user and role, printed once with its
+ * id. `oql keys list`: the keys (ids, never the keys). `oql keys revoke <id>`: the key stops
+ * authenticating, and the OAuth tokens approved with it die with it.
+ */
 export async function keysCommand(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommand('keys', argv, KEYS_OPTIONS);
-  const [action, ...extra] = positionals;
-  if (action !== 'create') throw new UsageError(action === undefined ? 'missing action: oql keys create --org ORG --role ROLE' : `unknown action '${action}' (only create)`, 'keys');
-  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`, 'keys');
-  const orgId = requireFlag('keys', 'org', values.org, 'org_acme');
-  const role = requireFlag('keys', 'role', values.role, 'member');
-  if (!isRole(role)) throw new UsageError(`--role must be member, admin or superadmin, not '${role}'`, 'keys');
-  if (values.database !== undefined && values['data-dir'] !== undefined) throw new UsageError('--database and --data-dir exclude each other', 'keys');
-  const db = await openServiceDb({ database: values.database, dataDir: values['data-dir'] });
-  try {
-    await createServiceSchema(db);
-    const key = await createApiKey(db, { orgId, role, userId: values.user });
-    println(io.stdout, key);
-    println(io.stderr, `oql keys: a ${role} key for ${orgId} in ${db.label}; it is shown only now`);
-  } finally {
-    await db.close();
+  const [action, ...rest] = positionals;
+  if (action !== 'create' && action !== 'list' && action !== 'revoke') {
+    throw new UsageError(action === undefined ? `missing action: ${ACTIONS} (oql keys create --org ORG --role ROLE)` : `unknown action '${action}' (${ACTIONS})`, 'keys');
   }
-  return EXIT.ok;
+  const wanted = action === 'revoke' ? 1 : 0;
+  if (rest.length > wanted) throw new UsageError(`unexpected argument '${rest[wanted]}'`, 'keys');
+  if (action === 'revoke' && rest.length === 0) throw new UsageError('which key? oql keys revoke <key id> (the ids are in oql keys list)', 'keys');
+  if (values.database !== undefined && values['data-dir'] !== undefined) throw new UsageError('--database and --data-dir exclude each other', 'keys');
+  const run = async (fn: (db: ServiceDb) => Promise<number>): Promise<number> => {
+    const db = await openServiceDb({ database: values.database, dataDir: values['data-dir'] });
+    try {
+      await createServiceSchema(db);
+      return await fn(db);
+    } finally {
+      await db.close();
+    }
+  };
+
+  if (action === 'create') {
+    const orgId = requireFlag('keys', 'org', values.org, 'org_acme');
+    const role = requireFlag('keys', 'role', values.role, 'member');
+    if (!isRole(role)) throw new UsageError(`--role must be member, admin or superadmin, not '${role}'`, 'keys');
+    return run(async (db) => {
+      const { id, key } = await issueApiKey(db, { orgId, role, userId: values.user });
+      println(io.stdout, key);
+      println(io.stderr, `oql keys: ${id}, a ${role} key for ${orgId} in ${db.label}; the key is shown only now`);
+      return EXIT.ok;
+    });
+  }
+  if (action === 'list') {
+    return run(async (db) => {
+      const keys = await listApiKeys(db, { orgId: values.org, revoked: values.revoked === true });
+      if (values.json) {
+        println(io.stdout, JSON.stringify(keys, null, 2));
+        return EXIT.ok;
+      }
+      if (keys.length === 0) {
+        println(io.stderr, `oql keys: no ${values.revoked ? '' : 'live '}keys${values.org === undefined ? '' : ` for ${values.org}`} in ${db.label}`);
+        return EXIT.ok;
+      }
+      const at = (ms: number | null): string => (ms === null ? '' : new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z'));
+      const head = ['id', 'org', 'user', 'role', 'created', ...(values.revoked ? ['revoked'] : [])];
+      const rows = keys.map((k) => ({ id: k.id, org: k.orgId, user: k.userId, role: k.role, created: at(k.createdAt), revoked: at(k.revokedAt) }));
+      println(io.stdout, formatTable(head, rows));
+      return EXIT.ok;
+    });
+  }
+  const id = rest[0]!;
+  return run(async (db) => {
+    const org = await revokeApiKey(db, id);
+    if (org === null) {
+      println(io.stderr, `oql keys: no live key has the id '${id.slice(0, 80)}' in ${db.label} (oql keys list shows them)`);
+      return EXIT.failed;
+    }
+    println(io.stderr, `oql keys: revoked ${id} of ${org}; running servers stop accepting it within their key cache time (OQL_API_KEY_CACHE_MS, 5 s by default)`);
+    return EXIT.ok;
+  });
 }
