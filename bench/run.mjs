@@ -6,6 +6,7 @@
 //   node bench/run.mjs interleaved   the real workload: a stream of different texts, vs libpg-query
 //   node bench/run.mjs sql           emitted vs hand-written SQL on PostgreSQL 15
 //   node bench/run.mjs filter        record filter and connector vs hand-written SQL on PostgreSQL 15
+//   node bench/run.mjs fanout        fanout: 'exact' vs the fan-out vs hand-written pre-aggregation on PostgreSQL 15
 //
 // OQL_BENCH_BASELINE=<another build's index.js> makes the interleaved part measure that build
 // too, in the same rounds, for before/after ratios.
@@ -23,12 +24,12 @@ import { fileURLToPath } from 'node:url';
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH);
 const DATA = join(BENCH, '.data');
-const PARTS = ['compile', 'interleaved', 'sql', 'filter'];
+const PARTS = ['compile', 'interleaved', 'sql', 'filter', 'fanout'];
 
 const asked = process.argv.slice(2);
 const unknown = asked.filter((a) => !PARTS.includes(a));
 if (unknown.length) {
-  console.error(`unknown part ${unknown.join(', ')}; usage: node bench/run.mjs [compile] [interleaved] [sql] [filter]`);
+  console.error(`unknown part ${unknown.join(', ')}; usage: node bench/run.mjs [compile] [interleaved] [sql] [filter] [fanout]`);
   process.exit(2);
 }
 const parts = asked.length ? PARTS.filter((p) => asked.includes(p)) : PARTS;
@@ -115,7 +116,7 @@ const sections = PARTS.map((part) => {
 
 const head = `# Benchmark results
 
-Written by \`npm run bench\` (\`node bench/run.mjs [compile|interleaved|sql|filter]\`); overwritten on every run. Sources: bench/.
+Written by \`npm run bench\` (\`node bench/run.mjs [compile|interleaved|sql|filter|fanout]\`); overwritten on every run. Sources: bench/.
 
 | | |
 | --- | --- |
@@ -128,6 +129,14 @@ Written by \`npm run bench\` (\`node bench/run.mjs [compile|interleaved|sql|filt
 | Package | \`dist/index.js\` built ${builtAt.toISOString()} |
 | Parts this run | ${parts.join(', ')} |
 `;
-writeFileSync(join(BENCH, 'RESULTS.md'), `${head}\n${sections.map((text, i) => `<!-- part: ${PARTS[i]} -->\n${text}`).join('\n')}`);
+// The HTTP service section is written by `npm run bench:server` between its own markers: keep it.
+const serverBlock = (() => {
+  const file = join(BENCH, 'RESULTS.md');
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const m = /<!-- server-bench: begin -->\n[\s\S]*?<!-- server-bench: end -->\n/.exec(text);
+  return m ? m[0] : '';
+})();
+const body = sections.map((text, i) => `<!-- part: ${PARTS[i]} -->\n${text.replace(/<!-- server-bench: begin -->\n[\s\S]*?<!-- server-bench: end -->\n/, '')}`).join('\n');
+writeFileSync(join(BENCH, 'RESULTS.md'), `${head}\n${body}${serverBlock ? `\n${serverBlock}` : ''}`);
 log(`wrote ${join(BENCH, 'RESULTS.md')}`);
 process.exit(failed ? 1 : 0);
