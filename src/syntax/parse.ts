@@ -3,6 +3,7 @@ import { DiagnosticBag, OqlError } from '../diagnostics/diagnostic.js';
 import type { Span } from '../diagnostics/span.js';
 import { nodeBeyondDepth, treeDepth, type Select } from './ast.js';
 import { classifySyntaxError } from './classify.js';
+import { parseDescent } from './descent.js';
 import { lex } from './lex.js';
 import { OqlParser } from './parser.js';
 import * as T from './tokens.js';
@@ -81,12 +82,17 @@ export function parseInto(text: string, bag: DiagnosticBag, limits: SyntaxLimits
   const tokens = lexed.tokens;
   if (!checkTokens(text, tokens, bag, lim.maxNesting)) return null;
 
-  const p = getParser();
-  p.input = tokens;
-  const ast = p.query();
-  if (p.errors.length > 0) {
-    reportSyntaxError(text, tokens, p.errors[0]!, bag);
-    return null;
+  // The hand-written parser reads every valid query; only when it gives up is the Chevrotain
+  // parser built and asked, and its error becomes the diagnostic (see descent.ts).
+  let ast = parseDescent(tokens);
+  if (ast === null) {
+    const p = getParser();
+    p.input = tokens;
+    ast = p.query();
+    if (p.errors.length > 0) {
+      reportSyntaxError(text, tokens, p.errors[0]!, bag);
+      return null;
+    }
   }
   // Every level of the tree below its few wrapper nodes (select item, path) takes at least one
   // token of its own, so a query of few tokens cannot be deep: skip the walk for those.
