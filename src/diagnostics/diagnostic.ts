@@ -115,28 +115,21 @@ export class OqlError extends Error {
   static validation(message: string, errors: readonly ValidationError[], code: DiagnosticCode = 'VALIDATION_FAILED'): OqlError {
     if (errors.length === 0) throw new TypeError('OqlError.validation needs at least one validation error');
     const first = errors[0]!;
-    const err = OqlError.plain(code, message, `${first.field ? `${first.field}: ` : ''}${first.message}`);
+    const err = plainError(code, message, `${first.field ? `${first.field}: ` : ''}${first.message}`);
     Object.defineProperty(err, 'validationErrors', { value: Object.freeze(errors.slice()), enumerable: true });
     return err;
   }
 
   /** A record that does not exist for the caller (service section 7, `NOT_FOUND`). */
   static notFound(message: string, metaData: string): OqlError {
-    const err = OqlError.plain('NOT_FOUND', message);
+    const err = plainError('NOT_FOUND', message);
     Object.defineProperty(err, 'metaData', { value: metaData, enumerable: true });
     return err;
   }
 
   /** An error with no position in a query text (runtime, catalog and option errors). */
   static plain(code: DiagnosticCode, message: string, hint?: string): OqlError {
-    const d: Diagnostic = {
-      code,
-      severity: 'error',
-      message,
-      span: { start: 0, end: 0, line: 1, column: 1, endLine: 1, endColumn: 1 },
-      ...(hint === undefined ? {} : { hint }),
-    };
-    return new OqlError([d]);
+    return plainError(code, message, hint);
   }
 
   toJSON(): object {
@@ -152,6 +145,21 @@ export class OqlError extends Error {
       ...(this.metaData !== undefined ? { metaData: this.metaData } : {}),
     };
   }
+}
+
+/**
+ * The body of `OqlError.plain`, outside the class: a class whose body names itself is bundled
+ * as `class _OqlError`, and that is the name Node prints on an uncaught error.
+ */
+function plainError(code: DiagnosticCode, message: string, hint?: string): OqlError {
+  const d: Diagnostic = {
+    code,
+    severity: 'error',
+    message,
+    span: { start: 0, end: 0, line: 1, column: 1, endLine: 1, endColumn: 1 },
+    ...(hint === undefined ? {} : { hint }),
+  };
+  return new OqlError([d]);
 }
 
 export function isOqlError(e: unknown): e is OqlError {

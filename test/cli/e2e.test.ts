@@ -68,6 +68,19 @@ describe('the built CLI (dist/cli.js)', () => {
     expect(missing.stderr).toBe("oql lint: no such file or directory: 'missing.sql'\nRun 'oql lint --help' for usage.\n");
   });
 
+  it("an uncaught OqlError from the built library prints as OqlError, with its message", async () => {
+    const lib = join(ROOT, 'dist/index.js');
+    const script = `import(${JSON.stringify(lib)}).then((m) => m.compile('SELEC x', { catalog: m.loadCatalog({ objects: {} }), slug: 'a', orgId: 'o' }))`;
+    let stderr = '';
+    try {
+      await exec(process.execPath, ['-e', script], { cwd: ROOT });
+    } catch (e) {
+      stderr = (e as { stderr: string }).stderr;
+    }
+    expect(stderr).toMatch(/^OqlError: a query starts with SELECT, not 'SELEC'$/m);
+    expect(stderr).not.toMatch(/_OqlError/);
+  });
+
   it('errors are a code frame or one line, never a stack trace', async () => {
     const r = await node(['run', 'SELECT FROM', '--slug', 'lead']);
     expect(r.code).toBe(1);
