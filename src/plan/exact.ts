@@ -3,7 +3,7 @@ import { forEachBoundChild, isAggregateCall } from '../bind/exprs.js';
 import type { Catalog } from '../catalog/types.js';
 import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
 import type { Span } from '../diagnostics/span.js';
-import { mapExpr, mapQuery } from './rewrites.js';
+import { forEachQueryExpr, mapExpr, mapQuery } from './rewrites.js';
 
 /**
  * `fanout: 'exact'`: aggregates over one-to-many relations computed without multiplication.
@@ -113,7 +113,7 @@ class Exact {
     }
     if (e.kind === 'Exists' || e.kind === 'Subquery' || e.kind === 'InSubquery') {
       if (e.kind === 'InSubquery') this.columns(e.operand, visit);
-      eachExpr(e.query, (x) => this.columns(x, visit));
+      forEachQueryExpr(e.query, (x) => this.columns(x, visit));
       return;
     }
     forEachBoundChild(e, (x) => this.columns(x, visit));
@@ -130,7 +130,7 @@ class Exact {
 
   private anyRelation(): boolean {
     let any = false;
-    eachExpr(this.q, (e) => {
+    forEachQueryExpr(this.q, (e) => {
       if (!any && this.relationsIn(e).size > 0) any = true;
     });
     return any;
@@ -311,14 +311,6 @@ function logical(op: 'AND' | 'OR', operands: B.BExpr[], span: Span): B.BLogical 
 
 function flattenAnd(e: B.BExpr): B.BExpr[] {
   return e.kind === 'Logical' && e.op === 'AND' ? e.operands.flatMap(flattenAnd) : [e];
-}
-
-function eachExpr(q: B.BoundQuery, f: (e: B.BExpr) => void): void {
-  q.outputs.forEach((o) => f(o.expr));
-  if (q.where) f(q.where);
-  q.groupBy.forEach(f);
-  if (q.having) f(q.having);
-  q.orderBy.forEach((o) => f(o.expr));
 }
 
 /**

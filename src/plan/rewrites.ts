@@ -13,7 +13,6 @@ export const ifToCase: Rewrite = (e) => {
   return { kind: 'Case', operand: null, whens: [{ when, then }], else: otherwise, type: e.type, span: e.span };
 };
 
-/** Applies `rewrite` bottom-up; nodes whose subtree did not change are reused, not copied. */
 /**
  * `count(DISTINCT t.id)` is `count(t.id)` when no join multiplies the rows of t's scope: ids
  * are unique per tenant (the primary key is tenant + id) and never null. Typical after
@@ -39,6 +38,16 @@ export function distinctById(q: B.BoundQuery, idColumn: string, multiplyingScope
   return hasId ? { ...q, distinct: false } : q;
 }
 
+/** Calls `f` on every top-level expression of a query (its subqueries are reached through them). */
+export function forEachQueryExpr(q: B.BoundQuery, f: (e: B.BExpr) => void): void {
+  q.outputs.forEach((o) => f(o.expr));
+  if (q.where) f(q.where);
+  q.groupBy.forEach(f);
+  if (q.having) f(q.having);
+  q.orderBy.forEach((o) => f(o.expr));
+}
+
+/** Applies `rewrite` bottom-up; nodes whose subtree did not change are reused, not copied. */
 export function mapQuery(q: B.BoundQuery, rewrite: Rewrite): B.BoundQuery {
   const m = (e: B.BExpr): B.BExpr => mapExpr(e, rewrite);
   const outputs = sameArray(q.outputs, q.outputs.map((o) => (m(o.expr) === o.expr ? o : { ...o, expr: m(o.expr) })));

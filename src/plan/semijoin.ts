@@ -1,7 +1,7 @@
 import type * as B from '../bind/bound.js';
 import { forEachBoundChild, isAggregateCall } from '../bind/exprs.js';
 import type { Catalog } from '../catalog/types.js';
-import { mapExpr } from './rewrites.js';
+import { forEachQueryExpr, mapExpr } from './rewrites.js';
 
 /**
  * Virtual relation → semi-join. `WHERE contacts.status = 'active'` means "one row per
@@ -101,7 +101,7 @@ function rewritableUses(q: B.BoundQuery): Map<string, B.Hop> {
     }
     if (e.kind === 'Exists' || e.kind === 'Subquery' || e.kind === 'InSubquery') {
       if (e.kind === 'InSubquery') visit(e.operand, inWhere);
-      everyExpr(e.query, (x) => visit(x, false));
+      forEachQueryExpr(e.query, (x) => visit(x, false));
       return;
     }
     forEachBoundChild(e, (c) => visit(c, inWhere));
@@ -115,14 +115,6 @@ function rewritableUses(q: B.BoundQuery): Map<string, B.Hop> {
   return candidates;
 }
 
-/** Calls `f` on every top-level expression of a query (its subqueries are reached through them). */
-function everyExpr(q: B.BoundQuery, f: (e: B.BExpr) => void): void {
-  q.outputs.forEach((o) => f(o.expr));
-  if (q.where) f(q.where);
-  q.groupBy.forEach(f);
-  if (q.having) f(q.having);
-  q.orderBy.forEach((o) => f(o.expr));
-}
 
 function mentions(e: B.BExpr, key: string): boolean {
   let found = false;

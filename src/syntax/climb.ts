@@ -1,6 +1,6 @@
 import type { IToken } from 'chevrotain';
-import type { Span } from '../diagnostics/span.js';
 import type * as A from './ast.js';
+import { tokenSpan } from './leaves.js';
 
 /**
  * Precedence climbing over the flat item list the parser reads for an expression:
@@ -71,9 +71,6 @@ function power(item: Item): number {
   }
 }
 
-function tokenSpan(t: IToken): Span {
-  return { start: t.startOffset, end: t.startOffset + t.image.length };
-}
 
 export function climb(items: readonly Item[]): A.Expr {
   let i = 0;

@@ -2,6 +2,7 @@ import { EmbeddedActionsParser, type IOrAlt, type IToken } from 'chevrotain';
 import type { Span } from '../diagnostics/span.js';
 import type * as A from './ast.js';
 import { climb, type Item } from './climb.js';
+import { between, identFrom, numberNode, tokenSpan } from './leaves.js';
 import * as T from './tokens.js';
 
 /**
@@ -17,21 +18,6 @@ import * as T from './tokens.js';
 
 const TYPE_CONTINUATIONS = new Set(['precision', 'varying', 'without']);
 const JOIN_WORDS = new Set(['join', 'left', 'right', 'full', 'inner', 'cross', 'natural', 'outer', 'using', 'lateral']);
-
-function tokenSpan(t: IToken): Span {
-  return { start: t.startOffset, end: t.startOffset + t.image.length };
-}
-
-function identFrom(t: IToken): A.Ident {
-  if (t.tokenType === T.QuotedIdentifier) {
-    return { kind: 'Ident', name: t.image.slice(1, -1).replace(/""/g, '"'), quoted: true, span: tokenSpan(t) };
-  }
-  return { kind: 'Ident', name: t.image.toLowerCase(), quoted: false, span: tokenSpan(t) };
-}
-
-function between(a: { span: Span }, b: { span: Span }): Span {
-  return { start: a.span.start, end: b.span.end };
-}
 
 export class OqlParser extends EmbeddedActionsParser {
   /**
@@ -657,8 +643,4 @@ export class OqlParser extends EmbeddedActionsParser {
     ]);
     return this.ACTION(() => identFrom(t));
   });
-}
-
-function numberNode(t: IToken): A.NumberLit {
-  return { kind: 'Number', text: t.image, isInteger: /^\d+$/.test(t.image), span: tokenSpan(t) };
 }
