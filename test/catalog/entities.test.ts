@@ -77,6 +77,16 @@ describe('the catalog written back', () => {
     expect((catalogPayload(crm)[0] as { slug: string }).slug).toBe('user');
   });
 
+  it('keeps what it was given, whatever the caller does to its payload afterwards', () => {
+    // A copy of the shared fixture, which other tests read.
+    const envelope = structuredClone(fixturePayload('crm')) as { data: Record<string, unknown>[] };
+    const expected = structuredClone(envelope.data);
+    const catalog = loadCatalog(envelope, { typeCodes: crmTypeCodes });
+    envelope.data[0]!.slug = 'renamed after loading';
+    (envelope.data[1]!.org_object_columns as Record<string, unknown>[]).pop();
+    expect(catalogPayload(catalog)).toEqual(expected);
+  });
+
   it('writes compact-form objects in the service shape', () => {
     const customer = objectPayload(helpdesk, 'customer') as { id: string; slug: string; org_object_columns: Record<string, unknown>[] };
     expect(customer).toMatchObject({ id: 'obj_customer', slug: 'customer', display_singular_name: 'Customer', display_plural_name: 'Customers' });
