@@ -84,7 +84,7 @@ class Exact {
     if (this.failed) return q;
 
     const aggregate = (e: B.BExpr): B.BExpr => (isAggregateCall(e) && e.kind === 'Call' ? this.aggregate(e, byRelation) : e);
-    const rewritten = mapQuery({ ...q, where: null }, (e) => aggregate(e));
+    const rewritten = mapQuery({ ...q, where: null }, aggregate);
     if (this.failed) return q;
 
     const filters = [...root];

@@ -199,7 +199,7 @@ class Descent {
 
   // ---- expressions: `prefix* operand (infix prefix* operand | postfix)*`, folded by climb
 
-  expression(): A.Expr {
+  private expression(): A.Expr {
     const items: Item[] = [];
     this.operand(items);
     for (;;) {
