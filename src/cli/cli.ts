@@ -21,7 +21,7 @@ const HANDLERS: Record<Command, Handler> = {
   run: runCommand,
   ddl: ddlCommand,
   demo: (argv, io) => demoCommand(argv, io),
-  // Loaded on use: the server's dependencies (Fastify, pino, …) stay out of every other command.
+  // Loaded on use: the server's dependencies (Fastify, pino and the rest) stay out of every other command.
   serve: async (argv, io, cwd) => (await import('./commands/serve.js')).serveCommand(argv, io, cwd),
   keys: async (argv, io) => (await import('./commands/keys.js')).keysCommand(argv, io),
   mcp: async (argv, io, cwd) => (await import('./commands/mcp.js')).mcpCommand(argv, io, cwd),

@@ -195,8 +195,8 @@ class Exact {
 
   /**
    * The parents the fan-out would keep for a condition on one relation: those with a child that
-   * satisfies it, and — when the condition can be true on the row of NULLs a parent without
-   * children gets — the parents without children.
+   * satisfies it, and (when the condition can be true on the row of NULLs a parent without
+   * children gets) the parents without children.
    */
   private keeps(r: Relation, condition: B.BExpr, key: string): B.BExpr {
     const span = condition.span;
