@@ -1,4 +1,4 @@
-import { createSyntaxDiagramsCode, Lexer, type ISerializedGast, type TokenType } from 'chevrotain';
+import { createSyntaxDiagramsCode, type ISerializedGast, type TokenType } from 'chevrotain';
 import { getParser } from '../src/syntax/parse.js';
 import * as T from '../src/syntax/tokens.js';
 
@@ -108,7 +108,7 @@ function categoryNote(name: string): string | undefined {
 /** The fixed texts a token matches (`SELECT`, `(`, `<>` and `!=`), or undefined for a pattern. */
 function literals(t: TokenType): string[] | undefined {
   const p = t.PATTERN;
-  if (!(p instanceof RegExp) || p === Lexer.NA) return undefined;
+  if (!(p instanceof RegExp)) return undefined;
   const parts = p.source.split(/(?<!\\)\|/);
   if (!parts.every((s) => /^(?:\\[^A-Za-z0-9]|[^\\^$.|?*+()[{])+$/.test(s))) return undefined;
   return parts.map((s) => quote(s.replace(/\\(.)/g, '$1')));
@@ -175,7 +175,7 @@ class Printer {
   private terminal(name: string): string {
     const t = TOKENS.get(name);
     if (!t) throw new Error(`the grammar uses token ${name}, which tokens.ts does not list`);
-    if (t.PATTERN === Lexer.NA) {
+    if (t.PATTERN === undefined) {
       this.categories.add(name);
       return name;
     }

@@ -1,7 +1,6 @@
 import type { IToken } from 'chevrotain';
 import type { Span } from '../diagnostics/span.js';
 import type * as A from './ast.js';
-import * as T from './tokens.js';
 
 /** Tree leaves made from single tokens, shared by the grammar (parser.ts) and the compiler's parser (descent.ts). */
 
@@ -9,9 +8,12 @@ export function tokenSpan(t: IToken): Span {
   return { start: t.startOffset, end: t.startOffset + t.image.length };
 }
 
-/** A name: quoted names keep their case (`""` is a quote), others are folded to lower case. */
+/**
+ * A name: quoted names keep their case (`""` is a quote), others are folded to lower case. Told
+ * apart by the opening quote, not the token type: the two parsers' tokens have types of their own.
+ */
 export function identFrom(t: IToken): A.Ident {
-  if (t.tokenType === T.QuotedIdentifier) {
+  if (t.image.charCodeAt(0) === 34 /* " */) {
     return { kind: 'Ident', name: t.image.slice(1, -1).replace(/""/g, '"'), quoted: true, span: tokenSpan(t) };
   }
   return { kind: 'Ident', name: t.image.toLowerCase(), quoted: false, span: tokenSpan(t) };

@@ -1,11 +1,12 @@
-import { Lexer, type IRecognitionException, type IToken } from 'chevrotain';
+import type { IRecognitionException, IToken } from 'chevrotain';
+import { createRequire } from 'node:module';
 import { DiagnosticBag, OqlError } from '../diagnostics/diagnostic.js';
 import type { Span } from '../diagnostics/span.js';
 import { nodeBeyondDepth, treeDepth, type Select } from './ast.js';
 import { classifySyntaxError } from './classify.js';
 import { parseDescent } from './descent.js';
+import type * as Grammar from './grammar.js';
 import { lex } from './lex.js';
-import { OqlParser } from './parser.js';
 import * as T from './tokens.js';
 
 export interface SyntaxLimits {
@@ -19,29 +20,33 @@ export interface SyntaxLimits {
 
 export const DEFAULT_SYNTAX_LIMITS: Required<SyntaxLimits> = { maxLength: 100_000, maxNesting: 64, maxTreeDepth: 400 };
 
-let lexer: Lexer | undefined;
-let parser: OqlParser | undefined;
-
-// Grammar self-validation costs tens of milliseconds: tests turn it on, builds turn it off.
-function validateGrammar(): boolean {
-  return typeof process !== 'undefined' && process.env?.OQL_VALIDATE_GRAMMAR === '1';
-}
+/** Set by the build: the grammar's own file beside the bundle. */
+declare const OQL_GRAMMAR_FILE: string | undefined;
+let grammarModule: typeof Grammar | undefined;
 
 /**
- * Chevrotain's lexer built from the token definitions. The compiler runs `lex` (lex.ts); this
- * one is the tests' oracle for it and is built only when asked for.
+ * The Chevrotain grammar (grammar.ts), loaded on first use. Half of the bundle's size and a
+ * third of its import time: only a text the compiler's parser gives up on (or a test) needs it.
+ * `require`, because parsing is synchronous: the build makes the grammar a CommonJS file, and
+ * from the sources grammar-source.cjs bundles it.
  */
-export function getLexer(): Lexer {
-  return (lexer ??= new Lexer(T.allTokens, {
-    positionTracking: 'onlyOffset',
-    ensureOptimizations: false,
-    skipValidations: !validateGrammar(),
-  }));
+function grammar(): typeof Grammar {
+  return (grammarModule ??= createRequire(import.meta.url)(typeof OQL_GRAMMAR_FILE === 'string' ? OQL_GRAMMAR_FILE : './grammar-source.cjs') as typeof Grammar);
 }
 
-/** The parser is built once per process and reused: building it is the expensive part. */
-export function getParser(): OqlParser {
-  return (parser ??= new OqlParser(validateGrammar()));
+/** Chevrotain's lexer built from the token definitions, the tests' oracle for lex.ts. */
+export function getLexer(): ReturnType<typeof Grammar.getLexer> {
+  return grammar().getLexer();
+}
+
+/** The Chevrotain parser, built once per process. */
+export function getParser(): ReturnType<typeof Grammar.getParser> {
+  return grammar().getParser();
+}
+
+/** Parses the compiler's tokens with the Chevrotain grammar, the tests' oracle for descent.ts. */
+export function parseWithGrammar(tokens: readonly IToken[]): ReturnType<typeof Grammar.parseTokens> {
+  return grammar().parseTokens(tokens);
 }
 
 const OPENERS = new Set([T.LParen, T.LBracket, T.Case]);
@@ -86,13 +91,12 @@ export function parseInto(text: string, bag: DiagnosticBag, limits: SyntaxLimits
   // parser built and asked, and its error becomes the diagnostic (see descent.ts).
   let ast = parseDescent(tokens);
   if (ast === null) {
-    const p = getParser();
-    p.input = tokens;
-    ast = p.query();
-    if (p.errors.length > 0) {
-      reportSyntaxError(text, tokens, p.errors[0]!, bag);
+    const parsed = parseWithGrammar(tokens);
+    if (parsed.error) {
+      reportSyntaxError(text, tokens, parsed.error, bag);
       return null;
     }
+    ast = parsed.ast;
   }
   // Every level of the tree below its few wrapper nodes (select item, path) takes at least one
   // token of its own, so a query of few tokens cannot be deep: skip the walk for those.

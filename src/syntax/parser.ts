@@ -3,7 +3,7 @@ import type { Span } from '../diagnostics/span.js';
 import type * as A from './ast.js';
 import { climb, type Item } from './climb.js';
 import { between, identFrom, numberNode, tokenSpan } from './leaves.js';
-import * as T from './tokens.js';
+import { chevrotainTokens as T } from './chevrotain-tokens.js';
 
 /**
  * The grammar, written as an embedded-actions parser so the AST is built while parsing with no

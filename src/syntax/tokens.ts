@@ -1,4 +1,4 @@
-import { createToken, Lexer, type TokenType } from 'chevrotain';
+import type { TokenType } from 'chevrotain';
 
 /**
  * Tokens of the object query language. Keywords are case-insensitive and fall back to
@@ -8,23 +8,58 @@ import { createToken, Lexer, type TokenType } from 'chevrotain';
  * - `Keyword`: every keyword; any keyword may follow AS as an output alias.
  * - `NonReserved`: keywords that may also be column names or function names (`first`,
  *   `last`, `zone`, `filter`...). Object slugs such as `user` are never keywords.
+ *
+ * The types are plain objects written with Chevrotain's field names: the compiler's lexer
+ * (lex.ts) and parser (descent.ts) read them without loading Chevrotain, and the Chevrotain
+ * grammar (grammar.ts, loaded for the first text the compiler's parser gives up on) builds its
+ * own token types from them one for one, by name.
  */
 
-export const Identifier = createToken({ name: 'Identifier', pattern: /[A-Za-z_][A-Za-z0-9_$]*/ });
-export const Keyword = createToken({ name: 'Keyword', pattern: Lexer.NA });
-export const NonReserved = createToken({ name: 'NonReserved', pattern: Lexer.NA });
+/** Every type in definition order: a type's categories and longer alternative come before it. */
+export const definedTokens: TokenType[] = [];
+
+/** GROUP of the tokens the lexer drops (white space, comments). */
+export const SKIPPED = 'skipped';
+
+interface TokenSpec {
+  /** What the token matches; none for a category, which only groups other types. */
+  pattern?: RegExp;
+  categories?: TokenType[];
+  longerAlt?: TokenType;
+  skipped?: boolean;
+  lineBreaks?: boolean;
+  startChars?: string[];
+}
+
+function define(name: string, spec: TokenSpec = {}): TokenType {
+  const t: TokenType = {
+    name,
+    PATTERN: spec.pattern,
+    CATEGORIES: spec.categories ?? [],
+    LONGER_ALT: spec.longerAlt,
+    GROUP: spec.skipped ? SKIPPED : undefined,
+    LINE_BREAKS: spec.lineBreaks,
+    START_CHARS_HINT: spec.startChars,
+    tokenTypeIdx: definedTokens.length + 1,
+  };
+  definedTokens.push(t);
+  return t;
+}
+
+export const Identifier = define('Identifier', { pattern: /[A-Za-z_][A-Za-z0-9_$]*/ });
+export const Keyword = define('Keyword');
+export const NonReserved = define('NonReserved');
 
 const keywordTokens: TokenType[] = [];
 
 function keyword(word: string, nonReserved = false): TokenType {
-  const t = createToken({
-    name: word,
+  const t = define(word, {
     pattern: new RegExp(word, 'i'),
-    longer_alt: Identifier,
+    longerAlt: Identifier,
     categories: nonReserved ? [Keyword, NonReserved] : [Keyword],
-    // Given hints, Chevrotain skips analysing 53 regexes when the lexer is built (cold start).
-    start_chars_hint: [word.charAt(0).toUpperCase(), word.charAt(0).toLowerCase()],
-    line_breaks: false,
+    // Given hints, Chevrotain skips analysing 53 regexes when its lexer is built.
+    startChars: [word.charAt(0).toUpperCase(), word.charAt(0).toLowerCase()],
+    lineBreaks: false,
   });
   keywordTokens.push(t);
   return t;
@@ -86,48 +121,48 @@ export const Extract = keyword('EXTRACT');
 
 // A closing quote is never followed by another quote: `'it''s` is one unterminated string, not
 // the string 'it' followed by an unterminated 's.
-export const StringLiteral = createToken({ name: 'StringLiteral', pattern: /'(?:[^']|'')*'(?!')/, line_breaks: true });
-export const UnterminatedString = createToken({ name: 'UnterminatedString', pattern: /'(?:[^']|'')*/, line_breaks: true });
-export const QuotedIdentifier = createToken({ name: 'QuotedIdentifier', pattern: /"(?:[^"]|"")+"(?!")/, line_breaks: true });
-export const UnterminatedIdentifier = createToken({ name: 'UnterminatedIdentifier', pattern: /"(?:[^"]|"")*/, line_breaks: true });
-export const NumberLiteral = createToken({ name: 'NumberLiteral', pattern: /(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?/ });
-export const Parameter = createToken({ name: 'Parameter', pattern: /\$\d+/ });
+export const StringLiteral = define('StringLiteral', { pattern: /'(?:[^']|'')*'(?!')/, lineBreaks: true });
+export const UnterminatedString = define('UnterminatedString', { pattern: /'(?:[^']|'')*/, lineBreaks: true });
+export const QuotedIdentifier = define('QuotedIdentifier', { pattern: /"(?:[^"]|"")+"(?!")/, lineBreaks: true });
+export const UnterminatedIdentifier = define('UnterminatedIdentifier', { pattern: /"(?:[^"]|"")*/, lineBreaks: true });
+export const NumberLiteral = define('NumberLiteral', { pattern: /(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?/ });
+export const Parameter = define('Parameter', { pattern: /\$\d+/ });
 
-export const WhiteSpace = createToken({ name: 'WhiteSpace', pattern: /\s+/, group: Lexer.SKIPPED, line_breaks: true });
-export const LineComment = createToken({ name: 'LineComment', pattern: /--[^\n\r]*/, group: Lexer.SKIPPED });
-export const BlockComment = createToken({ name: 'BlockComment', pattern: /\/\*[\s\S]*?\*\//, group: Lexer.SKIPPED, line_breaks: true });
-export const UnterminatedComment = createToken({ name: 'UnterminatedComment', pattern: /\/\*[\s\S]*/, line_breaks: true });
+export const WhiteSpace = define('WhiteSpace', { pattern: /\s+/, skipped: true, lineBreaks: true });
+export const LineComment = define('LineComment', { pattern: /--[^\n\r]*/, skipped: true });
+export const BlockComment = define('BlockComment', { pattern: /\/\*[\s\S]*?\*\//, skipped: true, lineBreaks: true });
+export const UnterminatedComment = define('UnterminatedComment', { pattern: /\/\*[\s\S]*/, lineBreaks: true });
 
-export const DoubleColon = createToken({ name: 'DoubleColon', pattern: /::/ });
-export const Colon = createToken({ name: 'Colon', pattern: /:/ });
-export const Comma = createToken({ name: 'Comma', pattern: /,/ });
-export const Dot = createToken({ name: 'Dot', pattern: /\./ });
-export const Semicolon = createToken({ name: 'Semicolon', pattern: /;/ });
-export const LParen = createToken({ name: 'LParen', pattern: /\(/ });
-export const RParen = createToken({ name: 'RParen', pattern: /\)/ });
-export const LBracket = createToken({ name: 'LBracket', pattern: /\[/ });
-export const RBracket = createToken({ name: 'RBracket', pattern: /]/ });
+export const DoubleColon = define('DoubleColon', { pattern: /::/ });
+export const Colon = define('Colon', { pattern: /:/ });
+export const Comma = define('Comma', { pattern: /,/ });
+export const Dot = define('Dot', { pattern: /\./ });
+export const Semicolon = define('Semicolon', { pattern: /;/ });
+export const LParen = define('LParen', { pattern: /\(/ });
+export const RParen = define('RParen', { pattern: /\)/ });
+export const LBracket = define('LBracket', { pattern: /\[/ });
+export const RBracket = define('RBracket', { pattern: /]/ });
 
-export const ComparisonOp = createToken({ name: 'ComparisonOp', pattern: Lexer.NA });
+export const ComparisonOp = define('ComparisonOp');
 /** Operators binding tighter than comparisons: && and arithmetic. */
-export const ArithmeticOp = createToken({ name: 'ArithmeticOp', pattern: Lexer.NA });
-export const NotEqual = createToken({ name: 'NotEqual', pattern: /<>|!=/, categories: [ComparisonOp] });
-export const LessEqual = createToken({ name: 'LessEqual', pattern: /<=/, categories: [ComparisonOp] });
-export const GreaterEqual = createToken({ name: 'GreaterEqual', pattern: />=/, categories: [ComparisonOp] });
-export const Equal = createToken({ name: 'Equal', pattern: /=/, categories: [ComparisonOp] });
-export const Less = createToken({ name: 'Less', pattern: /</, categories: [ComparisonOp] });
-export const Greater = createToken({ name: 'Greater', pattern: />/, categories: [ComparisonOp] });
-export const Overlap = createToken({ name: 'Overlap', pattern: /&&/, categories: [ArithmeticOp] });
-export const Concat = createToken({ name: 'Concat', pattern: /\|\|/ });
-export const Contains = createToken({ name: 'Contains', pattern: /@>/ });
-export const ContainedBy = createToken({ name: 'ContainedBy', pattern: /<@/ });
-export const Plus = createToken({ name: 'Plus', pattern: /\+/, categories: [ArithmeticOp] });
-export const Minus = createToken({ name: 'Minus', pattern: /-/, categories: [ArithmeticOp] });
-export const Star = createToken({ name: 'Star', pattern: /\*/, categories: [ArithmeticOp] });
-export const Slash = createToken({ name: 'Slash', pattern: /\//, categories: [ArithmeticOp] });
-export const Percent = createToken({ name: 'Percent', pattern: /%/, categories: [ArithmeticOp] });
+export const ArithmeticOp = define('ArithmeticOp');
+export const NotEqual = define('NotEqual', { pattern: /<>|!=/, categories: [ComparisonOp] });
+export const LessEqual = define('LessEqual', { pattern: /<=/, categories: [ComparisonOp] });
+export const GreaterEqual = define('GreaterEqual', { pattern: />=/, categories: [ComparisonOp] });
+export const Equal = define('Equal', { pattern: /=/, categories: [ComparisonOp] });
+export const Less = define('Less', { pattern: /</, categories: [ComparisonOp] });
+export const Greater = define('Greater', { pattern: />/, categories: [ComparisonOp] });
+export const Overlap = define('Overlap', { pattern: /&&/, categories: [ArithmeticOp] });
+export const Concat = define('Concat', { pattern: /\|\|/ });
+export const Contains = define('Contains', { pattern: /@>/ });
+export const ContainedBy = define('ContainedBy', { pattern: /<@/ });
+export const Plus = define('Plus', { pattern: /\+/, categories: [ArithmeticOp] });
+export const Minus = define('Minus', { pattern: /-/, categories: [ArithmeticOp] });
+export const Star = define('Star', { pattern: /\*/, categories: [ArithmeticOp] });
+export const Slash = define('Slash', { pattern: /\//, categories: [ArithmeticOp] });
+export const Percent = define('Percent', { pattern: /%/, categories: [ArithmeticOp] });
 /** Any other PostgreSQL operator character run: recognised so it can be rejected by name. */
-export const OtherOperator = createToken({ name: 'OtherOperator', pattern: /[~!@#^&|`?]+/ });
+export const OtherOperator = define('OtherOperator', { pattern: /[~!@#^&|`?]+/ });
 
 /** Order matters: longer and more specific patterns first. */
 export const allTokens: TokenType[] = [

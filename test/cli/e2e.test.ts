@@ -1,9 +1,10 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadFixtureCatalog } from '../../fixtures/index.js';
+import { compile } from '../../src/index.js';
 import pkg from '../../package.json' with { type: 'json' };
 import { cli, compiledQuery, STACK_LINE, tempTree } from './helpers.js';
 
@@ -79,6 +80,44 @@ describe('the built CLI (dist/cli.js)', () => {
     }
     expect(stderr).toMatch(/^OqlError: a query starts with SELECT, not 'SELEC'$/m);
     expect(stderr).not.toMatch(/_OqlError/);
+  });
+
+  it('the built library reads dist/grammar.cjs only for an invalid text, and reports it as the sources do', async () => {
+    const catalog = join(ROOT, 'fixtures/crm/objects-list.json');
+    const invalid = 'SELECT id FROM opportunity WHERE LIMIT 5';
+    // ESM and CommonJS entries: each loads the grammar through its own require.
+    for (const [entry, load] of [['dist/index.js', 'await import(lib)'], ['dist/index.cjs', 'req(lib)']] as const) {
+      const script = `
+        const { createRequire } = require('node:module');
+        const { readFileSync } = require('node:fs');
+        const lib = ${JSON.stringify(join(ROOT, entry))};
+        const req = createRequire(lib);
+        (async () => {
+          const m = ${load};
+          const loaded = () => Object.keys(req.cache).some((p) => p.endsWith('grammar.cjs'));
+          const catalog = m.loadCatalog(JSON.parse(readFileSync(${JSON.stringify(catalog)}, 'utf8')));
+          m.compile('SELECT id, name FROM opportunity WHERE amount > 10 LIMIT 5', { catalog, slug: 'opportunity', orgId: 'o' });
+          const before = loaded();
+          let error;
+          try { m.compile(${JSON.stringify(invalid)}, { catalog, slug: 'opportunity', orgId: 'o' }); } catch (e) { error = { code: e.code, message: e.message, span: e.span }; }
+          console.log(JSON.stringify({ before, after: loaded(), error }));
+        })();`;
+      const { stdout } = await exec(process.execPath, ['-e', script], { cwd: ROOT });
+      let expected: { code: string; message: string; span: unknown } | undefined;
+      try {
+        compile(invalid, { catalog: loadFixtureCatalog('crm'), slug: 'opportunity', orgId: 'o' });
+      } catch (e) {
+        expected = { code: (e as { code: string }).code, message: (e as Error).message, span: (e as { span: unknown }).span };
+      }
+      expect(expected?.code).toBe('SYNTAX_ERROR');
+      expect(JSON.parse(stdout), entry).toEqual({ before: false, after: true, error: expected });
+    }
+  });
+
+  it('every built file is ASCII: one other character makes V8 read a whole bundle as two-byte text, slower to load', () => {
+    const built = readdirSync(join(ROOT, 'dist')).filter((f) => /\.c?js$/.test(f));
+    expect(built).toContain('grammar.cjs');
+    for (const f of built) expect(readFileSync(join(ROOT, 'dist', f), 'latin1'), f).toMatch(/^[\x00-\x7f]*$/);
   });
 
   it('errors are a code frame or one line, never a stack trace', async () => {

@@ -4,7 +4,7 @@ import { fixtureData, FIXTURE_NAMES, loadFixtureCatalog } from '../../fixtures/i
 import { allPages } from '../../src/lint/docs.js';
 import { parseDescent } from '../../src/syntax/descent.js';
 import { lex } from '../../src/syntax/lex.js';
-import { getParser } from '../../src/syntax/parse.js';
+import { parseWithGrammar } from '../../src/syntax/parse.js';
 import { corpus } from '../../bench/corpus.js';
 import { REVENUE_QUERIES, revenueText } from '../../bench/schemas/revenue-crm-queries.js';
 import { grammarArb, KEYWORDS, mutationArb, PUNCT, spliceArb, tokens, type Target } from '../fuzz/inputs.js';
@@ -24,10 +24,8 @@ type Verdict = { readonly accepted: false } | { readonly accepted: true; readonl
 function chevrotain(text: string): Verdict | null {
   const lexed = lex(text);
   if (lexed.errorOffset >= 0 || lexed.tokens.length === 0) return null;
-  const p = getParser();
-  p.input = lexed.tokens;
-  const tree = p.query();
-  return p.errors.length > 0 ? { accepted: false } : { accepted: true, tree };
+  const parsed = parseWithGrammar(lexed.tokens);
+  return parsed.error ? { accepted: false } : { accepted: true, tree: parsed.ast };
 }
 
 function descent(text: string): Verdict | null {
