@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { OqlError } from '../diagnostics/diagnostic.js';
 
 /**
@@ -24,6 +24,15 @@ export interface TokenPayload {
 export const TOKEN_TTL_MS = 60 * 60 * 1000;
 const MAX_TOKEN_LENGTH = 4096;
 
+/**
+ * node:crypto, loaded at the first token: importing it starts OpenSSL, 10 to 20 ms of every
+ * process that imports the library, and only the connector endpoints sign tokens.
+ */
+let crypto: typeof import('node:crypto') | undefined;
+function nodeCrypto(): typeof import('node:crypto') {
+  return (crypto ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto'));
+}
+
 function keyOf(secret: string | Uint8Array): Buffer {
   const key = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : Buffer.from(secret);
   if (key.length < 16) throw OqlError.plain('INVALID_OPTIONS', 'tokenSecret must be at least 16 bytes', 'pass a long random secret shared by every server of the service');
@@ -31,7 +40,7 @@ function keyOf(secret: string | Uint8Array): Buffer {
 }
 
 function mac(key: Buffer, payload: string): Buffer {
-  return createHmac('sha256', key).update(payload).digest();
+  return nodeCrypto().createHmac('sha256', key).update(payload).digest();
 }
 
 export function signToken(payload: TokenPayload, secret: string | Uint8Array): string {
@@ -52,7 +61,7 @@ export function readToken(token: unknown, secret: string | Uint8Array, requestHa
   const body = token.slice(0, dot);
   const given = Buffer.from(token.slice(dot + 1), 'base64url');
   const expected = mac(key, body);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid('it was altered or not issued by this service');
+  if (given.length !== expected.length || !nodeCrypto().timingSafeEqual(given, expected)) throw invalid('it was altered or not issued by this service');
   let p: TokenPayload;
   try {
     p = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as TokenPayload;
@@ -75,5 +84,5 @@ function canonical(v: unknown): string {
 }
 
 export function requestHash(orgId: string, slug: string, fields: unknown, filter: unknown): string {
-  return createHash('sha256').update(canonical([orgId, slug, fields, filter ?? null])).digest('base64url');
+  return nodeCrypto().createHash('sha256').update(canonical([orgId, slug, fields, filter ?? null])).digest('base64url');
 }
