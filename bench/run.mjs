@@ -41,7 +41,8 @@ if (!existsSync(dist)) {
   process.exit(1);
 }
 // Other people may rebuild (and clean) dist/ while this runs: benchmark a private copy of it.
-// The bundle is self-contained (chevrotain is inlined), so the copy imports nothing from dist/.
+// The bundle is self-contained (chevrotain is inlined into grammar.cjs beside it), so the copy
+// imports nothing from dist/.
 mkdirSync(DATA, { recursive: true });
 const snapshot = join(DATA, 'dist');
 rmSync(snapshot, { recursive: true, force: true });

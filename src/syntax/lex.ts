@@ -19,28 +19,44 @@ export interface Lexed {
   readonly errorOffset: number;
 }
 
-/** Keywords by lower-case word: a word is a keyword only when all of it is one (`selection` is not). */
+/**
+ * Keywords by lower-case word, and by upper-case word too, so that the common spellings are one
+ * lookup with no case folding: a word is a keyword only when all of it is one (`selection` is not).
+ */
 const KEYWORDS = new Map<string, TokenType>();
 for (const t of T.allTokens) {
-  if ((t.CATEGORIES ?? []).includes(T.Keyword)) KEYWORDS.set(t.name.toLowerCase(), t);
+  if (!(t.CATEGORIES ?? []).includes(T.Keyword)) continue;
+  KEYWORDS.set(t.name.toLowerCase(), t);
+  KEYWORDS.set(t.name.toUpperCase(), t);
 }
 const LONGEST_KEYWORD = Math.max(...[...KEYWORDS.keys()].map((k) => k.length));
 
 // Character classes as lookup tables: one indexed load per character.
 const IDENT_START = new Uint8Array(128);
 const IDENT_PART = new Uint8Array(128);
+const UPPER = new Uint8Array(128);
+const LOWER = new Uint8Array(128);
 const DIGIT = new Uint8Array(128);
 const OTHER_OPERATOR = new Uint8Array(128);
 for (let c = 0; c < 128; c++) {
   const ch = String.fromCharCode(c);
   IDENT_START[c] = /[A-Za-z_]/.test(ch) ? 1 : 0;
   IDENT_PART[c] = /[A-Za-z0-9_$]/.test(ch) ? 1 : 0;
+  UPPER[c] = /[A-Z]/.test(ch) ? 1 : 0;
+  LOWER[c] = /[a-z]/.test(ch) ? 1 : 0;
   DIGIT[c] = /\d/.test(ch) ? 1 : 0;
   OTHER_OPERATOR[c] = /[~!@#^&|`?]/.test(ch) ? 1 : 0;
 }
 /** JavaScript's `\s`, as the WhiteSpace token's pattern reads it. */
 const SPACE = /\s/;
 const SPACE_RUN = /\s+/y;
+
+/** `\s` for one character: the ASCII ones by code, the others (U+00A0, U+2028...) by the pattern. */
+function isSpace(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  if (c < 128) return c === 32 || (c >= 9 && c <= 13);
+  return SPACE.test(text[i]!);
+}
 
 function token(tokens: IToken[], type: TokenType, text: string, start: number, end: number): void {
   tokens.push({ image: text.slice(start, end), startOffset: start, tokenTypeIdx: type.tokenTypeIdx!, tokenType: type } as IToken);
@@ -93,14 +109,19 @@ export function lex(text: string): Lexed {
     const next = i + 1 < n ? text.charCodeAt(i + 1) : -1;
     // Words first: most tokens are names and keywords.
     if (c < 128 && IDENT_START[c] === 1) {
+      // Whether the word mixes upper- and lower-case letters: only then is it folded for the lookup.
+      let upper = UPPER[c]!;
+      let lower = LOWER[c]!;
       let j = i + 1;
       while (j < n) {
         const d = text.charCodeAt(j);
         if (d >= 128 || IDENT_PART[d] !== 1) break;
+        upper |= UPPER[d]!;
+        lower |= LOWER[d]!;
         j++;
       }
       const word = text.slice(i, j);
-      const kw = j - i <= LONGEST_KEYWORD ? KEYWORDS.get(word.toLowerCase()) : undefined;
+      const kw = j - i > LONGEST_KEYWORD ? undefined : KEYWORDS.get(upper & lower ? word.toLowerCase() : word);
       tokens.push({ image: word, startOffset: i, tokenTypeIdx: (kw ?? T.Identifier).tokenTypeIdx!, tokenType: kw ?? T.Identifier } as IToken);
       i = j;
       continue;
@@ -108,7 +129,7 @@ export function lex(text: string): Lexed {
     switch (c) {
       case 32: case 9: case 10: case 13:
         i++;
-        while (i < n && SPACE.test(text[i]!)) i++;
+        while (i < n && isSpace(text, i)) i++;
         continue;
       case 45: // -
         if (next === 45) {
@@ -243,7 +264,7 @@ export function lex(text: string): Lexed {
       i = j;
       continue;
     }
-    if (SPACE.test(text[i]!)) {
+    if (isSpace(text, i)) {
       SPACE_RUN.lastIndex = i;
       SPACE_RUN.test(text);
       i = SPACE_RUN.lastIndex;

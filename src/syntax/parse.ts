@@ -49,11 +49,17 @@ export function parseWithGrammar(tokens: readonly IToken[]): ReturnType<typeof G
   return grammar().parseTokens(tokens);
 }
 
-const OPENERS = new Set([T.LParen, T.LBracket, T.Case]);
-const CLOSERS = new Set([T.RParen, T.RBracket, T.End]);
+/** What checkTokens does with a token, by its type's index: most types are one load and a pass. */
+const PASS = 0;
+const OPENS = 1;
+const CLOSES = 2;
+const REPORT = 3;
+const CHECK = new Uint8Array(T.definedTokens.length + 1);
+for (const t of [T.LParen, T.LBracket, T.Case]) CHECK[t.tokenTypeIdx!] = OPENS;
+for (const t of [T.RParen, T.RBracket, T.End]) CHECK[t.tokenTypeIdx!] = CLOSES;
+for (const t of [T.UnterminatedString, T.UnterminatedIdentifier, T.UnterminatedComment]) CHECK[t.tokenTypeIdx!] = REPORT;
 /** Tree levels that need no token of their own: Select > SelectItem > Path > Ident, OrderItem. */
 export const TREE_WRAPPERS = 6;
-const UNTERMINATED = new Set([T.UnterminatedString, T.UnterminatedIdentifier, T.UnterminatedComment]);
 /**
  * Parses one query into its syntax tree, reporting every problem into `bag`. Returns null when
  * the text cannot be parsed. Never throws for bad input and never recurses deeper than the
@@ -137,10 +143,11 @@ function checkTokens(text: string, tokens: IToken[], bag: DiagnosticBag, maxNest
   // prefix runs are read in loops), so bracket depth bounds its stack.
   let depth = 0;
   for (const t of tokens) {
+    const check = CHECK[t.tokenTypeIdx]!;
+    if (check === OPENS) depth++;
+    else if (check === CLOSES) depth = depth > 0 ? depth - 1 : 0;
+    else if (check === PASS && depth <= maxNesting) continue;
     const type = t.tokenType;
-    if (OPENERS.has(type)) depth++;
-    else if (CLOSERS.has(type)) depth = Math.max(0, depth - 1);
-    else if (depth <= maxNesting && !UNTERMINATED.has(type)) continue;
     const at = { start: t.startOffset, end: t.startOffset + t.image.length };
     if (type === T.UnterminatedString) {
       bag.error('UNTERMINATED_STRING', at, 'the string starting here has no closing quote', "close it with ' (write '' for a quote inside a string)");
