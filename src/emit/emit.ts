@@ -203,18 +203,17 @@ class SqlWriter {
     return this.plan.scopes[id]!;
   }
 
+  private joinAlias(scope: ScopePlan, key: string): string {
+    for (const j of scope.joins) if (j.key === key) return j.alias;
+    throw new Error(`plan invariant: no join for path ${key}`);
+  }
+
   /** `wrap`: parenthesise compound expressions, as an operand inside a larger one. */
   private expr(e: B.BExpr, wrap: boolean): void {
-    const open = (): void => {
-      if (wrap) this.raw('(');
-    };
-    const close = (): void => {
-      if (wrap) this.raw(')');
-    };
     switch (e.kind) {
       case 'Column': {
         const scope = this.scopeOf(e.scope);
-        const alias = e.hops.length === 0 ? scope.from.alias : scope.joins.find((j) => j.key === pathKey(e.hops))!.alias;
+        const alias = e.hops.length === 0 ? scope.from.alias : this.joinAlias(scope, pathKey(e.hops));
         const col = this.plan.columns[`${e.object}.${e.column}`] ?? e.column;
         this.column(alias, col);
         return;
@@ -235,71 +234,71 @@ class SqlWriter {
         this.call(e);
         return;
       case 'Unary':
-        open();
+        if (wrap) this.raw('(');
         this.raw(e.op === 'NOT' ? 'NOT ' : '- ');
         this.expr(e.operand, true);
-        close();
+        if (wrap) this.raw(')');
         return;
       case 'Binary':
-        open();
+        if (wrap) this.raw('(');
         this.expr(e.left, true);
         this.raw(` ${e.op} `);
         this.expr(e.right, true);
-        close();
+        if (wrap) this.raw(')');
         return;
       case 'Logical':
-        open();
+        if (wrap) this.raw('(');
         e.operands.forEach((o, i) => {
           if (i) this.raw(` ${e.op} `);
           this.expr(o, true);
         });
-        close();
+        if (wrap) this.raw(')');
         return;
       case 'IsNull':
-        open();
+        if (wrap) this.raw('(');
         this.expr(e.operand, true);
         this.raw(e.negated ? ' IS NOT NULL' : ' IS NULL');
-        close();
+        if (wrap) this.raw(')');
         return;
       case 'IsEmpty':
         // Null or no elements; never null itself, so NOT and OR behave two-valued.
-        open();
+        if (wrap) this.raw('(');
         this.raw('coalesce(cardinality(');
         this.expr(e.operand, false);
         this.raw(e.negated ? '), 0) <> 0' : '), 0) = 0');
-        close();
+        if (wrap) this.raw(')');
         return;
       case 'Between':
-        open();
+        if (wrap) this.raw('(');
         this.expr(e.operand, true);
         this.raw(e.negated ? ' NOT BETWEEN ' : ' BETWEEN ');
         this.expr(e.low, true);
         this.raw(' AND ');
         this.expr(e.high, true);
-        close();
+        if (wrap) this.raw(')');
         return;
       case 'Like':
-        open();
+        if (wrap) this.raw('(');
         this.expr(e.operand, true);
         this.raw(`${e.negated ? ' NOT' : ''} ${e.caseInsensitive ? 'ILIKE' : 'LIKE'} `);
         this.expr(e.pattern, true);
-        close();
+        if (wrap) this.raw(')');
         return;
       case 'InList':
-        open();
+        if (wrap) this.raw('(');
         this.expr(e.operand, true);
         this.raw(e.negated ? ' NOT IN (' : ' IN (');
         this.list(e.items);
         this.raw(')');
-        close();
+        if (wrap) this.raw(')');
         return;
       case 'InSubquery':
-        open();
+        if (wrap) this.raw('(');
         this.expr(e.operand, true);
         this.raw(e.negated ? ' NOT IN (' : ' IN (');
         this.query(e.query, false);
         this.raw(')');
-        close();
+        if (wrap) this.raw(')');
         return;
       case 'Exists':
         this.raw('EXISTS (');
@@ -338,11 +337,11 @@ class SqlWriter {
         this.raw(')::date');
         return;
       case 'AtTimeZone':
-        open();
+        if (wrap) this.raw('(');
         this.expr(e.operand, true);
         this.raw(' AT TIME ZONE ');
         this.expr(e.zone, true);
-        close();
+        if (wrap) this.raw(')');
         return;
       case 'OutputRef':
         this.raw(quoteIdent(outputName(e.index)));

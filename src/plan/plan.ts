@@ -44,6 +44,11 @@ export interface ScopePlan {
   readonly joins: readonly JoinPlan[];
 }
 
+function joinAt(joins: readonly JoinPlan[], key: string): JoinPlan | undefined {
+  for (const j of joins) if (j.key === key) return j;
+  return undefined;
+}
+
 export function pathKey(hops: readonly B.Hop[], upTo = hops.length): string {
   let key = '';
   for (let i = 0; i < upTo; i++) key += `${i ? '/' : ''}${hops[i]!.via}`;
@@ -90,6 +95,8 @@ class Planner {
   readonly objects = new Set<string>();
   readonly columns: Record<string, string> = {};
   private aliases = 0;
+  /** `expr` bound once, for the child walk, instead of a closure per node. */
+  private readonly visit = (e: B.BExpr): void => this.expr(e);
 
   constructor(private readonly catalog: Catalog) {}
 
@@ -100,9 +107,9 @@ class Planner {
     this.scopes[q.scope] = { from: { alias: this.alias(), object: q.object, table: this.table(q.object) }, joins: [] };
     for (const o of q.outputs) this.expr(o.expr);
     if (q.where) this.expr(q.where);
-    q.groupBy.forEach((g) => this.expr(g));
+    for (const g of q.groupBy) this.expr(g);
     if (q.having) this.expr(q.having);
-    q.orderBy.forEach((o) => this.expr(o.expr));
+    for (const o of q.orderBy) this.expr(o.expr);
   }
 
   private alias(): string {
@@ -126,10 +133,11 @@ class Planner {
     let fromAlias = scope.from.alias;
     let fromObject = scope.from.object;
     const joins = scope.joins as JoinPlan[];
+    let key = '';
     for (let i = 0; i < c.hops.length; i++) {
       const hop = c.hops[i]!;
-      const key = pathKey(c.hops, i + 1);
-      let join = joins.find((j) => j.key === key);
+      key = i === 0 ? hop.via : `${key}/${hop.via}`; // pathKey(c.hops, i + 1), built up hop by hop
+      let join = joinAt(joins, key);
       if (!join) {
         const toOne = hop.kind === 'to-one';
         join = {
@@ -170,7 +178,7 @@ class Planner {
         this.query(e.query);
         return;
       default:
-        forEachChild(e, (c) => this.expr(c));
+        forEachChild(e, this.visit);
     }
   }
 }

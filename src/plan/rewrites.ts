@@ -50,11 +50,16 @@ export function forEachQueryExpr(q: B.BoundQuery, f: (e: B.BExpr) => void): void
 /** Applies `rewrite` bottom-up; nodes whose subtree did not change are reused, not copied. */
 export function mapQuery(q: B.BoundQuery, rewrite: Rewrite): B.BoundQuery {
   const m = (e: B.BExpr): B.BExpr => mapExpr(e, rewrite);
-  const outputs = sameArray(q.outputs, q.outputs.map((o) => (m(o.expr) === o.expr ? o : { ...o, expr: m(o.expr) })));
+  // Each item's expression is rewritten once: a rewrite may number new scopes as it goes.
+  const item = <T extends { readonly expr: B.BExpr }>(o: T): T => {
+    const expr = m(o.expr);
+    return expr === o.expr ? o : { ...o, expr };
+  };
+  const outputs = sameArray(q.outputs, q.outputs.map(item));
   const where = q.where && m(q.where);
   const groupBy = sameArray(q.groupBy, q.groupBy.map(m));
   const having = q.having && m(q.having);
-  const orderBy = sameArray(q.orderBy, q.orderBy.map((o) => (m(o.expr) === o.expr ? o : { ...o, expr: m(o.expr) })));
+  const orderBy = sameArray(q.orderBy, q.orderBy.map(item));
   if (outputs === q.outputs && where === q.where && groupBy === q.groupBy && having === q.having && orderBy === q.orderBy) return q;
   return { ...q, outputs, where, groupBy, having, orderBy };
 }
