@@ -31,21 +31,23 @@ for (const t of T.allTokens) {
 }
 const LONGEST_KEYWORD = Math.max(...[...KEYWORDS.keys()].map((k) => k.length));
 
-// Character classes as lookup tables: one indexed load per character.
-const IDENT_START = new Uint8Array(128);
-const IDENT_PART = new Uint8Array(128);
-const UPPER = new Uint8Array(128);
-const LOWER = new Uint8Array(128);
-const DIGIT = new Uint8Array(128);
-const OTHER_OPERATOR = new Uint8Array(128);
+// Character classes as one lookup table of bits: one indexed load per character.
+const IDENT_START = 1;
+const IDENT_PART = 2;
+const UPPER = 4;
+const LOWER = 8;
+const DIGIT = 16;
+const OTHER_OPERATOR = 32;
+const CLASS = new Uint8Array(128);
 for (let c = 0; c < 128; c++) {
   const ch = String.fromCharCode(c);
-  IDENT_START[c] = /[A-Za-z_]/.test(ch) ? 1 : 0;
-  IDENT_PART[c] = /[A-Za-z0-9_$]/.test(ch) ? 1 : 0;
-  UPPER[c] = /[A-Z]/.test(ch) ? 1 : 0;
-  LOWER[c] = /[a-z]/.test(ch) ? 1 : 0;
-  DIGIT[c] = /\d/.test(ch) ? 1 : 0;
-  OTHER_OPERATOR[c] = /[~!@#^&|`?]/.test(ch) ? 1 : 0;
+  CLASS[c] =
+    (/[A-Za-z_]/.test(ch) ? IDENT_START : 0) |
+    (/[A-Za-z0-9_$]/.test(ch) ? IDENT_PART : 0) |
+    (/[A-Z]/.test(ch) ? UPPER : 0) |
+    (/[a-z]/.test(ch) ? LOWER : 0) |
+    (/\d/.test(ch) ? DIGIT : 0) |
+    (/[~!@#^&|`?]/.test(ch) ? OTHER_OPERATOR : 0);
 }
 /** JavaScript's `\s`, as the WhiteSpace token's pattern reads it. */
 const SPACE = /\s/;
@@ -62,7 +64,7 @@ function token(tokens: IToken[], type: TokenType, text: string, start: number, e
   tokens.push({ image: text.slice(start, end), startOffset: start, tokenTypeIdx: type.tokenTypeIdx!, tokenType: type } as IToken);
 }
 
-const isDigit = (c: number): boolean => c < 128 && DIGIT[c] === 1;
+const isDigit = (c: number): boolean => c < 128 && (CLASS[c]! & DIGIT) !== 0;
 
 /** End of a quoted run starting at `start` (a quote), doubled quotes inside; -1 when it never closes. */
 function closingQuote(text: string, start: number, quote: number): number {
@@ -108,20 +110,20 @@ export function lex(text: string): Lexed {
     const c = text.charCodeAt(i);
     const next = i + 1 < n ? text.charCodeAt(i + 1) : -1;
     // Words first: most tokens are names and keywords.
-    if (c < 128 && IDENT_START[c] === 1) {
-      // Whether the word mixes upper- and lower-case letters: only then is it folded for the lookup.
-      let upper = UPPER[c]!;
-      let lower = LOWER[c]!;
+    if (c < 128 && (CLASS[c]! & IDENT_START) !== 0) {
+      // The classes of the word's characters: a word mixing upper- and lower-case letters is
+      // folded for the keyword lookup, any other is looked up as written.
+      let classes = CLASS[c]!;
       let j = i + 1;
       while (j < n) {
         const d = text.charCodeAt(j);
-        if (d >= 128 || IDENT_PART[d] !== 1) break;
-        upper |= UPPER[d]!;
-        lower |= LOWER[d]!;
+        const k = d < 128 ? CLASS[d]! : 0;
+        if ((k & IDENT_PART) === 0) break;
+        classes |= k;
         j++;
       }
       const word = text.slice(i, j);
-      const kw = j - i > LONGEST_KEYWORD ? undefined : KEYWORDS.get(upper & lower ? word.toLowerCase() : word);
+      const kw = j - i > LONGEST_KEYWORD ? undefined : KEYWORDS.get((classes & (UPPER | LOWER)) === (UPPER | LOWER) ? word.toLowerCase() : word);
       tokens.push({ image: word, startOffset: i, tokenTypeIdx: (kw ?? T.Identifier).tokenTypeIdx!, tokenType: kw ?? T.Identifier } as IToken);
       i = j;
       continue;
@@ -253,11 +255,11 @@ export function lex(text: string): Lexed {
       i += 2;
       continue;
     }
-    if (c < 128 && OTHER_OPERATOR[c] === 1) {
+    if (c < 128 && (CLASS[c]! & OTHER_OPERATOR) !== 0) {
       let j = i + 1;
       while (j < n) {
         const d = text.charCodeAt(j);
-        if (d >= 128 || OTHER_OPERATOR[d] !== 1) break;
+        if (d >= 128 || (CLASS[d]! & OTHER_OPERATOR) === 0) break;
         j++;
       }
       token(tokens, T.OtherOperator, text, i, j);
