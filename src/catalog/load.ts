@@ -189,7 +189,7 @@ function physical(name: unknown, where: string, what: string, p: Problems): stri
 }
 
 /**
- * Two 32-bit FNV-1a lanes (different offset bases) over the UTF-16 units of a canonical JSON
+ * Two 32-bit FNV-1a lanes (different offset bases) over pairs of UTF-16 units of a canonical JSON
  * form: stable across processes, no node:crypto, and fast on large catalogs (BigInt
  * arithmetic per byte took a third of a second on 100,000 columns).
  */
@@ -201,8 +201,10 @@ function versionOf(objects: Map<string, ObjectDef>, mapping: PhysicalMapping): s
   ]);
   let a = 0x811c9dc5;
   let b = 0x01000193 ^ 0x5bd1e995;
-  for (let i = 0; i < canonical.length; i++) {
-    const c = canonical.charCodeAt(i);
+  // Two UTF-16 units per step: half the steps, which the first load of a process runs unoptimized.
+  const n = canonical.length;
+  for (let i = 0; i < n; i += 2) {
+    const c = canonical.charCodeAt(i) | ((i + 1 < n ? canonical.charCodeAt(i + 1) : 0xffff) << 16);
     a = Math.imul(a ^ c, 0x01000193);
     b = Math.imul(b ^ c, 0x01000193) ^ (a >>> 15);
   }

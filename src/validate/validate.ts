@@ -29,6 +29,11 @@ interface Context {
 }
 
 const DATE_STRING = /^\s*\d{4}-\d{1,2}-\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:Z|[+-]\d{2}:?\d{2})?\s*$/;
+
+/** DATE_STRING.test, the pattern run only on strings long enough and with a dash (few are). */
+function isDateString(s: string): boolean {
+  return s.length >= 8 && s.includes('-') && DATE_STRING.test(s);
+}
 const COMPARISON = new Set(['=', '<>', '!=', '<', '<=', '>', '>=']);
 
 export function validate(select: A.Select, bag: DiagnosticBag, options: ValidateOptions = {}): void {
@@ -287,7 +292,7 @@ class Validator {
   private dateComparison(a: A.Expr, b: A.Expr | null, op: DateComparisonOp, whole: A.Expr['span']): void {
     const src = this.bag.source;
     for (const [side, other] of [[a, b], [b, a]] as const) {
-      if (side?.kind === 'String' && DATE_STRING.test(side.value)) {
+      if (side?.kind === 'String' && isDateString(side.value)) {
         // The column is the compared operand (never a BETWEEN bound or another IN item).
         const column = other && other !== side && !(op === 'between' && other.kind === 'String') ? other : op === 'between' || op === 'in' ? a : null;
         const repair = repairDateString(src, side.span, side.value, column?.span ?? null, op, op === 'between' || op === 'in' ? side.span : whole, this.zone);
