@@ -287,14 +287,23 @@ function coldStart(): void {
     if (r.status !== 0) throw new Error(`cold-start child failed: ${r.stderr}`);
     return { ms, out: JSON.parse(r.stdout) as Record<string, number> };
   };
+  // What Node's ES module loader costs any program whose main module is one (cold-start.mjs is).
+  const esmBaseline = ['--input-type=module', ...baseline];
+  const cjsArgs = [join(BENCH_DIR, 'cold-start.cjs'), join(dirname(distPath()), 'index.cjs'), ...args.slice(2)];
   // One unmeasured run of each fills the OS file cache.
   wall(baseline);
   wall(args);
+  wall(esmBaseline);
+  wall(cjsArgs);
   const empty: { ms: number; out: Record<string, number> }[] = [];
   const full: { ms: number; out: Record<string, number> }[] = [];
+  const emptyEsm: { ms: number; out: Record<string, number> }[] = [];
+  const cjs: { ms: number; out: Record<string, number> }[] = [];
   for (let i = 0; i < COLD_RUNS; i++) {
     empty.push(wall(baseline));
     full.push(wall(args));
+    emptyEsm.push(wall(esmBaseline));
+    cjs.push(wall(cjsArgs));
   }
   const m = (xs: typeof full, f: (x: (typeof full)[number]) => number) => median(xs.map(f));
   const firstError = Array.from({ length: Math.min(COLD_RUNS, 10) }, () => wall([...args, '--first-error']));
@@ -318,6 +327,10 @@ function coldStart(): void {
     ['inside the child: first parse() of a valid query (the hand-written parser; Chevrotain is not loaded)', fmt(m(full, (x) => x.out.parser!))],
     ['inside the child: first compile()', fmt(m(full, (x) => x.out.compile!))],
     ['inside the child: a second compile() of another query', fmt(m(full, (x) => x.out.second!), 2)],
+    ['an empty ES module (`node --input-type=module -e`), wall beyond bare node: Node\'s ES module loader, which any ES module program pays (the row above includes it)', fmt(m(emptyEsm, (x) => x.ms) - m(empty, (x) => x.ms))],
+    ['**the same cold start through CommonJS** (`require` of dist/index.cjs, bench/cold-start.cjs), wall (difference)', `**${fmt(m(cjs, (x) => x.ms) - m(empty, (x) => x.ms))}**`],
+    ['the same through CommonJS, CPU time (difference)', fmt(m(cjs, (x) => x.out.cpuMs!) - m(empty, (x) => x.out.cpuMs!))],
+    ['inside the CommonJS child: `require` / catalog / first compile()', `${fmt(m(cjs, (x) => x.out.import!))} / ${fmt(m(cjs, (x) => x.out.catalog!))} / ${fmt(m(cjs, (x) => x.out.compile!))}`],
     ['in other runs, after the above: the first invalid text (reads dist/grammar.cjs and builds the Chevrotain parser for its diagnostic; once per process)', fmt(m(firstError, (x) => x.out.firstError!))],
   ]));
   emit();

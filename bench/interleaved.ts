@@ -13,10 +13,14 @@
  * - fixed texts in rotation (`cache: false`, and libpg-query);
  * - one text repeated (`cache: false`), and repeated with the cache on (a hit).
  *
+ * A process's figures also carry its JIT's luck (what got inlined, which call sites went
+ * megamorphic): the summary repeats the whole measurement in OQL_BENCH_PROCESSES processes (3)
+ * and gives the median and range of their ratios.
+ *
  * OQL_BENCH_BASELINE=<path to another build's index.js> (OQL_BENCH_BASELINE_LABEL=<how to name
- * it in the results>) adds that build's figures, measured by
- * this script in a child process right after (two builds in one heap would charge each other's
- * garbage collection), each with its own libpg-query figures, so the ratios compare.
+ * it in the results>) adds that build's figures, measured by this script in child processes
+ * alternating with this build's (two builds in one heap would charge each other's garbage
+ * collection), each with its own libpg-query figures, so the ratios compare.
  *
  * Run by bench/run.mjs (`node --import tsx bench/interleaved.ts <fragment.md>`).
  */
@@ -27,7 +31,7 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadModule, parseSync } from 'libpg-query';
 import { corpus } from './corpus.js';
-import { BENCH_DIR, fixtureCatalog, fmt, loadDist, median, progress, readJson, table, type OqlModule } from './lib.js';
+import { BENCH_DIR, distPath, fixtureCatalog, fmt, loadDist, median, progress, readJson, table, type OqlModule } from './lib.js';
 import { REVENUE_QUERIES, revenueText } from './schemas/revenue-crm-queries.js';
 
 const ROUNDS = Number(process.env.OQL_BENCH_ROUNDS ?? 31);
@@ -37,6 +41,8 @@ const ROTATIONS_PER_PASS = Number(process.env.OQL_BENCH_ROTATIONS ?? 4);
 /** Calls per text in the repeated modes. */
 const REPEAT = 8;
 const CLOCK = process.env.OQL_BENCH_CLOCK === 'wall' ? 'wall' : 'cpu';
+/** Processes per build whose ratios the summary gives (median and range). */
+const PROCESSES = Math.max(1, Number(process.env.OQL_BENCH_PROCESSES ?? 3));
 
 type Catalog = ReturnType<OqlModule['loadCatalog']>;
 
@@ -174,6 +180,30 @@ async function loadBuild(label: string, path: string | undefined): Promise<Build
   };
 }
 
+interface SummaryRow {
+  readonly corpus: string;
+  readonly unique: number;
+  readonly pg: number;
+  readonly ratio: number;
+  readonly missOverNoCache: number;
+  readonly repeated: number;
+  readonly hit: number;
+}
+
+/** The summary rows of one whole measurement of the build at `dist`, in a child process. */
+function childSummary(dist: string, fragment: string): SummaryRow[] {
+  progress(`interleaved: ${dist} in a child process`);
+  const summaryFile = `${fragment}.child.json`;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), summaryFile], {
+    env: { ...process.env, OQL_BENCH_DIST: dist, OQL_BENCH_BASELINE: '', OQL_BENCH_SUMMARY_ONLY: '1' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (r.status !== 0) throw new Error(`the child run of ${dist} failed (exit ${r.status ?? r.signal})`);
+  const rows = JSON.parse(readFileSync(summaryFile, 'utf8')) as SummaryRow[];
+  rmSync(summaryFile);
+  return rows;
+}
+
 async function main(): Promise<void> {
   const fragment = process.argv[2] ?? join(BENCH_DIR, '.data', 'results-interleaved.md');
   await loadModule();
@@ -192,7 +222,7 @@ async function main(): Promise<void> {
     (CLOCK === 'cpu' ? `Clock: process CPU time (load average ${fmt(loadavg()[0]!, 1)} on ${cpus().length} cores at the start).` : 'Clock: wall time.'));
   emit();
 
-  const summary: (string | number)[][] = [];
+  const summary: SummaryRow[] = [];
   for (const [wi, w] of workloads().entries()) {
     for (const b of builds) {
       for (const q of w.queries) b.lib.compile(q.text(nextLiteral()), { catalog: b.catalogs[q.fixture], slug: q.slug, orgId: 'org_bench' });
@@ -215,8 +245,10 @@ async function main(): Promise<void> {
       rows.push([`${tag}oql, each text repeated, \`cache: false\``, fmt(get('repeated, cache: false')), '']);
       rows.push([`${tag}oql, each text repeated, default options (cache hits)`, fmt(get('repeated, default options (hits)'), 2), '']);
       rows.push([`${tag}**miss with the cache on / \`cache: false\`**`, fmt(get('unique, default options') / get('unique, cache: false'), 3), '']);
-      summary.push([w.name, b.label, fmt(get('unique, default options')), fmt(pgUnique), `**${fmt(get('unique, default options') / pgUnique, 2)}**`,
-        fmt(get('unique, default options') / get('unique, cache: false'), 3), fmt(get('repeated, cache: false')), fmt(get('repeated, default options (hits)'), 2)]);
+      summary.push({
+        corpus: w.name, unique: get('unique, default options'), pg: pgUnique, ratio: get('unique, default options') / pgUnique,
+        missOverNoCache: get('unique, default options') / get('unique, cache: false'), repeated: get('repeated, cache: false'), hit: get('repeated, default options (hits)'),
+      });
     }
     rows.push(['libpg-query parse, unique texts', fmt(pgUnique), '1.00']);
     rows.push(['libpg-query parse, fixed texts in rotation', fmt(pgRotation), '']);
@@ -227,24 +259,30 @@ async function main(): Promise<void> {
     writeFileSync(fragment, JSON.stringify(summary));
     return;
   }
-  if (baselinePath) {
-    progress(`interleaved: baseline ${baselinePath} in a child process`);
-    const summaryFile = `${fragment}.baseline.json`;
-    const r = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), summaryFile], {
-      env: { ...process.env, OQL_BENCH_DIST: baselinePath, OQL_BENCH_BASELINE: '', OQL_BENCH_SUMMARY_ONLY: '1' },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
-    if (r.status !== 0) throw new Error(`the baseline run failed (exit ${r.status ?? r.signal})`);
-    const rows = JSON.parse(readFileSync(summaryFile, 'utf8')) as (string | number)[][];
-    rmSync(summaryFile);
-    summary.push(...rows.map((row) => row.map((cell, i) => (i === 1 ? 'baseline' : cell))));
-    summary.sort((a, b) => String(a[0]).localeCompare(String(b[0])) * -1);
+  // This process was this build's first; the others run in child processes, alternating with the baseline's.
+  const runs = new Map<string, SummaryRow[][]>([['this build', [summary]]]);
+  const baselineLabel = process.env.OQL_BENCH_BASELINE_LABEL ?? `\`${baselinePath}\``;
+  for (let i = 0; i < PROCESSES; i++) {
+    if (i > 0) runs.get('this build')!.push(childSummary(distPath(), fragment));
+    if (baselinePath) runs.set('baseline', [...(runs.get('baseline') ?? []), childSummary(baselinePath, fragment)]);
+  }
+  const rows: (string | number)[][] = [];
+  for (const [corpusIndex, w] of workloads().entries()) {
+    for (const [label, perProcess] of runs) {
+      const of = perProcess.map((r) => r[corpusIndex]!);
+      const med = (f: (r: SummaryRow) => number) => median(of.map(f));
+      const ratios = of.map((r) => r.ratio);
+      rows.push([w.name, label, fmt(med((r) => r.unique)), fmt(med((r) => r.pg)), `**${fmt(median(ratios), 2)}**`,
+        `${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)}`, fmt(med((r) => r.missOverNoCache), 3), fmt(med((r) => r.repeated)), fmt(med((r) => r.hit), 2)]);
+    }
   }
   emit('### Summary');
   emit();
-  emit(table(['corpus', 'build', 'oql unique, default µs', 'libpg-query unique µs', 'ratio', 'miss / cache: false', 'repeated, cache: false µs', 'cache hit µs'], summary));
+  emit(`Each build measured in ${PROCESSES} processes${baselinePath ? ', alternating with the baseline\'s' : ''} (the tables above are the first of this build's); the medians over processes, and the range of the ratio.`);
   emit();
-  if (baselinePath) emit(`Baseline: ${process.env.OQL_BENCH_BASELINE_LABEL ?? `\`${baselinePath}\``}, measured the same way in a second process right after this one; compare the ratios, which carry each process's own libpg-query figures.\n`);
+  emit(table(['corpus', 'build', 'oql unique, default µs', 'libpg-query unique µs', 'ratio (median)', 'ratio range', 'miss / cache: false', 'repeated, cache: false µs', 'cache hit µs'], rows));
+  emit();
+  if (baselinePath) emit(`Baseline: ${baselineLabel}; compare the ratios, which carry each process's own libpg-query figures.\n`);
   emit(HISTORY);
   writeFileSync(fragment, `${out.join('\n')}\n`);
   progress(`interleaved: wrote ${fragment}`);
