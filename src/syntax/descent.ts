@@ -31,13 +31,18 @@ const PREDICATE_STARTS = new Set<TokenType>([T.Between, T.Like, T.ILike, T.In]);
 const TYPE_CONTINUATIONS = new Set(['precision', 'varying', 'without']);
 const JOIN_WORDS = new Set(['join', 'left', 'right', 'full', 'inner', 'cross', 'natural', 'outer', 'using', 'lateral']);
 
-/** The syntax tree of a query, or null when the grammar does not accept it. */
-export function parseDescent(tokens: readonly IToken[]): A.Select | null {
+/**
+ * The syntax tree of a query, or null when the grammar does not accept it; then `stop.at` is the
+ * index of the token it could not take (the token count when the text ended early).
+ */
+export function parseDescent(tokens: readonly IToken[], stop?: { at: number }): A.Select | null {
+  const parser = new Descent(tokens);
   try {
-    return new Descent(tokens).query();
+    return parser.query();
   } catch (e) {
-    if (e === GIVE_UP) return null;
-    throw e;
+    if (e !== GIVE_UP) throw e;
+    if (stop) stop.at = parser.position;
+    return null;
   }
 }
 
@@ -45,6 +50,10 @@ class Descent {
   private i = 0;
 
   constructor(private readonly tokens: readonly IToken[]) {}
+
+  get position(): number {
+    return this.i;
+  }
 
   // ---- token access
 

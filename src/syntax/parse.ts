@@ -44,7 +44,10 @@ export function getParser(): ReturnType<typeof Grammar.getParser> {
   return grammar().getParser();
 }
 
-/** Parses the compiler's tokens with the Chevrotain grammar, the tests' oracle for descent.ts. */
+/**
+ * Parses the compiler's tokens with the Chevrotain grammar: the diagnostic of a text descent.ts
+ * rejects, and the tests' oracle for descent.ts.
+ */
 export function parseWithGrammar(tokens: readonly IToken[]): ReturnType<typeof Grammar.parseTokens> {
   return grammar().parseTokens(tokens);
 }
@@ -95,9 +98,16 @@ export function parseInto(text: string, bag: DiagnosticBag, limits: SyntaxLimits
 
   // The hand-written parser reads every valid query; only when it gives up is the Chevrotain
   // parser built and asked, and its error becomes the diagnostic (see descent.ts).
-  let ast = parseDescent(tokens);
+  const stop = { at: 0 };
+  let ast = parseDescent(tokens, stop);
   if (ast === null) {
-    const parsed = parseWithGrammar(tokens);
+    let parsed: ReturnType<typeof parseWithGrammar>;
+    try {
+      parsed = parseWithGrammar(tokens);
+    } catch (e) {
+      reportWithoutGrammar(text, tokens, stop.at, e, bag);
+      return null;
+    }
     if (parsed.error) {
       reportSyntaxError(text, tokens, parsed.error, bag);
       return null;
@@ -172,4 +182,15 @@ function checkTokens(text: string, tokens: IToken[], bag: DiagnosticBag, maxNest
 function reportSyntaxError(text: string, tokens: IToken[], e: IRecognitionException, bag: DiagnosticBag): void {
   const d = classifySyntaxError(text, tokens, e);
   bag.error(d.code, d.span, d.message, d.hint);
+}
+
+/**
+ * The diagnostic when the grammar cannot be loaded (a bundler that left dist/grammar.cjs behind):
+ * still a syntax error with a code, at the token the compiler's parser stopped on, naming the file.
+ */
+function reportWithoutGrammar(text: string, tokens: readonly IToken[], at: number, cause: unknown, bag: DiagnosticBag): void {
+  const t = tokens[at];
+  const why = `the detailed diagnostic needs oql's grammar file (grammar.cjs beside the bundle), which could not be loaded: ${cause instanceof Error ? cause.message.split('\n')[0] : String(cause)}`;
+  if (t) bag.error('SYNTAX_ERROR', { start: t.startOffset, end: t.startOffset + t.image.length }, `unexpected '${t.image.slice(0, 40)}'`, why);
+  else bag.error('UNEXPECTED_END', { start: text.length, end: text.length }, 'the query ends too early', why);
 }

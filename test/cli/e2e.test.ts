@@ -1,6 +1,8 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadFixtureCatalog } from '../../fixtures/index.js';
@@ -111,6 +113,31 @@ describe('the built CLI (dist/cli.js)', () => {
       }
       expect(expected?.code).toBe('SYNTAX_ERROR');
       expect(JSON.parse(stdout), entry).toEqual({ before: false, after: true, error: expected });
+    }
+  });
+
+  it('without grammar.cjs beside it (a bundler left it behind), an invalid text is still a coded syntax error', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oql-no-grammar-'));
+    try {
+      copyFileSync(join(ROOT, 'dist/index.js'), join(dir, 'index.js'));
+      writeFileSync(join(dir, 'package.json'), '{ "type": "module" }');
+      const script = `
+        import { compile, loadCatalog } from ${JSON.stringify(pathToFileURL(join(dir, 'index.js')).href)};
+        import { readFileSync } from 'node:fs';
+        const catalog = loadCatalog(JSON.parse(readFileSync(${JSON.stringify(join(ROOT, 'fixtures/crm/objects-list.json'))}, 'utf8')));
+        const ok = compile('SELECT id FROM opportunity LIMIT 5', { catalog, slug: 'opportunity', orgId: 'o' }).kind;
+        const errors = [];
+        for (const text of ['SELECT id FROM opportunity WHERE LIMIT 5', 'SELECT id FROM opportunity WHERE']) {
+          try { compile(text, { catalog, slug: 'opportunity', orgId: 'o' }); } catch (e) { errors.push({ name: e.name, code: e.code, span: [e.span.start, e.span.end], hint: e.hint }); }
+        }
+        console.log(JSON.stringify({ ok, errors }));`;
+      const { stdout } = await exec(process.execPath, ['--input-type=module', '-e', script], { cwd: dir });
+      const r = JSON.parse(stdout) as { ok: string; errors: { name: string; code: string; span: number[]; hint: string }[] };
+      expect(r.ok).toBe('query');
+      expect(r.errors.map((e) => [e.name, e.code, e.span])).toEqual([['OqlError', 'SYNTAX_ERROR', [33, 38]], ['OqlError', 'UNEXPECTED_END', [32, 32]]]);
+      for (const e of r.errors) expect(e.hint).toMatch(/grammar\.cjs beside the bundle\), which could not be loaded: Cannot find module/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
