@@ -23,6 +23,7 @@ import { tokenSecret } from './store/settings.js';
 import type { AuthResolver, ServiceDb } from './types.js';
 import { listeningUrl, mcpRoutes } from '../mcp/http.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
+import { prepareSyntaxErrors } from '../syntax/parse.js';
 import { oauthPlugin, type OAuthServerOptions } from './oauth/plugin.js';
 import { oauthAuthResolver } from './oauth/store.js';
 import { bootstrapWorkspaces, parseWorkspacesEnv } from './store/workspaces.js';
@@ -73,6 +74,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
   const ownsDb = options.db === undefined;
   const db = options.db ?? (await openServiceDb(options));
   try {
+    prepareSyntaxErrors();
     const catalog = options.catalog ?? (await import('../../fixtures/index.js')).loadFixtureCatalog('crm');
     checkRoleAccess(config.roleAccess, catalog);
     await createServiceSchema(db);
