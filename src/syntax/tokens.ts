@@ -40,6 +40,7 @@ function define(name: string, spec: TokenSpec = {}): TokenType {
     GROUP: spec.skipped ? SKIPPED : undefined,
     LINE_BREAKS: spec.lineBreaks,
     START_CHARS_HINT: spec.startChars,
+    // The compiler's own numbering (parse.ts indexes a table by it); the twins get Chevrotain's.
     tokenTypeIdx: definedTokens.length + 1,
   };
   definedTokens.push(t);
