@@ -49,113 +49,132 @@ export function forEachQueryExpr(q: B.BoundQuery, f: (e: B.BExpr) => void): void
 
 /** Applies `rewrite` bottom-up; nodes whose subtree did not change are reused, not copied. */
 export function mapQuery(q: B.BoundQuery, rewrite: Rewrite): B.BoundQuery {
-  const m = (e: B.BExpr): B.BExpr => mapExpr(e, rewrite);
-  // Each item's expression is rewritten once: a rewrite may number new scopes as it goes.
-  const item = <T extends { readonly expr: B.BExpr }>(o: T): T => {
-    const expr = m(o.expr);
-    return expr === o.expr ? o : { ...o, expr };
-  };
-  const outputs = sameArray(q.outputs, q.outputs.map(item));
-  const where = q.where && m(q.where);
-  const groupBy = sameArray(q.groupBy, q.groupBy.map(m));
-  const having = q.having && m(q.having);
-  const orderBy = sameArray(q.orderBy, q.orderBy.map(item));
-  if (outputs === q.outputs && where === q.where && groupBy === q.groupBy && having === q.having && orderBy === q.orderBy) return q;
-  return { ...q, outputs, where, groupBy, having, orderBy };
-}
-
-function sameArray<T>(before: readonly T[], after: readonly T[]): readonly T[] {
-  for (let i = 0; i < before.length; i++) if (before[i] !== after[i]) return after;
-  return before;
-}
-
-function changed(before: readonly B.BExpr[], after: readonly B.BExpr[]): boolean {
-  return sameArray(before, after) !== before;
+  return new Mapper(rewrite).query(q);
 }
 
 export function mapExpr(e: B.BExpr, rewrite: Rewrite): B.BExpr {
-  const m = (x: B.BExpr): B.BExpr => mapExpr(x, rewrite);
-  let out: B.BExpr = e;
-  switch (e.kind) {
-    case 'Call': {
-      const args = e.args.map(m);
-      if (changed(e.args, args)) out = { ...e, args };
-      break;
-    }
-    case 'Unary':
-    case 'IsNull':
-    case 'IsEmpty':
-    case 'Cast': {
-      const operand = m(e.operand);
-      if (operand !== e.operand) out = { ...e, operand } as B.BExpr;
-      break;
-    }
-    case 'Binary': {
-      const left = m(e.left);
-      const right = m(e.right);
-      if (left !== e.left || right !== e.right) out = { ...e, left, right };
-      break;
-    }
-    case 'Logical': {
-      const operands = e.operands.map(m);
-      if (changed(e.operands, operands)) out = { ...e, operands };
-      break;
-    }
-    case 'Between': {
-      const [operand, low, high] = [m(e.operand), m(e.low), m(e.high)];
-      if (operand !== e.operand || low !== e.low || high !== e.high) out = { ...e, operand, low, high };
-      break;
-    }
-    case 'Like': {
-      const [operand, pattern] = [m(e.operand), m(e.pattern)];
-      if (operand !== e.operand || pattern !== e.pattern) out = { ...e, operand, pattern };
-      break;
-    }
-    case 'InList': {
-      const operand = m(e.operand);
-      const items = e.items.map(m);
-      if (operand !== e.operand || changed(e.items, items)) out = { ...e, operand, items };
-      break;
-    }
-    case 'InSubquery': {
-      const operand = m(e.operand);
-      const query = mapQuery(e.query, rewrite);
-      if (operand !== e.operand || query !== e.query) out = { ...e, operand, query };
-      break;
-    }
-    case 'Exists':
-    case 'Subquery': {
-      const query = mapQuery(e.query, rewrite);
-      if (query !== e.query) out = { ...e, query } as B.BExpr;
-      break;
-    }
-    case 'Case': {
-      const operand = e.operand && m(e.operand);
-      const whens = e.whens.map((w) => {
-        const [when, then] = [m(w.when), m(w.then)];
-        return when === w.when && then === w.then ? w : { when, then };
-      });
-      const otherwise = e.else && m(e.else);
-      if (operand !== e.operand || sameArray(e.whens, whens) !== e.whens || otherwise !== e.else) out = { ...e, operand, whens, else: otherwise };
-      break;
-    }
-    case 'Array': {
-      const items = e.items.map(m);
-      if (changed(e.items, items)) out = { ...e, items };
-      break;
-    }
-    case 'AtTimeZone': {
-      const [operand, zone] = [m(e.operand), m(e.zone)];
-      if (operand !== e.operand || zone !== e.zone) out = { ...e, operand, zone };
-      break;
-    }
-    case 'RowCompare': {
-      const [left, right] = [e.left.map(m), e.right.map(m)];
-      if (changed(e.left, left) || changed(e.right, right)) out = { ...e, left, right };
-      break;
-    }
-    default:
-      break;
+  return new Mapper(rewrite).expr(e);
+}
+
+/**
+ * `items` with `f` applied to each, in order and once (a rewrite may number new scopes as it
+ * goes): the same array when no item changed, a new one allocated only from the first change.
+ */
+function mapList<T>(items: readonly T[], f: (x: T) => T): readonly T[] {
+  for (let i = 0; i < items.length; i++) {
+    const first = f(items[i]!);
+    if (first === items[i]) continue;
+    const out = items.slice(0, i);
+    out.push(first);
+    for (let j = i + 1; j < items.length; j++) out.push(f(items[j]!));
+    return out;
   }
-  return rewrite(out);
+  return items;
+}
+
+type CaseWhen = B.BCase['whens'][number];
+
+/**
+ * One walk of a rewrite. Most walks change nothing (few queries hold an `if` or a count of
+ * distinct ids), so nothing is allocated until a node changes: no closure per node, no copied
+ * child lists.
+ */
+class Mapper {
+  readonly expr = (e: B.BExpr): B.BExpr => this.rewrite(this.children(e));
+  private readonly item = <T extends { readonly expr: B.BExpr }>(o: T): T => {
+    const expr = this.expr(o.expr);
+    return expr === o.expr ? o : { ...o, expr };
+  };
+  private readonly when = (w: CaseWhen): CaseWhen => {
+    const when = this.expr(w.when);
+    const then = this.expr(w.then);
+    return when === w.when && then === w.then ? w : { when, then };
+  };
+
+  constructor(private readonly rewrite: Rewrite) {}
+
+  query(q: B.BoundQuery): B.BoundQuery {
+    const outputs = mapList(q.outputs, this.item);
+    const where = q.where && this.expr(q.where);
+    const groupBy = mapList(q.groupBy, this.expr);
+    const having = q.having && this.expr(q.having);
+    const orderBy = mapList(q.orderBy, this.item);
+    if (outputs === q.outputs && where === q.where && groupBy === q.groupBy && having === q.having && orderBy === q.orderBy) return q;
+    return { ...q, outputs, where, groupBy, having, orderBy };
+  }
+
+  /** `e` with its children rewritten (itself when none changed); the node itself not yet. */
+  private children(e: B.BExpr): B.BExpr {
+    const m = this.expr;
+    switch (e.kind) {
+      case 'Call': {
+        const args = mapList(e.args, m);
+        return args === e.args ? e : { ...e, args };
+      }
+      case 'Unary':
+      case 'IsNull':
+      case 'IsEmpty':
+      case 'Cast': {
+        const operand = m(e.operand);
+        return operand === e.operand ? e : ({ ...e, operand } as B.BExpr);
+      }
+      case 'Binary': {
+        const left = m(e.left);
+        const right = m(e.right);
+        return left === e.left && right === e.right ? e : { ...e, left, right };
+      }
+      case 'Logical': {
+        const operands = mapList(e.operands, m);
+        return operands === e.operands ? e : { ...e, operands };
+      }
+      case 'Between': {
+        const operand = m(e.operand);
+        const low = m(e.low);
+        const high = m(e.high);
+        return operand === e.operand && low === e.low && high === e.high ? e : { ...e, operand, low, high };
+      }
+      case 'Like': {
+        const operand = m(e.operand);
+        const pattern = m(e.pattern);
+        return operand === e.operand && pattern === e.pattern ? e : { ...e, operand, pattern };
+      }
+      case 'InList': {
+        const operand = m(e.operand);
+        const items = mapList(e.items, m);
+        return operand === e.operand && items === e.items ? e : { ...e, operand, items };
+      }
+      case 'InSubquery': {
+        const operand = m(e.operand);
+        const query = this.query(e.query);
+        return operand === e.operand && query === e.query ? e : { ...e, operand, query };
+      }
+      case 'Exists':
+      case 'Subquery': {
+        const query = this.query(e.query);
+        return query === e.query ? e : ({ ...e, query } as B.BExpr);
+      }
+      case 'Case': {
+        const operand = e.operand && m(e.operand);
+        const whens = mapList(e.whens, this.when);
+        const otherwise = e.else && m(e.else);
+        return operand === e.operand && whens === e.whens && otherwise === e.else ? e : { ...e, operand, whens, else: otherwise };
+      }
+      case 'Array': {
+        const items = mapList(e.items, m);
+        return items === e.items ? e : { ...e, items };
+      }
+      case 'AtTimeZone': {
+        const operand = m(e.operand);
+        const zone = m(e.zone);
+        return operand === e.operand && zone === e.zone ? e : { ...e, operand, zone };
+      }
+      case 'RowCompare': {
+        const left = mapList(e.left, m);
+        const right = mapList(e.right, m);
+        return left === e.left && right === e.right ? e : { ...e, left, right };
+      }
+      default:
+        return e;
+    }
+  }
 }
