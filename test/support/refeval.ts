@@ -384,7 +384,11 @@ function aggValue(ctx: Ctx, a: Agg, group: readonly Env[]): Value {
     case 'avg': {
       if (!values.length) return null;
       const sum = values.reduce<bigint>((s, v) => s + scaled(v as number), 0n);
-      return Number(sum) / Number(SCALE_N) / values.length;
+      // The quotient exactly, the remainder as a fraction: a scaled sum of epoch milliseconds
+      // (about 1.7e18) is past 2^53, so Number(sum) would round away what PostgreSQL's numeric
+      // avg keeps (avg(updated_at) of one row is that row's value exactly).
+      const n = BigInt(values.length);
+      return unscaled(sum / n) + Number(sum % n) / values.length / Number(SCALE_N);
     }
     case 'min':
     case 'max': {
