@@ -1,6 +1,6 @@
 import type { Catalog } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
-import { FIXTURE_DATA_OPTIONS, fixtureData, generateRows, loadIntoDatabase, type Queryable, type Row } from '../../fixtures/index.js';
+import { FIXTURE_DATA_OPTIONS, generateRows, loadIntoDatabase, type Queryable, type Row } from '../../fixtures/index.js';
 import { DEMO_ORGANIZATIONS, demoData } from '../../fixtures/demo.js';
 import type { CliIo } from './io.js';
 
@@ -13,10 +13,12 @@ export interface OpenDatabase {
 
 export interface EmbeddedOptions {
   readonly catalog: Catalog;
-  /** The example CRM gets its generated fixture data; another catalog gets rows generated for it. */
+  /**
+   * The example CRM gets the demo data (fixtures/demo.ts: believable names, companies and deals,
+   * the same rows `oql demo` and `oql serve --demo` show); another catalog gets rows generated
+   * for it. The test data, built to break things, is for the tests alone.
+   */
   readonly isFixture: boolean;
-  /** The example CRM with believable names and companies (fixtures/demo.ts) instead of the test data. */
-  readonly demo?: boolean;
   readonly io: CliIo;
 }
 
@@ -32,11 +34,9 @@ export async function openEmbedded(o: EmbeddedOptions): Promise<OpenDatabase & {
   progress('starting embedded PostgreSQL (PGlite)');
   const { PGlite } = await importOptional<typeof import('@electric-sql/pglite')>('@electric-sql/pglite', 'the embedded database');
   const db = await PGlite.create();
-  const rows = o.demo
+  const rows = o.isFixture
     ? await demoData(o.catalog, { organizations: DEMO_ORGANIZATIONS })
-    : o.isFixture
-      ? fixtureData('crm')
-      : generateRows(o.catalog, { ...FIXTURE_DATA_OPTIONS.crm, counts: GENERATED_ROWS });
+    : generateRows(o.catalog, { ...FIXTURE_DATA_OPTIONS.crm, counts: GENERATED_ROWS });
   try {
     await loadIntoDatabase(db, o.catalog, rows, {
       onProgress: (p) => progress(`loading ${p.object} ${p.inserted}/${p.total}`),

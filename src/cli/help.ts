@@ -90,7 +90,8 @@ Example:
   run: `Usage: oql run "<query>" --slug <object> [options]
 
 Runs a query and prints its rows as a table. Without --database it runs on an embedded
-PostgreSQL (PGlite) loaded with the example CRM and its generated data.
+PostgreSQL (PGlite) loaded with the example CRM and its demo data (the tenants org_acme,
+org_globex and org_initech).
 
 Options:
   --slug <s>            the request slug (required)

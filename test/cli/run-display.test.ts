@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { fixtureData } from '../../fixtures/index.js';
+import { DEMO_ORGANIZATIONS, demoData } from '../../fixtures/demo.js';
+import { loadFixtureCatalog } from '../../fixtures/index.js';
 import { checkDatabaseUrl } from '../../src/cli/database.js';
 import { readable } from '../../src/cli/table.js';
 import { Oracle } from '../support/oracle.js';
 import { cli, STACK_LINE } from './helpers.js';
 
-const oracle = new Oracle(fixtureData('crm'));
+// oql run loads the example CRM with its demo data: the oracle reads the same rows.
+const oracle = new Oracle(await demoData(loadFixtureCatalog('crm'), { organizations: DEMO_ORGANIZATIONS }));
 
 /** `2025-03-04 18:30:05 UTC` from epoch ms, written out here rather than with the CLI's helper. */
 function utc(ms: number): string {

@@ -107,7 +107,7 @@ export async function demoCommand(argv: readonly string[], io: CliIo): Promise<n
   const orgId = DEFAULT_ORG;
 
   const started = performance.now();
-  const database = await openEmbedded({ catalog, isFixture: true, demo: true, io });
+  const database = await openEmbedded({ catalog, isFixture: true, io });
   const loadTime = performance.now() - started;
   let failed = false;
   try {
