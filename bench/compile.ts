@@ -291,20 +291,26 @@ function coldStart(): void {
   // costs any such program, so the difference to it is what the library adds.
   const esmBaseline = [join(BENCH_DIR, 'cold-start-empty.mjs')];
   const cjsArgs = [join(BENCH_DIR, 'cold-start.cjs'), join(dirname(distPath()), 'index.cjs'), ...args.slice(2)];
+  // OQL_BENCH_BASELINE (another build's index.js, as for the interleaved part): its cold start
+  // in the same rounds, for before/after figures that share this run's machine state.
+  const before = process.env.OQL_BENCH_BASELINE ? [script, process.env.OQL_BENCH_BASELINE, ...args.slice(2)] : null;
   // One unmeasured run of each fills the OS file cache.
   wall(baseline);
   wall(args);
   wall(esmBaseline);
   wall(cjsArgs);
+  if (before) wall(before);
   const empty: { ms: number; out: Record<string, number> }[] = [];
   const full: { ms: number; out: Record<string, number> }[] = [];
   const emptyEsm: { ms: number; out: Record<string, number> }[] = [];
   const cjs: { ms: number; out: Record<string, number> }[] = [];
+  const previous: { ms: number; out: Record<string, number> }[] = [];
   for (let i = 0; i < COLD_RUNS; i++) {
     empty.push(wall(baseline));
     full.push(wall(args));
     emptyEsm.push(wall(esmBaseline));
     cjs.push(wall(cjsArgs));
+    if (before) previous.push(wall(before));
   }
   const m = (xs: typeof full, f: (x: (typeof full)[number]) => number) => median(xs.map(f));
   const firstError = Array.from({ length: Math.min(COLD_RUNS, 10) }, () => wall([...args, '--first-error']));
@@ -333,6 +339,10 @@ function coldStart(): void {
     ['**the same cold start through CommonJS** (`require` of dist/index.cjs, bench/cold-start.cjs), wall (difference)', `**${fmt(m(cjs, (x) => x.ms) - m(empty, (x) => x.ms))}**`],
     ['the same through CommonJS, CPU time (difference)', fmt(m(cjs, (x) => x.out.cpuMs!) - m(empty, (x) => x.out.cpuMs!))],
     ['inside the CommonJS child: `require` / catalog / first compile()', `${fmt(m(cjs, (x) => x.out.import!))} / ${fmt(m(cjs, (x) => x.out.catalog!))} / ${fmt(m(cjs, (x) => x.out.compile!))}`],
+    ...(before ? [[
+      `the baseline build (${process.env.OQL_BENCH_BASELINE_LABEL ?? `\`${before[1]}\``}), measured in the same rounds: cold start wall / CPU (difference); import / catalog / first compile() inside the child`,
+      `${fmt(m(previous, (x) => x.ms) - m(empty, (x) => x.ms))} / ${fmt(m(previous, (x) => x.out.cpuMs!) - m(empty, (x) => x.out.cpuMs!))}; ${fmt(m(previous, (x) => x.out.import!))} / ${fmt(m(previous, (x) => x.out.catalog!))} / ${fmt(m(previous, (x) => x.out.compile!))}`,
+    ]] : []),
     ['in other runs, after the above: the first invalid text (reads dist/grammar.cjs and builds the Chevrotain parser for its diagnostic; once per process)', fmt(m(firstError, (x) => x.out.firstError!))],
   ]));
   emit();

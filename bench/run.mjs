@@ -8,7 +8,7 @@
 //   node bench/run.mjs filter        record filter and connector vs hand-written SQL on PostgreSQL 15
 //   node bench/run.mjs fanout        fanout: 'exact' vs the fan-out vs hand-written pre-aggregation on PostgreSQL 15
 //
-// OQL_BENCH_BASELINE=<another build's index.js> makes the interleaved part measure that build
+// OQL_BENCH_BASELINE=<another build's index.js> makes the interleaved and cold-start parts measure that build
 // too, in the same rounds, for before/after ratios.
 //
 // Each part runs in its own process (bench/<part>.ts through tsx) against a snapshot of the
