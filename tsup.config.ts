@@ -58,7 +58,9 @@ export default defineConfig([
     format: ['esm'],
     dts: true,
     target: 'node20',
-    sourcemap: true,
+    // No maps, like the library: the package does not ship them, so a map comment would name a
+    // file that is not there.
+    sourcemap: false,
     external: ['@electric-sql/pglite', 'pg', 'fastify', '@fastify/swagger'],
     define: GRAMMAR,
   },

@@ -147,6 +147,12 @@ describe('the built CLI (dist/cli.js)', () => {
     for (const f of built) expect(readFileSync(join(ROOT, 'dist', f), 'latin1'), f).toMatch(/^[\x00-\x7f]*$/);
   });
 
+  it('no built file points at a source map: the package ships none, so the comment would name a missing file', () => {
+    const built = readdirSync(join(ROOT, 'dist')).filter((f) => /\.c?js$/.test(f));
+    expect(built).toContain('server.js');
+    for (const f of built) expect(readFileSync(join(ROOT, 'dist', f), 'utf8'), f).not.toContain('sourceMappingURL');
+  });
+
   it('errors are a code frame or one line, never a stack trace', async () => {
     const r = await node(['run', 'SELECT FROM', '--slug', 'lead']);
     expect(r.code).toBe(1);
