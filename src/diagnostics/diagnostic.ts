@@ -75,10 +75,22 @@ export class DiagnosticBag {
 }
 
 /**
+ * Marks every OqlError, whichever copy of the library made it. A program holds more than one
+ * copy when it loads both builds (dist/index.js and dist/index.cjs) or `oql` beside `oql/server`,
+ * which bundles its own: `instanceof` and `isOqlError` look for this mark, not for the class
+ * of one copy, so the service answers an OqlError from `oql` with its own code and status.
+ */
+const OQL_ERROR = Symbol.for('oql.OqlError');
+
+/**
  * The one error type of the library. `code`, `message`, `span` and `hint` are those of the
  * first error; `diagnostics` holds all that were found, warnings included.
  */
 export class OqlError extends Error {
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as { [OQL_ERROR]?: unknown })[OQL_ERROR] === true;
+  }
+
   override readonly name = 'OqlError';
   readonly code: DiagnosticCode;
   readonly status: number;
@@ -146,6 +158,7 @@ export class OqlError extends Error {
     };
   }
 }
+Object.defineProperty(OqlError.prototype, OQL_ERROR, { value: true });
 
 /**
  * The body of `OqlError.plain`, outside the class: a class whose body names itself is bundled

@@ -153,6 +153,40 @@ describe('the built CLI (dist/cli.js)', () => {
     for (const f of built) expect(readFileSync(join(ROOT, 'dist', f), 'utf8'), f).not.toContain('sourceMappingURL');
   });
 
+  it('an OqlError of one copy of the library is an OqlError to the others: ESM, CommonJS and oql/server', async () => {
+    // A program that loads both builds, or oql beside oql/server (which bundles its own copy),
+    // holds several OqlError classes; the service must still answer one with its code and status.
+    const script = `
+      import { createRequire } from 'node:module';
+      const esm = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist/index.js')).href)});
+      const cjs = createRequire(import.meta.url)(${JSON.stringify(join(ROOT, 'dist/index.cjs'))});
+      const server = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist/server.js')).href)});
+      const catalog = esm.loadCatalog({ objects: { lead: { columns: { name: 'text' } } } });
+      let fromEsm; try { esm.compile('SELECT nope FROM lead LIMIT 1', { catalog, slug: 'lead', orgId: 'o' }); } catch (e) { fromEsm = e; }
+      let fromCjs; try { cjs.compile('SELECT id FROM lead', { catalog: cjs.loadCatalog({ objects: { lead: { columns: { name: 'text' } } } }), slug: 'lead', orgId: 'o' }); } catch (e) { fromCjs = e; }
+      let sent;
+      const reply = { code(c) { sent = { status: c }; return this; }, type() { return this; }, send(body) { sent.body = body; return this; } };
+      server.sendError(reply, fromEsm);
+      process.stdout.write(JSON.stringify({
+        distinctClasses: esm.OqlError !== cjs.OqlError,
+        esmIsCjs: fromEsm instanceof cjs.OqlError && cjs.isOqlError(fromEsm),
+        cjsIsEsm: fromCjs instanceof esm.OqlError && esm.isOqlError(fromCjs),
+        envelope: cjs.errorEnvelope(fromEsm).data.error_code,
+        sent: [sent.status, sent.body.data.error_code],
+        notErrors: [new Error('x') instanceof esm.OqlError, esm.isOqlError({ code: 'UNKNOWN_COLUMN' }), esm.isOqlError(null)],
+      }));
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT });
+    expect(JSON.parse(stdout)).toEqual({
+      distinctClasses: true,
+      esmIsCjs: true,
+      cjsIsEsm: true,
+      envelope: 'UNKNOWN_COLUMN',
+      sent: [400, 'UNKNOWN_COLUMN'],
+      notErrors: [false, false, false],
+    });
+  });
+
   it('errors are a code frame or one line, never a stack trace', async () => {
     const r = await node(['run', 'SELECT FROM', '--slug', 'lead']);
     expect(r.code).toBe(1);
