@@ -87,6 +87,10 @@ const OQL_ERROR = Symbol.for('oql.OqlError');
  * first error; `diagnostics` holds all that were found, warnings included.
  */
 export class OqlError extends Error {
+  static {
+    Object.defineProperty(this.prototype, OQL_ERROR, { value: true });
+  }
+
   static override [Symbol.hasInstance](value: unknown): boolean {
     return typeof value === 'object' && value !== null && (value as { [OQL_ERROR]?: unknown })[OQL_ERROR] === true;
   }
@@ -158,7 +162,6 @@ export class OqlError extends Error {
     };
   }
 }
-Object.defineProperty(OqlError.prototype, OQL_ERROR, { value: true });
 
 /**
  * The body of `OqlError.plain`, outside the class: a class whose body names itself is bundled
