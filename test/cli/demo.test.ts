@@ -1,12 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_REPORTS } from '../../src/cli/commands/demo.js';
-import { DEMO_ORGANIZATIONS, demoData } from '../../fixtures/demo.js';
-import { loadFixtureCatalog } from '../../fixtures/index.js';
-import { Oracle } from '../support/oracle.js';
-import { cli, STACK_LINE, type CliRun } from './helpers.js';
+import { cli, STACK_LINE, type CliRun, embeddedDemoOracle } from './helpers.js';
 
 // The demo loads the believable demo data (fixtures/demo.ts), not the test data.
-const oracle = new Oracle(await demoData(loadFixtureCatalog('crm'), { organizations: DEMO_ORGANIZATIONS }));
+const oracle = await embeddedDemoOracle();
 const TENANT = 'org_acme';
 
 /** The lines of one demo section, by its number. */

@@ -1,16 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEMO_ORGANIZATIONS, demoData } from '../../fixtures/demo.js';
 import { loadFixtureCatalog } from '../../fixtures/index.js';
 import { compile } from '../../src/index.js';
-import { Oracle } from '../support/oracle.js';
-import { cli, tempTree } from './helpers.js';
+import { cli, tempTree, embeddedDemoOracle } from './helpers.js';
 
 /** `--fanout exact` on compile, run and lint, and `fanout` in the config file. */
 
 // oql run loads the example CRM with its demo data: the oracle reads the same rows.
-const oracle = new Oracle(await demoData(loadFixtureCatalog('crm'), { organizations: DEMO_ORGANIZATIONS }));
+const oracle = await embeddedDemoOracle();
 const catalog = loadFixtureCatalog('crm');
 const TWO = 'SELECT COUNT(contacts.id) AS contacts_n, SUM(opportunities.amount) AS pipeline FROM account LIMIT 1';
 

@@ -3,6 +3,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { main } from '../../src/cli/main.js';
 import { compile, type CompileOptions, type CompiledQuery } from '../../src/index.js';
+import { DEMO_ORGANIZATIONS, demoData } from '../../fixtures/demo.js';
+import { loadFixtureCatalog } from '../../fixtures/index.js';
+import { Oracle } from '../support/oracle.js';
 
 export interface CliRun {
   readonly code: number;
@@ -51,4 +54,12 @@ export function compiledQuery(text: string, options: CompileOptions): CompiledQu
   const r = compile(text, options);
   if (r.kind !== 'query') throw new Error(`restricted: ${r.message}`);
   return r;
+}
+
+/**
+ * The rows the embedded example CRM holds for `oql run` and `oql demo` (the demo data, not the
+ * test data), as the oracle the CLI tests check their output against.
+ */
+export async function embeddedDemoOracle(): Promise<Oracle> {
+  return new Oracle(await demoData(loadFixtureCatalog('crm'), { organizations: DEMO_ORGANIZATIONS }));
 }

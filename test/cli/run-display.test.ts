@@ -1,13 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { DEMO_ORGANIZATIONS, demoData } from '../../fixtures/demo.js';
-import { loadFixtureCatalog } from '../../fixtures/index.js';
 import { checkDatabaseUrl } from '../../src/cli/database.js';
 import { readable } from '../../src/cli/table.js';
-import { Oracle } from '../support/oracle.js';
-import { cli, STACK_LINE } from './helpers.js';
+import { cli, STACK_LINE, embeddedDemoOracle } from './helpers.js';
 
 // oql run loads the example CRM with its demo data: the oracle reads the same rows.
-const oracle = new Oracle(await demoData(loadFixtureCatalog('crm'), { organizations: DEMO_ORGANIZATIONS }));
+const oracle = await embeddedDemoOracle();
 
 /** `2025-03-04 18:30:05 UTC` from epoch ms, written out here rather than with the CLI's helper. */
 function utc(ms: number): string {

@@ -1,11 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DEMO_ORGANIZATIONS, demoData } from '../../fixtures/demo.js';
-import { loadFixtureCatalog } from '../../fixtures/index.js';
-import { Oracle } from '../support/oracle.js';
-import { cli, STACK_LINE } from './helpers.js';
+import { cli, STACK_LINE, embeddedDemoOracle } from './helpers.js';
 
 // oql run loads the example CRM with its demo data: the oracle reads the same rows.
-const oracle = new Oracle(await demoData(loadFixtureCatalog('crm'), { organizations: DEMO_ORGANIZATIONS }));
+const oracle = await embeddedDemoOracle();
 const STAGES = ['won', 'negotiation'];
 
 function byId(a: { id: unknown }, b: { id: unknown }): number {
