@@ -8,7 +8,7 @@ import { reportFailure } from './errors.js';
 import { COMMANDS, USAGE, type Command } from './help.js';
 import { EXIT, UsageError, println, processIo, type CliIo } from './io.js';
 import { didYouMean } from '../diagnostics/suggest.js';
-import { VERSION } from './version.js';
+import { VERSION } from '../version.js';
 
 export type { CliIo } from './io.js';
 

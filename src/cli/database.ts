@@ -1,7 +1,7 @@
 import type { Catalog } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
-import { FIXTURE_DATA_OPTIONS, generateRows, loadIntoDatabase, type Queryable, type Row } from '../../fixtures/index.js';
-import { DEMO_ORGANIZATIONS, demoData } from '../../fixtures/demo.js';
+import { FIXTURE_DATA_OPTIONS, generateRows, loadIntoDatabase, type Queryable, type Row } from '../demo/index.js';
+import { DEMO_ORGANIZATIONS, demoData } from '../demo/demo.js';
 import type { CliIo } from './io.js';
 
 export interface OpenDatabase {
@@ -14,7 +14,7 @@ export interface OpenDatabase {
 export interface EmbeddedOptions {
   readonly catalog: Catalog;
   /**
-   * The example CRM gets the demo data (fixtures/demo.ts: believable names, companies and deals,
+   * The example CRM gets the demo data (src/demo/demo.ts: believable names, companies and deals,
    * the same rows `oql demo` and `oql serve --demo` show); another catalog gets rows generated
    * for it. The test data, built to break things, is for the tests alone.
    */

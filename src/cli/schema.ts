@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { loadCatalogText } from '../catalog/load.js';
 import type { Catalog } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
-import { FIXTURE_DATA_OPTIONS, loadFixtureCatalog } from '../../fixtures/index.js';
+import { FIXTURE_DATA_OPTIONS, loadFixtureCatalog } from '../demo/index.js';
 import { UsageError } from './io.js';
 
 /** The tenant the CLI runs as when --org is not given: the example CRM's first tenant. */

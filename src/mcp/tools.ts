@@ -1,7 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 import type { Catalog, ColumnDef, ObjectDef } from '../catalog/types.js';
-import { VERSION } from '../cli/version.js';
+import { VERSION } from '../version.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { isOqlError, type OqlError } from '../diagnostics/diagnostic.js';
 import { LineMap } from '../diagnostics/span.js';

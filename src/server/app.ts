@@ -3,7 +3,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Catalog } from '../catalog/types.js';
 import { ConcurrencyLimiter } from '../run/limiter.js';
-import { VERSION } from '../cli/version.js';
+import { VERSION } from '../version.js';
 import { checkRoleAccess, resolveConfig, type ServerConfig, type ServerOptions } from './config.js';
 import type { ServiceContext } from './context.js';
 import { DEMO_ORG, ensureCatalogTables, loadDemoData, openServiceDb } from './database.js';
@@ -75,7 +75,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
   const db = options.db ?? (await openServiceDb(options));
   try {
     prepareSyntaxErrors();
-    const catalog = options.catalog ?? (await import('../../fixtures/index.js')).loadFixtureCatalog('crm');
+    const catalog = options.catalog ?? (await import('../demo/index.js')).loadFixtureCatalog('crm');
     checkRoleAccess(config.roleAccess, catalog);
     await createServiceSchema(db);
     const { warnings } = await ensureCatalogTables(db, catalog, { searchIndexes: options.searchIndexes === true });

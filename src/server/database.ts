@@ -265,7 +265,7 @@ export const DEMO_ORG = 'org_demo';
 
 /**
  * Loads demo data for `org_demo` when every table of the catalog is empty: for the example CRM,
- * believable people, companies and deals (fixtures/demo.ts); for any other catalog, the seeded
+ * believable people, companies and deals (src/demo/demo.ts); for any other catalog, the seeded
  * generator's rows. `search_field` is filled the way record writes fill it, so `global_search`
  * finds demo records too.
  */
@@ -274,9 +274,9 @@ export async function loadDemoData(db: ServiceDb, catalog: Catalog, isFixture: b
     const { rows } = await db.query(`SELECT 1 FROM ${quoteQualified(catalog.mapping.schema, obj.table)} LIMIT 1`);
     if (rows.length > 0) return 0;
   }
-  const { generateRows, insertRows } = await import('../../fixtures/index.js');
+  const { generateRows, insertRows } = await import('../demo/index.js');
   const data = isFixture
-    ? await (await import('../../fixtures/demo.js')).demoData(catalog, { organizations: [DEMO_ORG] })
+    ? await (await import('../demo/demo.js')).demoData(catalog, { organizations: [DEMO_ORG] })
     : generateRows(catalog, { seed: 20240601, tenants: [DEMO_ORG], counts: 200 });
   const searchColumn = catalog.mapping.searchColumn;
   let total = 0;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { main } from '../../src/cli/main.js';
 import { compile, type CompileOptions, type CompiledQuery } from '../../src/index.js';
-import { DEMO_ORGANIZATIONS, demoData } from '../../fixtures/demo.js';
+import { DEMO_ORGANIZATIONS, demoData } from '../../src/demo/demo.js';
 import { loadFixtureCatalog } from '../../fixtures/index.js';
 import { Oracle } from '../support/oracle.js';
 

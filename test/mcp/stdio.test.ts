@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { insertRows } from '../../fixtures/load.js';
+import { insertRows } from '../../src/demo/load.js';
 import { createServer } from '../../src/server/app.js';
 import { openServiceDb } from '../../src/server/database.js';
 import { DATA, KEYS, jsonOf, textOf } from './support.js';

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { insertRows } from '../../fixtures/load.js';
+import { insertRows } from '../../src/demo/load.js';
 import { createServer, type CreateServerOptions, type OqlServer } from '../../src/server/app.js';
 import { serviceDbOf } from '../../src/server/database.js';
 import { createWorkspace, createWorkspacesTable } from '../../src/server/store/workspaces.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEMO_ORGANIZATIONS, demoData } from '../../fixtures/demo.js';
+import { DEMO_ORGANIZATIONS, demoData } from '../../src/demo/demo.js';
 import { loadFixtureCatalog } from '../../fixtures/index.js';
 
 /** The demo's data: believable, deterministic, referentially whole, one tenant's rows its own. */

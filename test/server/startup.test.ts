@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFixtureCatalog, type Row } from '../../fixtures/index.js';
-import { demoData } from '../../fixtures/demo.js';
+import { demoData } from '../../src/demo/demo.js';
 import { main, type CliIo } from '../../src/cli/main.js';
 import { createServer, openServiceDb, serviceDbOf, verifyApiKey, type ServiceDb } from '../../src/server/index.js';
 import { call, expectEnvelope, listen } from './support.js';

@@ -13,7 +13,7 @@ import { findConfig, parseRuleFlags, type OqlConfig } from '../config.js';
 import { EXIT, UsageError, println, useColor, type CliIo } from '../io.js';
 import { displayPath, findReportFiles, loadReportFile, parseReportSource, type LoadedReportFile } from '../report-files.js';
 import { loadSchema } from '../schema.js';
-import { VERSION } from '../version.js';
+import { VERSION } from '../../version.js';
 
 export const LINT_OPTIONS = {
   slug: { type: 'string' },
