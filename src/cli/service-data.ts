@@ -1,4 +1,4 @@
-import type { ServerOptions } from '../server/config.js';
+import type { ServerOptions } from '../service/config.js';
 import { UsageError } from './io.js';
 import { loadSchema, type SchemaFlags } from './schema.js';
 

@@ -79,7 +79,10 @@ export const CODES = {
   CATALOG_BAD_VIRTUAL: 'A virtual relation whose child column is missing or is not a to-one back to the parent.',
   // Running
   QUERY_TIMEOUT: 'The query ran longer than the statement timeout.',
-  TOO_MANY_REQUESTS: 'The client already has the maximum number of analytics queries running.',
+  TOO_MANY_REQUESTS: 'The caller already has the maximum number of requests running, or its organization its share of the database.',
+  SERVICE_UNAVAILABLE: 'The service is restarting its database or is short of memory; retry after the time Retry-After gives.',
+  RESPONSE_TOO_LARGE: 'The result is larger than the response ceiling; ask for fewer fields, a smaller page, or shorter values.',
+  QUERY_TOO_COSTLY: 'The database planner estimates the query above the cost ceiling; it was refused without running.',
   QUERY_FAILED: 'PostgreSQL rejected the query while running it (for example division by zero).',
   DATABASE_ERROR: 'The database could not be reached or failed for a reason unrelated to the query.',
   INVALID_OPTIONS: 'The options passed to the library are inconsistent.',
@@ -110,6 +113,7 @@ export function statusOf(code: DiagnosticCode): number {
     case 'TOO_MANY_REQUESTS':
       return 429;
     case 'DATABASE_ERROR':
+    case 'SERVICE_UNAVAILABLE':
       return 503;
     case 'UNAUTHENTICATED':
       return 401;

@@ -107,6 +107,8 @@ export class OqlError extends Error {
   readonly validationErrors: readonly ValidationError[] | undefined;
   /** The service's `meta_data` (NOT_FOUND: which record was not found). */
   readonly metaData: string | undefined;
+  /** For refusals that pass (429, 503): seconds after which the same request may succeed (HTTP Retry-After). */
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(diagnostics: readonly Diagnostic[], source?: string) {
     const first = diagnostics.find((d) => d.severity === 'error') ?? diagnostics[0];
@@ -120,6 +122,14 @@ export class OqlError extends Error {
     this.source = source;
     this.validationErrors = undefined;
     this.metaData = undefined;
+    this.retryAfterSeconds = undefined;
+  }
+
+  /** A refusal that passes with time (429, 503): `retryAfterSeconds` becomes the HTTP Retry-After header. */
+  static retryLater(code: DiagnosticCode, message: string, retryAfterSeconds: number, hint?: string): OqlError {
+    const err = plainError(code, message, hint);
+    Object.defineProperty(err, 'retryAfterSeconds', { value: Math.max(1, Math.ceil(retryAfterSeconds)), enumerable: true });
+    return err;
   }
 
   /**

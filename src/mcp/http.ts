@@ -3,11 +3,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
 import { accessOf } from '../server/context.js';
-import { oauthError, trimSlash, workspaceUrls } from '../server/oauth/context.js';
-import { protectedResourceMetadata } from '../server/oauth/metadata.js';
-import { verifyAccessToken } from '../server/oauth/store.js';
-import { createWorkspacesTable, resolveWorkspace, type Workspace } from '../server/store/workspaces.js';
-import type { Principal } from '../server/types.js';
+import { oauthError, trimSlash, workspaceUrls } from '../oauth/context.js';
+import { protectedResourceMetadata } from '../oauth/metadata.js';
+import { verifyAccessToken } from '../oauth/store.js';
+import { resolveWorkspace, type Workspace } from '../service/store/workspaces.js';
+import type { Principal } from '../service/types.js';
 import { buildMcpServer } from './tools.js';
 
 /**
@@ -39,8 +39,6 @@ const BEARER = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i;
 
 export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions): Promise<void> {
   const ctx = app.oql;
-  // The MCP host may run alone, before the OAuth server ever created it.
-  await createWorkspacesTable(ctx.db);
   const acceptApiKeys = options.acceptApiKeys ?? true;
 
   const handler = createMcpHandler(({ authInfo }) => {
@@ -48,7 +46,7 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
     // The route authenticates before the handler runs; a request without a principal never gets here.
     if (!principal) throw new Error('MCP request reached the handler without a principal');
     return buildMcpServer({
-      db: ctx.db.raw,
+      db: ctx.db,
       logDb: ctx.db,
       catalog: ctx.catalog,
       principal,

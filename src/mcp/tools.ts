@@ -10,8 +10,8 @@ import { lint } from '../lint/lint.js';
 import { count, execute } from '../run/execute.js';
 import type { ConcurrencyLimiter } from '../run/limiter.js';
 import type { Queryable } from '../run/transaction.js';
-import { recordToolCall, type ToolCall } from '../server/store/tool-logs.js';
-import type { Principal, ServiceTx } from '../server/types.js';
+import { recordToolCall, type ToolCall } from '../service/store/tool-logs.js';
+import type { Principal, ServiceTx } from '../service/types.js';
 
 /**
  * The MCP tools, defined once over the library and served by both the hosted Streamable HTTP app

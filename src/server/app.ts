@@ -4,9 +4,11 @@ import swagger from '@fastify/swagger';
 import type { Catalog } from '../catalog/types.js';
 import { ConcurrencyLimiter } from '../run/limiter.js';
 import { VERSION } from '../version.js';
-import { checkRoleAccess, resolveConfig, type ServerConfig, type ServerOptions } from './config.js';
+import { checkRoleAccess, resolveConfig, type ServerConfig, type ServerOptions } from '../service/config.js';
 import type { ServiceContext } from './context.js';
-import { DEMO_ORG, ensureCatalogTables, loadDemoData, openServiceDb } from './database.js';
+import { openDatabase } from '../run/open.js';
+import { ensureCatalogTables } from '../service/catalog-tables.js';
+import { DEMO_ORG, loadDemoData } from '../demo/seed.js';
 import { installAuth } from './plugins/auth.js';
 import { clientErrorHandler, frameworkErrors, installEnvelope } from './plugins/envelope.js';
 import { installRequestLog } from './plugins/request-log.js';
@@ -17,16 +19,16 @@ import { objectRoutes } from './routes/objects.js';
 import { recordRoutes } from './routes/records.js';
 import { reportRoutes } from './routes/reports.js';
 import { toolLogRoutes } from './routes/tool-logs.js';
-import { ApiKeyVerifier, countApiKeys, createApiKey, parseApiKeysEnv, storeApiKey } from './store/api-keys.js';
-import { createServiceSchema } from './store/schema.js';
-import { tokenSecret } from './store/settings.js';
-import type { AuthResolver, ServiceDb } from './types.js';
+import { ApiKeyVerifier, countApiKeys, createApiKey, parseApiKeysEnv, storeApiKey } from '../service/store/api-keys.js';
+import { migrate } from '../service/migrations.js';
+import { tokenSecret } from '../service/store/settings.js';
+import type { AuthResolver, ServiceDb } from '../service/types.js';
 import { listeningUrl, mcpRoutes } from '../mcp/http.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { prepareSyntaxErrors } from '../syntax/parse.js';
-import { oauthPlugin, type OAuthServerOptions } from './oauth/plugin.js';
-import { oauthAuthResolver } from './oauth/store.js';
-import { bootstrapWorkspaces, parseWorkspacesEnv } from './store/workspaces.js';
+import { oauthPlugin, type OAuthServerOptions } from '../oauth/plugin.js';
+import { oauthAuthResolver } from '../oauth/store.js';
+import { bootstrapWorkspaces, parseWorkspacesEnv } from '../service/store/workspaces.js';
 
 /** Public URLs written into OAuth and MCP metadata (deployments behind a proxy set them). */
 export interface PublicUrlOptions {
@@ -72,12 +74,12 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
   const bootstrapKeys = config.apiKeys === undefined ? [] : parseApiKeysEnv(config.apiKeys);
   const workspaces = parseWorkspacesEnv(options.workspaces ?? (options.env ?? process.env)['OQL_WORKSPACES'] ?? '');
   const ownsDb = options.db === undefined;
-  const db = options.db ?? (await openServiceDb(options));
+  const db = options.db ?? (await openDatabase(options));
   try {
     prepareSyntaxErrors();
     const catalog = options.catalog ?? (await import('../demo/index.js')).loadFixtureCatalog('crm');
     checkRoleAccess(config.roleAccess, catalog);
-    await createServiceSchema(db);
+    await migrate(db);
     const { warnings } = await ensureCatalogTables(db, catalog, { searchIndexes: options.searchIndexes === true });
     for (const k of bootstrapKeys) await storeApiKey(db, k.key, k);
     // The demo's data belongs to org_demo, reached through the workspace `demo`.

@@ -1,8 +1,8 @@
 import type { Catalog } from '../catalog/types.js';
 import type { ConcurrencyLimiter } from '../run/limiter.js';
-import type { ServerConfig } from './config.js';
-import type { ApiKeyVerifier } from './store/api-keys.js';
-import type { Principal, ServiceDb } from './types.js';
+import type { ServerConfig } from '../service/config.js';
+import type { ApiKeyVerifier } from '../service/store/api-keys.js';
+import type { Principal, ServiceDb } from '../service/types.js';
 
 /** What every route needs, decorated on the Fastify instances as `oql`. */
 export interface ServiceContext {

@@ -7,7 +7,7 @@ import {
   type StoredOAuthClientInformation, type StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
 import { createServer } from '../../src/server/app.js';
-import { revokeToken } from '../../src/server/oauth/store.js';
+import { revokeToken } from '../../src/oauth/store.js';
 import { KEYS, jsonOf, startHarness, type Harness } from './support.js';
 
 /**

@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { insertRows } from '../../src/demo/load.js';
 import { createServer } from '../../src/server/app.js';
-import { openServiceDb } from '../../src/server/database.js';
+import { openDatabase } from '../../src/run/open.js';
 import { DATA, KEYS, jsonOf, textOf } from './support.js';
 
 /**
@@ -23,7 +23,7 @@ let dir: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'oql-mcp-stdio-'));
-  const db = await openServiceDb({ dataDir: dir });
+  const db = await openDatabase({ dataDir: dir });
   const server = await createServer({ db, apiKeys: API_KEYS, env: {} });
   for (const [slug, rows] of Object.entries(DATA)) {
     await insertRows(db, server.catalog, server.catalog.objects.get(slug)!, rows.map((r) => ({ is_deleted: false, ...r })));
@@ -66,7 +66,7 @@ describe('oql mcp --stdio', () => {
       await client.close();
     }
     // The child has closed the embedded database; the log is readable from it now.
-    const db = await openServiceDb({ dataDir: dir });
+    const db = await openDatabase({ dataDir: dir });
     try {
       const { rows } = await db.query<{ org_id: string; user_id: string; tool_name: string; response_code: number; input_params: unknown }>(
         'SELECT org_id, user_id, tool_name, response_code, input_params FROM oql_service.tool_logs ORDER BY tool_call_timestamp, response_code',

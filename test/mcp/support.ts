@@ -3,9 +3,10 @@ import { PGlite } from '@electric-sql/pglite';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { insertRows } from '../../src/demo/load.js';
 import { createServer, type CreateServerOptions, type OqlServer } from '../../src/server/app.js';
-import { serviceDbOf } from '../../src/server/database.js';
-import { createWorkspace, createWorkspacesTable } from '../../src/server/store/workspaces.js';
-import type { ServiceDb } from '../../src/server/types.js';
+import { databaseOf } from '../../src/run/database.js';
+import { migrate } from '../../src/service/migrations.js';
+import { createWorkspace } from '../../src/service/store/workspaces.js';
+import type { ServiceDb } from '../../src/service/types.js';
 
 /**
  * One PGlite per test file holding two organizations' records, written out here by hand so the
@@ -63,13 +64,13 @@ export interface Harness {
 
 export async function startHarness(options: { oauth?: CreateServerOptions['oauth'] } = {}): Promise<Harness> {
   const pg = new PGlite();
-  const db = serviceDbOf(pg, 'test');
+  const db = databaseOf(pg);
   const server = await createServer({ db, apiKeys: API_KEYS, env: {}, ...(options.oauth ? { oauth: options.oauth } : {}) });
   for (const [slug, rows] of Object.entries(DATA)) {
     const obj = server.catalog.objects.get(slug)!;
     await insertRows(db, server.catalog, obj, rows.map((r) => ({ is_deleted: false, ...r })));
   }
-  await createWorkspacesTable(db);
+  await migrate(db);
   await createWorkspace(db, { subdomain: 'acme', orgId: 'org_acme' });
   await createWorkspace(db, { subdomain: 'globex', orgId: 'org_globex' });
   await server.app.listen({ host: '127.0.0.1', port: 0 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../src/server/store/api-keys.js';
-import { revokeToken, verifyAccessToken } from '../../src/server/oauth/index.js';
+import { createApiKey } from '../../src/service/store/api-keys.js';
+import { revokeToken, verifyAccessToken } from '../../src/oauth/index.js';
 import {
   REDIRECT, authorizeUrl, exchange, obtainCode, openConsent, openHarness, pkcePair, postConsent, register, registerClient,
   startAuthServer, tokenRequest, type Harness, type Running,

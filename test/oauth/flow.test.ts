@@ -1,6 +1,6 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oauthAuthResolver, verifyAccessToken } from '../../src/server/oauth/index.js';
+import { oauthAuthResolver, verifyAccessToken } from '../../src/oauth/index.js';
 import {
   MCP_URL, REDIRECT, authorizeUrl, openConsent, openHarness, postConsent, startAuthServer, tokenRequest,
   type Harness, type Running, type Tenant,

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openServiceDb } from '../../src/server/database.js';
-import { verifyAccessToken } from '../../src/server/oauth/index.js';
-import { createApiKey } from '../../src/server/store/api-keys.js';
-import { createServiceSchema } from '../../src/server/store/schema.js';
-import { createWorkspace, createWorkspacesTable } from '../../src/server/store/workspaces.js';
-import type { ServiceDb } from '../../src/server/types.js';
+import { openDatabase } from '../../src/run/open.js';
+import { verifyAccessToken } from '../../src/oauth/index.js';
+import { createApiKey } from '../../src/service/store/api-keys.js';
+import { migrate } from '../../src/service/migrations.js';
+import { createWorkspace } from '../../src/service/store/workspaces.js';
+import type { ServiceDb } from '../../src/service/types.js';
 import { startPgServer, type PgServer } from '../support/pg-server.js';
 import { MCP_URL, exchange, obtainCode, startAuthServer, tokenRequest, type Running, type Tenant } from './support.js';
 
@@ -20,9 +20,8 @@ let acme: Tenant;
 
 beforeAll(async () => {
   pg = await startPgServer();
-  db = await openServiceDb({ database: pg.url, poolSize: 12 });
-  await createServiceSchema(db);
-  await createWorkspacesTable(db);
+  db = await openDatabase({ database: pg.url, poolSize: 12 });
+  await migrate(db);
   await createWorkspace(db, { subdomain: 'acme', orgId: 'org_acme' });
   await createWorkspace(db, { subdomain: 'globex', orgId: 'org_globex' });
   acme = {

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey, createServer, recordToolCall, serviceDbOf, type OqlServer, type ServiceDb } from '../../src/server/index.js';
+import { createApiKey, createServer, recordToolCall, databaseOf, type OqlServer, type ServiceDb } from '../../src/server/index.js';
 import {
   REDIRECT, authorizeUrl, exchange, openConsent, pkcePair, postConsent, registerClient, type Tenant,
 } from './support.js';
@@ -21,7 +21,7 @@ let b: Tenant;
 
 beforeAll(async () => {
   pglite = new PGlite();
-  db = serviceDbOf(pglite);
+  db = databaseOf(pglite);
   server = await createServer({
     db,
     env: { OQL_WORKSPACES: 'acme=org_acme, globex=org_globex' },

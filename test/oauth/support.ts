@@ -3,12 +3,12 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { serviceDbOf } from '../../src/server/database.js';
-import { oauthPlugin, type OAuthOptions } from '../../src/server/oauth/index.js';
-import { createApiKey } from '../../src/server/store/api-keys.js';
-import { createServiceSchema } from '../../src/server/store/schema.js';
-import { createWorkspace } from '../../src/server/store/workspaces.js';
-import type { ServiceDb } from '../../src/server/types.js';
+import { databaseOf } from '../../src/run/database.js';
+import { oauthPlugin, type OAuthOptions } from '../../src/oauth/index.js';
+import { createApiKey } from '../../src/service/store/api-keys.js';
+import { migrate } from '../../src/service/migrations.js';
+import { createWorkspace } from '../../src/service/store/workspaces.js';
+import type { ServiceDb } from '../../src/service/types.js';
 
 /**
  * Two workspaces of two organizations on one PGlite per test file, and the authorization server on
@@ -37,11 +37,9 @@ export interface Harness {
 
 export async function openHarness(): Promise<Harness> {
   const pg = new PGlite();
-  const db = serviceDbOf(pg, 'test');
-  await createServiceSchema(db);
+  const db = databaseOf(pg);
+  await migrate(db);
   // The plugin creates the workspaces table; create it here too so the tenants exist before any app.
-  const { createWorkspacesTable } = await import('../../src/server/store/workspaces.js');
-  await createWorkspacesTable(db);
   const tenant = async (subdomain: string, orgId: string): Promise<Tenant> => {
     await createWorkspace(db, { subdomain, orgId });
     return {

@@ -1,3 +1,4 @@
+import { migrate } from '../../src/service/migrations.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,10 +7,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/cli.js';
 import { workspacesCommand } from '../../src/cli/commands/workspaces.js';
 import type { CliIo } from '../../src/cli/io.js';
-import { serviceDbOf } from '../../src/server/database.js';
+import { databaseOf } from '../../src/run/database.js';
 import {
-  bootstrapWorkspaces, createWorkspace, createWorkspacesTable, listWorkspaces, parseWorkspacesEnv, resolveWorkspace,
-} from '../../src/server/store/workspaces.js';
+  bootstrapWorkspaces, createWorkspace, listWorkspaces, parseWorkspacesEnv, resolveWorkspace,
+} from '../../src/service/store/workspaces.js';
 
 /** The subdomain → organization map: its store, OQL_WORKSPACES, and `oql workspaces`. */
 
@@ -52,9 +53,9 @@ describe('workspace store', () => {
   it('creates, resolves, keeps tenants apart and never moves a workspace to another organization', async () => {
     const pg = new PGlite();
     try {
-      const db = serviceDbOf(pg);
-      await createWorkspacesTable(db);
-      await createWorkspacesTable(db);
+      const db = databaseOf(pg);
+      await migrate(db);
+      await migrate(db);
       expect(await createWorkspace(db, { subdomain: 'acme', orgId: 'org_acme' })).toEqual({ created: true });
       expect(await createWorkspace(db, { subdomain: 'acme', orgId: 'org_acme' })).toEqual({ created: false });
       await expect(createWorkspace(db, { subdomain: 'acme', orgId: 'org_globex' })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });

@@ -6,8 +6,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import type { CliIo } from '../../src/cli/io.js';
-import { ApiKeyVerifier, createServer, issueApiKey, listApiKeys, revokeApiKey, serviceDbOf, type OqlServer, type ServiceDb } from '../../src/server/index.js';
-import { createServiceSchema } from '../../src/server/store/schema.js';
+import { ApiKeyVerifier, createServer, issueApiKey, listApiKeys, revokeApiKey, databaseOf, type OqlServer, type ServiceDb } from '../../src/server/index.js';
+import { migrate } from '../../src/service/migrations.js';
 import { call, expectEnvelope } from './support.js';
 
 /**
@@ -20,8 +20,8 @@ let db: ServiceDb;
 
 beforeAll(async () => {
   pglite = await PGlite.create();
-  db = serviceDbOf(pglite);
-  await createServiceSchema(db);
+  db = databaseOf(pglite);
+  await migrate(db);
 }, 60_000);
 
 afterAll(async () => {

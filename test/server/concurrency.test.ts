@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serviceDbOf } from '../../src/server/index.js';
+import { databaseOf } from '../../src/server/index.js';
 import { startPgServer, type PgServer } from '../support/pg-server.js';
 import { listen, type Answer, type Running } from './support.js';
 
@@ -46,7 +46,7 @@ function ok(a: Answer): void {
 beforeAll(async () => {
   server = await startPgServer({ settings: { max_connections: 60 } });
   pool = new pg.Pool({ connectionString: server.url, max: 10 });
-  api = await listen({ db: serviceDbOf(pool), apiKeys: KEYS_ENV, env: {} });
+  api = await listen({ db: databaseOf(pool), apiKeys: KEYS_ENV, env: {} });
   for (const [org, key] of [['org_acme', ACME], ['org_globex', GLOBEX]] as const) {
     const created = await upsert(key, Array.from({ length: BASE }, (_, k) => ({ name: `Base ${k}`, external_id: `base-${k}` })));
     ok(created);

@@ -1,8 +1,8 @@
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFixtureCatalog } from '../../fixtures/index.js';
-import { createServer, serviceDbOf } from '../../src/server/index.js';
-import { parseRoleAccess, resolveConfig } from '../../src/server/config.js';
+import { createServer, databaseOf } from '../../src/server/index.js';
+import { parseRoleAccess, resolveConfig } from '../../src/service/config.js';
 import { KEYS, crmServiceOnPglite, expectEnvelope, liveRows, type CrmService } from './support.js';
 
 /**
@@ -41,7 +41,7 @@ describe('OQL_ROLE_ACCESS', () => {
   it('naming an object the catalog lacks stops the server from starting, with the likely slug', async () => {
     const pglite = await PGlite.create();
     try {
-      const failed = await createServer({ db: serviceDbOf(pglite), env: { OQL_ROLE_ACCESS: 'member=account,opportunities' } }).then(() => null, (e) => e);
+      const failed = await createServer({ db: databaseOf(pglite), env: { OQL_ROLE_ACCESS: 'member=account,opportunities' } }).then(() => null, (e) => e);
       expect(failed).toMatchObject({ code: 'INVALID_OPTIONS', message: "role access for member names the object 'opportunities', which the catalog does not have" });
       expect(failed.hint).toContain("'opportunity'");
     } finally {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, serviceDbOf, type OqlServer } from '../../src/server/index.js';
+import { createServer, databaseOf, type OqlServer } from '../../src/server/index.js';
 import { API_KEYS_ENV, KEYS, call } from './support.js';
 
 /**
@@ -91,7 +91,7 @@ describe('search indexes', () => {
   it('stop the start with a clear error where pg_trgm cannot be created', async () => {
     const bare = await PGlite.create();
     try {
-      const failed = await createServer({ db: serviceDbOf(bare), searchIndexes: true, env: {}, log: false }).then(() => null, (e) => e);
+      const failed = await createServer({ db: databaseOf(bare), searchIndexes: true, env: {}, log: false }).then(() => null, (e) => e);
       expect(failed).toMatchObject({ code: 'DATABASE_ERROR', message: 'search indexes need the PostgreSQL extension pg_trgm, which this database cannot create' });
     } finally {
       await bare.close();

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFixtureCatalog, type Row } from '../../fixtures/index.js';
 import { demoData } from '../../src/demo/demo.js';
 import { main, type CliIo } from '../../src/cli/main.js';
-import { createServer, openServiceDb, serviceDbOf, verifyApiKey, type ServiceDb } from '../../src/server/index.js';
+import { createServer, openDatabase, databaseOf, verifyApiKey, type ServiceDb } from '../../src/server/index.js';
 import { call, expectEnvelope, listen } from './support.js';
 
 /** Start-up: tables, demo data, keys, the schema check, and `oql serve` / `oql keys` as a user runs them. */
@@ -19,7 +19,7 @@ const dir = mkdtempSync(join(tmpdir(), 'oql-serve-'));
 
 beforeAll(async () => {
   pglite = await PGlite.create();
-  db = serviceDbOf(pglite);
+  db = databaseOf(pglite);
 });
 
 afterAll(async () => {
@@ -101,9 +101,9 @@ describe('createServer on an empty database', () => {
   });
 
   it('refuses a database URL that is not a postgres:// URL', async () => {
-    await expect(openServiceDb({ database: 'not a url' })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
-    await expect(openServiceDb({ database: 'mysql://u:secret@localhost/db' })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
-    const err = await openServiceDb({ database: 'postgres://u:secret@127.0.0.1:1/db' }).then(() => null, (e: Error) => e);
+    await expect(openDatabase({ database: 'not a url' })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    await expect(openDatabase({ database: 'mysql://u:secret@localhost/db' })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    const err = await openDatabase({ database: 'postgres://u:secret@127.0.0.1:1/db' }).then(() => null, (e: Error) => e);
     expect(err).toMatchObject({ code: 'DATABASE_ERROR' });
     expect(err!.message).not.toContain('secret');
   });

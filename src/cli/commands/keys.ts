@@ -1,7 +1,7 @@
-import { openServiceDb } from '../../server/database.js';
-import { issueApiKey, listApiKeys, revokeApiKey } from '../../server/store/api-keys.js';
-import { createServiceSchema } from '../../server/store/schema.js';
-import { isRole, type ServiceDb } from '../../server/types.js';
+import { openDatabase as openServiceDb } from '../../run/open.js';
+import { issueApiKey, listApiKeys, revokeApiKey } from '../../service/store/api-keys.js';
+import { migrate } from '../../service/migrations.js';
+import { isRole, type ServiceDb } from '../../service/types.js';
 import { parseCommand, requireFlag } from '../args.js';
 import { EXIT, UsageError, println, type CliIo } from '../io.js';
 import { formatTable } from '../table.js';
@@ -37,7 +37,7 @@ export async function keysCommand(argv: readonly string[], io: CliIo): Promise<n
   const run = async (fn: (db: ServiceDb) => Promise<number>): Promise<number> => {
     const db = await openServiceDb({ database: values.database, dataDir: values['data-dir'] });
     try {
-      await createServiceSchema(db);
+      await migrate(db);
       return await fn(db);
     } finally {
       await db.close();

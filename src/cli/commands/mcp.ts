@@ -27,7 +27,7 @@ export async function mcpCommand(argv: readonly string[], io: CliIo, cwd: string
   // Loaded here: `oql compile` and friends never load the server or the SDK.
   const [{ createServer }, { verifyApiKey }, { ConcurrencyLimiter }, { serveToolsOverStdio }] = await Promise.all([
     import('../../server/app.js'),
-    import('../../server/store/api-keys.js'),
+    import('../../service/store/api-keys.js'),
     import('../../run/limiter.js'),
     import('../../mcp/stdio.js'),
   ]);
@@ -43,7 +43,7 @@ export async function mcpCommand(argv: readonly string[], io: CliIo, cwd: string
     return EXIT.failed;
   }
   const handle = serveToolsOverStdio({
-    db: server.db.raw,
+    db: server.db,
     logDb: server.db,
     catalog: server.catalog,
     principal,

@@ -1,6 +1,6 @@
-import { openServiceDb } from '../../server/database.js';
-import { createServiceSchema } from '../../server/store/schema.js';
-import { createWorkspace, createWorkspacesTable, listWorkspaces } from '../../server/store/workspaces.js';
+import { openDatabase as openServiceDb } from '../../run/open.js';
+import { migrate } from '../../service/migrations.js';
+import { createWorkspace, listWorkspaces } from '../../service/store/workspaces.js';
 import { parseCommand, requireFlag } from '../args.js';
 import { EXIT, UsageError, println, type CliIo } from '../io.js';
 
@@ -52,8 +52,7 @@ export async function workspacesCommand(argv: readonly string[], io: CliIo): Pro
   const orgId = action === 'create' ? requireFlag('workspaces', 'org', values.org, 'org_acme') : undefined;
   const db = await openServiceDb({ database: values.database, dataDir: values['data-dir'] });
   try {
-    await createServiceSchema(db);
-    await createWorkspacesTable(db);
+    await migrate(db);
     if (action === 'create') {
       const { created } = await createWorkspace(db, { subdomain: subdomain!, orgId: orgId! });
       println(io.stdout, `${subdomain}=${orgId}`);

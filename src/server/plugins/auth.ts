@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { OqlError } from '../../diagnostics/diagnostic.js';
 import type { RouteAuth } from '../context.js';
-import type { AuthResolver } from '../types.js';
+import type { AuthResolver } from '../../service/types.js';
 import { sendError } from './envelope.js';
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;

@@ -124,6 +124,7 @@ export function installEnvelope(app: FastifyInstance): void {
       const code = (err as { code?: unknown }).code;
       request.log.error({ errorName: (err as Error)?.name, errorCode: typeof code === 'string' ? code : undefined, oqlCode: envelope.data.error_code }, 'request failed');
     }
+    retryAfter(reply, err);
     void reply.code(envelope.data.status_code).type('application/json; charset=utf-8').send(envelope);
   });
 
@@ -141,5 +142,12 @@ export function installEnvelope(app: FastifyInstance): void {
 /** Sends an error envelope from a hook. */
 export function sendError(reply: FastifyReply, err: OqlError): FastifyReply {
   const envelope = errorEnvelope(err);
+  retryAfter(reply, err);
   return reply.code(envelope.data.status_code).type('application/json; charset=utf-8').send(envelope);
+}
+
+/** A refusal that passes with time (429, 503) says when to come back (RFC 9110 section 10.2.3). */
+function retryAfter(reply: FastifyReply, err: unknown): void {
+  const seconds = err instanceof OqlError ? err.retryAfterSeconds : undefined;
+  if (seconds !== undefined) void reply.header('retry-after', String(seconds));
 }

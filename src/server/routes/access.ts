@@ -1,6 +1,6 @@
 import { OqlError } from '../../diagnostics/diagnostic.js';
 import { accessOf, type ServiceContext } from '../context.js';
-import type { Principal } from '../types.js';
+import type { Principal } from '../../service/types.js';
 
 /**
  * Record and schema endpoints for an object the role may not read answer 403. An unknown slug is

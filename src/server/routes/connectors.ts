@@ -38,7 +38,7 @@ export async function connectorRoutes(app: FastifyInstance): Promise<void> {
   }, async (request) => {
     const principal = principalOf(request);
     checkObjectAccess(app.oql, principal, request.params.slug);
-    return toEnvelope(await connectorRecords(app.oql.db.raw, request.body, {
+    return toEnvelope(await connectorRecords(app.oql.db, request.body, {
       catalog: app.oql.catalog,
       slug: request.params.slug,
       orgId: principal.orgId,

@@ -41,7 +41,7 @@ export async function filterRoutes(app: FastifyInstance): Promise<void> {
   }, async (request) => {
     const principal = principalOf(request);
     const access = accessOf(app.oql, principal);
-    return toEnvelope(await filterRecords(app.oql.db.raw, request.body, {
+    return toEnvelope(await filterRecords(app.oql.db, request.body, {
       catalog: app.oql.catalog,
       slug: request.params.slug,
       orgId: principal.orgId,

@@ -24,7 +24,7 @@ export async function recordRoutes(app: FastifyInstance): Promise<void> {
       summary: 'Create records, all or none (4.1)', tags: ['records'], params: SLUG_PARAM,
       body: { type: 'array', items: RECORD, maxItems: maxBulkRecords, description: `at most ${maxBulkRecords} records` },
     },
-  }, async (request) => toEnvelope(await bulkCreate(app.oql.db.raw, request.params.slug, request.body, context(request, request.params.slug))));
+  }, async (request) => toEnvelope(await bulkCreate(app.oql.db, request.params.slug, request.body, context(request, request.params.slug))));
 
   app.post<{ Params: { slug: string }; Body: { values: unknown[] } }>('/api/v1/org/objects/:slug/record/bulk_upsert', {
     schema: {
@@ -34,16 +34,16 @@ export async function recordRoutes(app: FastifyInstance): Promise<void> {
         properties: { values: { type: 'array', items: RECORD, maxItems: maxBulkRecords, description: `at most ${maxBulkRecords} records` } },
       },
     },
-  }, async (request) => toEnvelope(await bulkUpsert(app.oql.db.raw, request.params.slug, request.body, context(request, request.params.slug))));
+  }, async (request) => toEnvelope(await bulkUpsert(app.oql.db, request.params.slug, request.body, context(request, request.params.slug))));
 
   app.get<{ Params: { slug: string; id: string } }>('/api/v1/org/objects/:slug/record/:id', {
     schema: { summary: 'Get one record (4.3)', tags: ['records'], params: RECORD_PARAMS },
   }, async (request) => {
     const { catalog, orgId } = context(request, request.params.slug);
-    return toEnvelope(await getRecord(app.oql.db.raw, request.params.slug, request.params.id, { catalog, orgId }));
+    return toEnvelope(await getRecord(app.oql.db, request.params.slug, request.params.id, { catalog, orgId }));
   });
 
   app.put<{ Params: { slug: string; id: string }; Body: Record<string, unknown> }>('/api/v1/org/objects/:slug/record/:id', {
     schema: { summary: 'Update the fields sent of one record (4.4)', tags: ['records'], params: RECORD_PARAMS, body: RECORD },
-  }, async (request) => toEnvelope(await updateRecord(app.oql.db.raw, request.params.slug, request.params.id, request.body, context(request, request.params.slug))));
+  }, async (request) => toEnvelope(await updateRecord(app.oql.db, request.params.slug, request.params.id, request.body, context(request, request.params.slug))));
 }

@@ -32,8 +32,8 @@ export async function reportRoutes(app: FastifyInstance): Promise<void> {
   };
   app.post<{ Body: QueryRequest }>('/api/v1/reports/execute', {
     schema: { summary: 'Run an analytics query (4.8)', tags: ['reports'], body: REPORT_BODY },
-  }, async (request) => toEnvelope(await execute(app.oql.db.raw, request.body, options(principalOf(request)))));
+  }, async (request) => toEnvelope(await execute(app.oql.db, request.body, options(principalOf(request)))));
   app.post<{ Body: QueryRequest }>('/api/v1/reports/count', {
     schema: { summary: 'Count the rows an analytics query produces, up to its LIMIT (4.9)', tags: ['reports'], body: REPORT_BODY },
-  }, async (request) => toEnvelope(await count(app.oql.db.raw, request.body, options(principalOf(request)))));
+  }, async (request) => toEnvelope(await count(app.oql.db, request.body, options(principalOf(request)))));
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { OqlError } from '../../diagnostics/diagnostic.js';
 import { toEnvelope } from '../../run/envelope.js';
 import { principalOf } from '../context.js';
-import { listToolLogs } from '../store/tool-logs.js';
+import { listToolLogs } from '../../service/store/tool-logs.js';
 
 const LOGS_BODY = {
   type: ['object', 'null'],

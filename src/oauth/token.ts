@@ -4,7 +4,7 @@ import { addressKey, clientKey, oauthError, param, withinLimit, workspaceOr404, 
 import {
   findClient, issueTokens, pruneExpired, redeemCode, redeemRefreshToken, revokeFamily, type IssuedTokens,
 } from './store.js';
-import type { ServiceTx } from '../types.js';
+import type { ServiceTx } from '../service/types.js';
 
 /**
  * The token endpoint (form-encoded): the authorization_code grant with PKCE, and the refresh_token

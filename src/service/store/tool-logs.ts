@@ -1,7 +1,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { OqlError } from '../../diagnostics/diagnostic.js';
 import type { ServiceTx } from '../types.js';
-import { SERVICE_SCHEMA } from './schema.js';
+import { SERVICE_SCHEMA } from '../migrations.js';
 
 export interface ToolCall {
   readonly orgId: string;

@@ -1,6 +1,6 @@
 import { OqlError } from '../../diagnostics/diagnostic.js';
-import type { ServiceTx } from '../types.js';
-import { SERVICE_SCHEMA } from './schema.js';
+import type { ServiceDb, ServiceTx } from '../types.js';
+import { SERVICE_SCHEMA } from '../migrations.js';
 
 /**
  * Workspaces: the subdomain in an OAuth or MCP URL names the organization whose data a token may
@@ -17,16 +17,6 @@ const ORG_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 
 export function isSubdomain(value: unknown): value is string {
   return typeof value === 'string' && SUBDOMAIN.test(value);
-}
-
-/** Idempotent: runs on every start, next to the service's other tables. */
-export async function createWorkspacesTable(db: ServiceTx): Promise<void> {
-  await db.query(`CREATE SCHEMA IF NOT EXISTS ${SERVICE_SCHEMA}`);
-  await db.query(`CREATE TABLE IF NOT EXISTS ${SERVICE_SCHEMA}.workspaces (
-     subdomain text PRIMARY KEY,
-     org_id text NOT NULL,
-     created_at bigint NOT NULL
-   )`);
 }
 
 function checkWorkspace(w: Workspace, where = ''): void {
@@ -100,12 +90,9 @@ export function parseWorkspacesEnv(text: string): Workspace[] {
 }
 
 /** Creates the table and the workspaces of `OQL_WORKSPACES` (or any list), all or none. */
-export async function bootstrapWorkspaces(db: ServiceTx & { transaction?: <T>(fn: (tx: ServiceTx) => Promise<T>) => Promise<T> }, workspaces: readonly Workspace[]): Promise<void> {
-  await createWorkspacesTable(db);
+export async function bootstrapWorkspaces(db: ServiceDb, workspaces: readonly Workspace[]): Promise<void> {
   if (workspaces.length === 0) return;
-  const store = async (tx: ServiceTx) => {
+  await db.transaction(async (tx) => {
     for (const w of workspaces) await createWorkspace(tx, w);
-  };
-  if (db.transaction) await db.transaction(store);
-  else await store(db);
+  });
 }

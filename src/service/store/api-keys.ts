@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { OqlError } from '../../diagnostics/diagnostic.js';
 import { isRole, type Principal, type Role, type ServiceTx } from '../types.js';
-import { SERVICE_SCHEMA } from './schema.js';
+import { SERVICE_SCHEMA } from '../migrations.js';
 
 /** Keys are `oql_` and 43 base64url characters (256 random bits): recognisable in a leaked log or repository. */
 const KEY_PREFIX = 'oql_';

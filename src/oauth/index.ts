@@ -3,4 +3,4 @@ export { oauthPlugin, DEFAULT_ACCESS_TOKEN_TTL_SECONDS, DEFAULT_CODE_TTL_SECONDS
 export { authorizationServerMetadata, protectedResourceMetadata, type ProtectedResourceInput } from './metadata.js';
 export { workspaceUrls, type WorkspaceUrls } from './context.js';
 export { DEFAULT_LIMITS, type Limit, type OAuthLimits } from './limits.js';
-export { createOAuthTables, oauthAuthResolver, pruneExpired, revokeToken, verifyAccessToken, type VerifyOptions } from './store.js';
+export { oauthAuthResolver, pruneExpired, revokeToken, verifyAccessToken, type VerifyOptions } from './store.js';

@@ -1,14 +1,13 @@
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { settingOrCreate } from '../store/settings.js';
-import { bootstrapWorkspaces, type Workspace } from '../store/workspaces.js';
-import type { ServiceDb } from '../types.js';
+import { settingOrCreate } from '../service/store/settings.js';
+import { bootstrapWorkspaces, type Workspace } from '../service/store/workspaces.js';
+import type { ServiceDb } from '../service/types.js';
 import { authorizeRoutes } from './authorize.js';
 import { oauthError, trimSlash, type OAuthContext } from './context.js';
 import { AttemptLimiter, mergeLimits, type OAuthLimits } from './limits.js';
 import { metadataRoutes } from './metadata.js';
 import { registerRoutes } from './register.js';
-import { createOAuthTables } from './store.js';
 import { tokenRoutes } from './token.js';
 import { randomBytes } from 'node:crypto';
 
@@ -61,11 +60,10 @@ function urlGetter(name: string, value: string | (() => string)): () => string {
  * The authorization server as one Fastify plugin for the main host: metadata, registration,
  * authorization (consent page) and token endpoints of every workspace. Registered without
  * fastify-plugin, it is encapsulated: its form-body parser and OAuth-shaped error handler apply to
- * its own routes only. Creates its tables (and the workspaces table) when registered.
+ * its own routes only. Its tables come from the service's migration list (src/service/migrations.ts).
  */
 export async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): Promise<void> {
   const { db } = options;
-  await createOAuthTables(db);
   await bootstrapWorkspaces(db, options.workspaces ?? []);
   let secret: Promise<string> | undefined;
   const ctx: OAuthContext = {

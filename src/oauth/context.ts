@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ServiceDb } from '../types.js';
-import { resolveWorkspace, type Workspace } from '../store/workspaces.js';
+import type { ServiceDb } from '../service/types.js';
+import { resolveWorkspace, type Workspace } from '../service/store/workspaces.js';
 import type { AttemptLimiter, Limit, OAuthLimits } from './limits.js';
 import type { TokenLifetimes } from './store.js';
 

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { isRole, type Principal, type Role, type ServiceDb, type ServiceTx } from '../types.js';
-import { SERVICE_SCHEMA } from '../store/schema.js';
+import { isRole, type Principal, type Role, type ServiceDb, type ServiceTx } from '../service/types.js';
+import { SERVICE_SCHEMA } from '../service/migrations.js';
 
 /**
  * The authorization server's state: registered clients, authorization codes and tokens.
@@ -24,65 +24,6 @@ export function hashSecret(value: string): string {
 
 function opaque(prefix: string): string {
   return prefix + randomBytes(32).toString('base64url');
-}
-
-const STATEMENTS: readonly string[] = [
-  `CREATE SCHEMA IF NOT EXISTS ${SERVICE_SCHEMA}`,
-  // A client is registered in one workspace: its id used at another workspace's endpoints is unknown there.
-  `CREATE TABLE IF NOT EXISTS ${SERVICE_SCHEMA}.oauth_clients (
-     client_id text PRIMARY KEY,
-     workspace text NOT NULL,
-     client_name text NOT NULL,
-     redirect_uris jsonb NOT NULL,
-     grant_types jsonb NOT NULL,
-     response_types jsonb NOT NULL,
-     token_endpoint_auth_method text NOT NULL,
-     client_uri text,
-     created_at bigint NOT NULL
-   )`,
-  `CREATE TABLE IF NOT EXISTS ${SERVICE_SCHEMA}.oauth_codes (
-     code_hash text PRIMARY KEY,
-     family_id text NOT NULL,
-     workspace text NOT NULL,
-     org_id text NOT NULL,
-     user_id text NOT NULL,
-     role text NOT NULL,
-     api_key_id text,
-     client_id text NOT NULL,
-     redirect_uri text NOT NULL,
-     code_challenge text NOT NULL,
-     resource text NOT NULL,
-     expires_at bigint NOT NULL,
-     used_at bigint
-   )`,
-  `CREATE TABLE IF NOT EXISTS ${SERVICE_SCHEMA}.oauth_tokens (
-     token_hash text PRIMARY KEY,
-     kind text NOT NULL CHECK (kind IN ('access', 'refresh')),
-     family_id text NOT NULL,
-     workspace text NOT NULL,
-     org_id text NOT NULL,
-     user_id text NOT NULL,
-     role text NOT NULL,
-     api_key_id text,
-     client_id text NOT NULL,
-     resource text NOT NULL,
-     created_at bigint NOT NULL,
-     expires_at bigint NOT NULL,
-     rotated_at bigint,
-     revoked_at bigint
-   )`,
-  `CREATE INDEX IF NOT EXISTS oauth_tokens_family_idx ON ${SERVICE_SCHEMA}.oauth_tokens (family_id)`,
-  // Tables created before tokens were tied to their API key.
-  `ALTER TABLE ${SERVICE_SCHEMA}.oauth_codes ADD COLUMN IF NOT EXISTS api_key_id text`,
-  `ALTER TABLE ${SERVICE_SCHEMA}.oauth_tokens ADD COLUMN IF NOT EXISTS api_key_id text`,
-  // For pruneExpired.
-  `CREATE INDEX IF NOT EXISTS oauth_tokens_expires_idx ON ${SERVICE_SCHEMA}.oauth_tokens (expires_at)`,
-  `CREATE INDEX IF NOT EXISTS oauth_codes_expires_idx ON ${SERVICE_SCHEMA}.oauth_codes (expires_at)`,
-];
-
-/** Idempotent: runs on every start. */
-export async function createOAuthTables(db: ServiceTx): Promise<void> {
-  for (const statement of STATEMENTS) await db.query(statement);
 }
 
 // ---- Clients ----

@@ -1,7 +1,7 @@
 import type { Catalog } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/suggest.js';
-import type { DatabaseOptions } from './database.js';
+import type { DatabaseOptions } from '../run/open.js';
 import { isRole, type AuthResolver, type Role, type ServiceDb } from './types.js';
 
 export interface LogOptions {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { verifyApiKey } from '../store/api-keys.js';
-import type { Workspace } from '../store/workspaces.js';
+import { verifyApiKey } from '../service/store/api-keys.js';
+import type { Workspace } from '../service/store/workspaces.js';
 import {
   csrfTokenValid, issueCsrfToken, renderConsentPage, renderErrorPage, sameOriginPost, type ConsentRequest,
 } from './consent.js';

@@ -23,22 +23,5 @@ export interface Principal {
 /** Turns a bearer token into a principal, or null when it does not recognise it. */
 export type AuthResolver = (bearer: string) => Promise<Principal | null>;
 
-/** A transaction's connection: statements on it run in order inside the transaction. */
-export interface ServiceTx {
-  query<T = any>(sql: string, params?: unknown[]): Promise<{ rows: T[] }>;
-}
-
-/**
- * The service's database: one PGlite instance (embedded) or one node-postgres Pool. `raw` is that
- * handle itself, which the library functions (execute, filterRecords, bulkCreate, …) take.
- */
-export interface ServiceDb extends ServiceTx {
-  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
-  transaction<T>(fn: (tx: ServiceTx) => Promise<T>): Promise<T>;
-  readonly kind: 'pglite' | 'postgres';
-  /** The PGlite instance or the pg Pool. */
-  readonly raw: any;
-  /** For messages: "embedded PostgreSQL (PGlite) in ./.oql-data" or the URL without its password. */
-  readonly label: string;
-  close(): Promise<void>;
-}
+/** The service's database and a transaction's connection: the database layer's own types (src/run/database.ts). */
+export type { Database as ServiceDb, Tx as ServiceTx } from '../run/database.js';

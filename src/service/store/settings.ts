@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ServiceTx } from '../types.js';
-import { SERVICE_SCHEMA } from './schema.js';
+import { SERVICE_SCHEMA } from '../migrations.js';
 
 /**
  * A setting's value, created with `make()` on first use. Two servers starting at once on one

@@ -1,0 +1,106 @@
+import { runtimeError } from './errors.js';
+import { poolDatabase, type PgPoolLike } from './drivers/pool.js';
+import { connectionDatabase } from './drivers/connection.js';
+import { pgliteDatabase, type PgliteLike } from './drivers/pglite.js';
+
+/**
+ * The one database layer. Everything that runs SQL — analytics, filter and connector pages,
+ * record writes, the service's own tables — goes through a `Database`; nothing else knows which
+ * driver it holds. Two real drivers sit behind it (a node-postgres Pool; PGlite, in-thread for a
+ * library caller or in a worker thread for the service), plus a serialised wrapper for a single
+ * connection (a pg Client).
+ *
+ * `databaseOf` is the one place that tells drivers apart, by their shape: the library imports
+ * no driver.
+ */
+
+/** Anything with `query`: node-postgres (Pool, Client, PoolClient) or PGlite. */
+export interface Queryable {
+  query(text: string, params?: unknown[]): Promise<unknown>;
+}
+
+/** A statement's rows. */
+export interface Rows<T = Record<string, unknown>> {
+  readonly rows: T[];
+}
+
+/** A connection inside a transaction: statements run in order, inside it. */
+export interface Tx {
+  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Rows<T>>;
+}
+
+export interface ReadOptions {
+  /** The statement's budget in milliseconds: statement_timeout, then cancel, then the connection is dropped. */
+  readonly timeoutMs: number;
+  /**
+   * Whose share of the connections the statement counts against (the organization). Calls of one
+   * tenant queue behind each other once it holds its share, so other tenants still get through.
+   */
+  readonly tenant?: string | undefined;
+}
+
+export interface WriteOptions {
+  readonly tenant?: string | undefined;
+  /** Budget of the whole transaction; default: none beyond the driver's own. */
+  readonly timeoutMs?: number | undefined;
+}
+
+export interface Database extends Tx {
+  readonly kind: 'postgres' | 'pglite' | 'connection';
+  /** For messages: "embedded PostgreSQL (PGlite) in ./.oql-data", or the URL without its password. */
+  readonly label: string;
+  /**
+   * One SELECT in a READ ONLY transaction (enforced by the database), UTC and ISO dates, decoded
+   * with the library's parsers. The statement ends by its budget on every driver: a 504 arrives
+   * within about a second of it even when the backend does not notice a cancel.
+   */
+  read(sql: string, params: readonly unknown[], options: ReadOptions): Promise<Rows>;
+  /** A read-write transaction: committed when `fn` resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: Tx) => Promise<T>, options?: WriteOptions): Promise<T>;
+  /** Whether the database answers, outside any tenant's queue (for /health). */
+  ping(timeoutMs: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+const MARK = Symbol.for('oql.database');
+
+export function isDatabase(value: unknown): value is Database {
+  return typeof value === 'object' && value !== null && (value as { [MARK]?: unknown })[MARK] === true;
+}
+
+/** Marks a driver's object as a Database, so `databaseOf` hands it back as it is. */
+export function asDatabase<D extends Omit<Database, typeof MARK>>(db: D): D & Database {
+  Object.defineProperty(db, MARK, { value: true });
+  return db as D & Database;
+}
+
+const wrapped = new WeakMap<object, Database>();
+
+/**
+ * The Database for whatever a caller handed the library: a Database as it is; a pg Pool, a pg
+ * Client (or PoolClient) or a PGlite instance wrapped once (the wrapper is kept per handle, so
+ * calls on one single connection share one queue).
+ */
+export function databaseOf(db: Queryable | Database): Database {
+  if (isDatabase(db)) return db;
+  if (typeof db !== 'object' || db === null || typeof (db as Queryable).query !== 'function') {
+    throw runtimeError('INVALID_OPTIONS', 'db must be a pg Pool, a pg Client or a PGlite instance');
+  }
+  let out = wrapped.get(db);
+  if (!out) {
+    out = isPglite(db) ? pgliteDatabase(db, 'PGlite') : isPgPool(db) ? poolDatabase(db, 'PostgreSQL', { ownsPool: false }) : connectionDatabase(db);
+    wrapped.set(db, out);
+  }
+  return out;
+}
+
+function isPglite(db: object): db is PgliteLike {
+  const d = db as { transaction?: unknown; exec?: unknown };
+  return typeof d.transaction === 'function' && typeof d.exec === 'function' && 'waitReady' in d;
+}
+
+/** A pg Pool checks clients out; a pg Client has `connect` too, but no pool counters. */
+function isPgPool(db: object): db is PgPoolLike {
+  const d = db as { connect?: unknown; release?: unknown; totalCount?: unknown; idleCount?: unknown };
+  return typeof d.connect === 'function' && typeof d.release !== 'function' && (typeof d.totalCount === 'number' || typeof d.idleCount === 'number');
+}

@@ -1,0 +1,200 @@
+import { pgTypes } from '../decode.js';
+import { databaseError, timeoutError } from '../errors.js';
+import { asDatabase, type Database, type ReadOptions, type Rows, type Tx, type WriteOptions } from '../database.js';
+import { TenantGate } from './gate.js';
+import { assertSelect, readSettings, rowsOf, writeSettings } from './session.js';
+
+/** What the driver needs of a node-postgres Pool (the library imports no driver). */
+export interface PgPoolLike {
+  connect(): Promise<PgClientLike>;
+  query(text: string, params?: unknown[]): Promise<unknown>;
+  end(): Promise<void>;
+  /** node-postgres keeps the options and the Client class on the pool; cancels use them. */
+  readonly options?: Record<string, unknown>;
+  readonly Client?: new (options: Record<string, unknown>) => PgCancellerLike;
+}
+
+export interface PgClientLike {
+  query(config: { text: string; values?: unknown[]; types?: unknown; queryMode?: 'extended' } | string, values?: unknown[]): Promise<{ rows: any[] }>;
+  release(destroy?: boolean | Error): void;
+  getTypeParser?: (oid: number, format?: string) => unknown;
+  on?(event: 'error', listener: (err: Error) => void): unknown;
+  removeListener?(event: 'error', listener: (err: Error) => void): unknown;
+  readonly activeQuery?: unknown;
+  readonly connection?: { stream?: { destroy(): void } };
+}
+
+interface PgCancellerLike {
+  cancel(client: unknown, query: unknown): void;
+  connect?(): Promise<void>;
+  query?(text: string): Promise<unknown>;
+  end?(): Promise<void>;
+  on?(event: 'error', listener: (err: Error) => void): unknown;
+}
+
+export interface PoolDatabaseOptions {
+  /** Whether `close()` ends the pool. */
+  readonly ownsPool: boolean;
+  /** The pool's size, for the tenants' share. */
+  readonly poolSize?: number;
+  /** The share of the pool one tenant may hold at once (0 < share <= 1). Default 1: no limit. */
+  readonly tenantShare?: number;
+  /** How long a call may wait for its tenant's share before a 429. Default 10 s. */
+  readonly maxTenantWaitMs?: number;
+}
+
+/** After the statement's budget: a protocol cancel this much later, and the connection dropped later still. */
+const CANCEL_AFTER_MS = 250;
+const DROP_AFTER_MS = 750;
+
+/**
+ * A node-postgres Pool. Each read checks a connection out, runs BEGIN READ ONLY with its settings
+ * in one round trip, the statement (extended protocol: exactly one statement), and ROLLBACK.
+ *
+ * The statement's budget holds even when the backend never looks at its cancel flag (a LIKE over
+ * megabytes of text does not): statement_timeout first; a protocol cancel shortly after; then the
+ * connection is dropped and destroyed, and the call answers 504 at most about a second after
+ * its budget. The backend itself stops at its next interrupt check; its connection is gone from
+ * the pool already.
+ */
+export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatabaseOptions): Database {
+  const size = options.poolSize ?? 10;
+  const share = options.tenantShare ?? 1;
+  const gate = share >= 1 ? undefined : new TenantGate(Math.max(1, Math.floor(size * share)), options.maxTenantWaitMs ?? 10_000);
+  let pinger: PgCancellerLike | undefined;
+
+  const withClient = async <T>(tenant: string | undefined, fn: (client: PgClientLike, state: { broken: boolean }) => Promise<T>): Promise<T> => {
+    const leave = gate ? await gate.enter(tenant) : () => {};
+    try {
+      let client: PgClientLike;
+      try {
+        client = await pool.connect();
+      } catch (e) {
+        throw databaseError(e, 0);
+      }
+      const state = { broken: false };
+      // A connection that dies mid-query also emits 'error' on the client; unheard, that event would
+      // crash the process. The failed query reports the problem; the listener only marks the client.
+      const onError = (): void => {
+        state.broken = true;
+      };
+      client.on?.('error', onError);
+      try {
+        return await fn(client, state);
+      } finally {
+        client.removeListener?.('error', onError);
+        // A connection that failed mid-transaction is destroyed rather than handed to the next caller.
+        client.release(state.broken ? true : undefined);
+      }
+    } finally {
+      leave();
+    }
+  };
+
+  const cancel = (client: PgClientLike): void => {
+    if (!pool.Client || !pool.options) return;
+    try {
+      const canceller = new pool.Client(pool.options);
+      canceller.on?.('error', () => {});
+      canceller.cancel(client, client.activeQuery);
+    } catch {
+      // The drop that follows ends it anyway.
+    }
+  };
+
+  return asDatabase({
+    kind: 'postgres' as const,
+    label,
+    async query<T>(sql: string, params: readonly unknown[] = []): Promise<Rows<T>> {
+      try {
+        return { rows: rowsOf(await pool.query(sql, [...params])) as T[] };
+      } catch (e) {
+        throw databaseError(e, 0);
+      }
+    },
+    async read(sql: string, params: readonly unknown[], { timeoutMs, tenant }: ReadOptions): Promise<Rows> {
+      assertSelect(sql);
+      return withClient(tenant, async (client, state) => {
+        let expired = false;
+        const timers = [
+          setTimeout(() => cancel(client), timeoutMs + CANCEL_AFTER_MS),
+          setTimeout(() => {
+            expired = true;
+            state.broken = true;
+            client.connection?.stream?.destroy();
+          }, timeoutMs + DROP_AFTER_MS),
+        ];
+        try {
+          await client.query(readSettings(timeoutMs));
+          const result = await client.query({ text: sql, values: [...params], types: pgTypes(client.getTypeParser?.bind(client)), queryMode: 'extended' });
+          await client.query('ROLLBACK');
+          return { rows: result.rows as Record<string, unknown>[] };
+        } catch (e) {
+          if (expired) throw timeoutError(timeoutMs, e);
+          await client.query('ROLLBACK').catch(() => {
+            state.broken = true;
+          });
+          throw databaseError(e, timeoutMs);
+        } finally {
+          for (const t of timers) clearTimeout(t);
+        }
+      });
+    },
+    async transaction<T>(fn: (tx: Tx) => Promise<T>, options: WriteOptions = {}): Promise<T> {
+      return withClient(options.tenant, async (client, state) => {
+        const tx: Tx = { query: async <R>(sql: string, params: readonly unknown[] = []) => ({ rows: (await client.query(sql, [...params])).rows as R[] }) };
+        await client.query('BEGIN');
+        const settings = writeSettings(options.timeoutMs);
+        let result: T;
+        try {
+          if (settings) await client.query(settings);
+          result = await fn(tx);
+          await client.query('COMMIT');
+        } catch (e) {
+          await client.query('ROLLBACK').catch(() => {
+            state.broken = true;
+          });
+          throw e;
+        }
+        return result;
+      });
+    },
+    async ping(timeoutMs: number): Promise<boolean> {
+      // Its own connection, outside the pool: /health answers while every pooled one is busy.
+      const { Client, options: connectOptions } = pool;
+      if (!Client || !connectOptions) return pool.query('SELECT 1').then(() => true, () => false);
+      let timer: NodeJS.Timeout | undefined;
+      const attempt = (async () => {
+        if (!pinger) {
+          const c = new Client({ ...connectOptions, statement_timeout: timeoutMs });
+          c.on?.('error', () => {
+            if (pinger === c) pinger = undefined;
+          });
+          await c.connect?.();
+          pinger = c;
+        }
+        await pinger.query?.('SELECT 1');
+        return true;
+      })();
+      const late = new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      });
+      try {
+        return await Promise.race([attempt, late]);
+      } catch {
+        const broken = pinger;
+        pinger = undefined;
+        await broken?.end?.().catch(() => {});
+        return false;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async close(): Promise<void> {
+      const p = pinger;
+      pinger = undefined;
+      await p?.end?.().catch(() => {});
+      if (options.ownsPool) await pool.end();
+    },
+  });
+}

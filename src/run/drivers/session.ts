@@ -1,0 +1,37 @@
+import { runtimeError } from '../errors.js';
+
+/**
+ * What every driver does the same way around a read: the settings of its transaction and the
+ * guard that only a SELECT is sent.
+ */
+
+/** Session settings for one transaction; SET takes no parameters, so the timeout is a checked integer. */
+export function readStatements(timeoutMs: number): string[] {
+  return ['BEGIN READ ONLY', `SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`, "SET LOCAL TimeZone = 'UTC'", "SET LOCAL DateStyle = 'ISO, YMD'"];
+}
+
+/** The same in one round trip, for drivers that take several statements in one simple-protocol text. */
+export function readSettings(timeoutMs: number): string {
+  return readStatements(timeoutMs).join('; ');
+}
+
+/** The transaction-scoped settings of a write: a budget for its statements, and the same clock and date style. */
+export function writeSettings(timeoutMs: number | undefined): string | undefined {
+  return timeoutMs === undefined ? undefined : [`SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`, "SET LOCAL TimeZone = 'UTC'"].join('; ');
+}
+
+/**
+ * The emitter writes SELECT and nothing else. Anything else (COMMIT, SET, INSERT) is a bug that
+ * must not reach the connection, even though READ ONLY would stop the writes among them.
+ */
+export function assertSelect(sql: string): void {
+  if (!/^\s*SELECT\s/i.test(sql)) {
+    throw runtimeError('QUERY_FAILED', 'the compiled statement is not a SELECT; it was not run', { status: 500 });
+  }
+}
+
+/** Rows of whatever a driver returned. */
+export function rowsOf(result: unknown): Record<string, unknown>[] {
+  const rows = (result as { rows?: unknown } | undefined)?.rows;
+  return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
+}

@@ -1,0 +1,84 @@
+import { OqlError } from '../diagnostics/diagnostic.js';
+import type { Database } from './database.js';
+import { poolDatabase, type PgPoolLike } from './drivers/pool.js';
+import { pgliteDatabase, type PgliteLike } from './drivers/pglite.js';
+
+export interface DatabaseOptions {
+  /** A PostgreSQL server (node-postgres Pool): postgres://user:password@host:5432/db. */
+  readonly database?: string | undefined;
+  /** Where embedded PGlite keeps its files. Default ./.oql-data. */
+  readonly dataDir?: string | undefined;
+  /** Embedded PGlite in memory: nothing is kept. */
+  readonly memory?: boolean | undefined;
+  /** Connections of the pg Pool. Default 10. */
+  readonly poolSize?: number | undefined;
+  /** The share of the pool one organization may hold at once. Default 0.5. */
+  readonly tenantShare?: number | undefined;
+  /** Trigram indexes for contains, starts_with and global_search (needs pg_trgm). Default off. */
+  readonly searchIndexes?: boolean | undefined;
+}
+
+export const DEFAULT_DATA_DIR = './.oql-data';
+export const DEFAULT_POOL_SIZE = 10;
+export const DEFAULT_TENANT_SHARE = 0.5;
+
+/** Opens the service's database: a pg Pool for `database`, otherwise embedded PGlite. */
+export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
+  if (options.database !== undefined) {
+    if (options.dataDir !== undefined || options.memory) {
+      throw OqlError.plain('INVALID_OPTIONS', '--database cannot be combined with --data-dir or --memory', 'pick one: a server URL, or an embedded database');
+    }
+    return openPool(options.database, options);
+  }
+  if (options.dataDir !== undefined && options.memory) {
+    throw OqlError.plain('INVALID_OPTIONS', '--data-dir and --memory exclude each other', 'drop --memory to keep data in the directory');
+  }
+  return openPglite(options.memory ? undefined : options.dataDir ?? DEFAULT_DATA_DIR);
+}
+
+async function openPglite(dataDir: string | undefined): Promise<Database> {
+  const [{ PGlite }, { pg_trgm }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm')]);
+  let db: PgliteLike;
+  try {
+    // pg_trgm is always loaded (it costs nothing measurable at start): a data directory whose
+    // tables carry trigram indexes cannot be written without it, whatever this start asked for.
+    db = (await PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), extensions: { pg_trgm } })) as unknown as PgliteLike;
+  } catch (e) {
+    throw OqlError.plain('DATABASE_ERROR', `cannot open the embedded database in '${dataDir}': ${(e as Error).message}`,
+      'is another oql serve using this directory? Use --data-dir for another one, or --memory');
+  }
+  const label = dataDir === undefined ? 'embedded PostgreSQL (PGlite) in memory' : `embedded PostgreSQL (PGlite) in ${dataDir}`;
+  return pgliteDatabase(db, label, () => db.close());
+}
+
+async function openPool(url: string, options: DatabaseOptions): Promise<Database> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw OqlError.plain('INVALID_OPTIONS', `--database '${redact(url)}' is not a URL`, 'for example postgres://user:password@localhost:5432/crm');
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    throw OqlError.plain('INVALID_OPTIONS', `--database must be a postgres:// URL, not ${parsed.protocol}//`, 'for example postgres://user:password@localhost:5432/crm');
+  }
+  const size = options.poolSize ?? DEFAULT_POOL_SIZE;
+  const share = options.tenantShare ?? DEFAULT_TENANT_SHARE;
+  if (!(share > 0 && share <= 1)) throw OqlError.plain('INVALID_OPTIONS', `tenantShare must be above 0 and at most 1, not ${String(share)}`, 'for example 0.5: one organization holds at most half the pool');
+  const pg = await import('pg');
+  const Pool = pg.Pool ?? (pg as unknown as { default: typeof pg }).default.Pool;
+  const pool = new Pool({ connectionString: url, max: size });
+  // An idle client's network error is emitted on the pool; unhandled it would end the process.
+  pool.on('error', () => {});
+  try {
+    await pool.query('SELECT 1');
+  } catch (e) {
+    await pool.end().catch(() => {});
+    throw OqlError.plain('DATABASE_ERROR', `cannot connect to ${redact(url)}: ${(e as Error).message}`, 'check the URL and that the server is running');
+  }
+  return poolDatabase(pool as unknown as PgPoolLike, redact(url), { ownsPool: true, poolSize: size, tenantShare: share });
+}
+
+/** postgres://user:secret@host/db → postgres://user:***@host/db */
+export function redact(url: string): string {
+  return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
+}

@@ -1,0 +1,154 @@
+import type { Database, Tx } from '../run/database.js';
+
+/** The Postgres schema holding the service's own tables, apart from the catalog's. */
+export const SERVICE_SCHEMA = 'oql_service';
+
+/**
+ * The one list of the service's own tables, in the order they came. Each migration runs once per
+ * database, recorded in oql_service.migrations; every entry point (oql serve, the CLI, the tests)
+ * runs `migrate` at start, and concurrent starts queue on a transaction-scoped advisory lock (safe
+ * behind PgBouncer in transaction mode). Statements stay idempotent (IF NOT EXISTS) so a database
+ * made before the list existed, whose tables are there but unrecorded, is taken over as it is.
+ * A new table or column is a new entry at the end: never edit one that has shipped.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly statements: readonly string[];
+}
+
+const S = SERVICE_SCHEMA;
+
+export const MIGRATIONS: readonly Migration[] = Object.freeze([
+  {
+    version: 1,
+    name: 'api keys, tool logs, settings',
+    statements: [
+      // Keys are stored as SHA-256 hashes: a leaked table gives no usable key. A key is random
+      // (256 bits), so a fast unsalted hash is enough and lets a lookup go through the unique index.
+      `CREATE TABLE IF NOT EXISTS ${S}.api_keys (
+         id text PRIMARY KEY,
+         key_hash text NOT NULL UNIQUE,
+         org_id text NOT NULL,
+         user_id text NOT NULL,
+         role text NOT NULL CHECK (role IN ('member', 'admin', 'superadmin')),
+         created_at bigint NOT NULL,
+         revoked_at bigint
+       )`,
+      `CREATE TABLE IF NOT EXISTS ${S}.tool_logs (
+         id uuid PRIMARY KEY,
+         org_id text NOT NULL,
+         user_id text NOT NULL,
+         tool_name text NOT NULL,
+         input_params jsonb NOT NULL,
+         response_time double precision NOT NULL,
+         response_code integer NOT NULL,
+         tool_call_timestamp bigint NOT NULL
+       )`,
+      // The listing's order and keyset, per organization.
+      `CREATE INDEX IF NOT EXISTS tool_logs_org_ts_id_idx ON ${S}.tool_logs (org_id, tool_call_timestamp DESC, id DESC)`,
+      `CREATE TABLE IF NOT EXISTS ${S}.settings (
+         name text PRIMARY KEY,
+         value text NOT NULL
+       )`,
+    ],
+  },
+  {
+    version: 2,
+    name: 'workspaces',
+    statements: [
+      `CREATE TABLE IF NOT EXISTS ${S}.workspaces (
+         subdomain text PRIMARY KEY,
+         org_id text NOT NULL,
+         created_at bigint NOT NULL
+       )`,
+    ],
+  },
+  {
+    version: 3,
+    name: 'oauth clients, codes and tokens',
+    statements: [
+      // A client is registered in one workspace: its id used at another workspace's endpoints is unknown there.
+      `CREATE TABLE IF NOT EXISTS ${S}.oauth_clients (
+         client_id text PRIMARY KEY,
+         workspace text NOT NULL,
+         client_name text NOT NULL,
+         redirect_uris jsonb NOT NULL,
+         grant_types jsonb NOT NULL,
+         response_types jsonb NOT NULL,
+         token_endpoint_auth_method text NOT NULL,
+         client_uri text,
+         created_at bigint NOT NULL
+       )`,
+      `CREATE TABLE IF NOT EXISTS ${S}.oauth_codes (
+         code_hash text PRIMARY KEY,
+         family_id text NOT NULL,
+         workspace text NOT NULL,
+         org_id text NOT NULL,
+         user_id text NOT NULL,
+         role text NOT NULL,
+         client_id text NOT NULL,
+         redirect_uri text NOT NULL,
+         code_challenge text NOT NULL,
+         resource text NOT NULL,
+         expires_at bigint NOT NULL,
+         used_at bigint
+       )`,
+      `CREATE TABLE IF NOT EXISTS ${S}.oauth_tokens (
+         token_hash text PRIMARY KEY,
+         kind text NOT NULL CHECK (kind IN ('access', 'refresh')),
+         family_id text NOT NULL,
+         workspace text NOT NULL,
+         org_id text NOT NULL,
+         user_id text NOT NULL,
+         role text NOT NULL,
+         client_id text NOT NULL,
+         resource text NOT NULL,
+         created_at bigint NOT NULL,
+         expires_at bigint NOT NULL,
+         rotated_at bigint,
+         revoked_at bigint
+       )`,
+      `CREATE INDEX IF NOT EXISTS oauth_tokens_family_idx ON ${S}.oauth_tokens (family_id)`,
+      // For pruneExpired.
+      `CREATE INDEX IF NOT EXISTS oauth_tokens_expires_idx ON ${S}.oauth_tokens (expires_at)`,
+      `CREATE INDEX IF NOT EXISTS oauth_codes_expires_idx ON ${S}.oauth_codes (expires_at)`,
+    ],
+  },
+  {
+    version: 4,
+    name: 'oauth grants tied to their api key',
+    statements: [
+      `ALTER TABLE ${S}.oauth_codes ADD COLUMN IF NOT EXISTS api_key_id text`,
+      `ALTER TABLE ${S}.oauth_tokens ADD COLUMN IF NOT EXISTS api_key_id text`,
+    ],
+  },
+]);
+
+// Any constant: the key of the advisory lock every migrating start takes.
+const MIGRATION_LOCK = 7_402_113_991;
+
+/**
+ * Brings the service schema up to the newest migration; returns the versions it applied. Safe to
+ * call on every start and from several processes at once.
+ */
+export async function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    await tx.query(`CREATE SCHEMA IF NOT EXISTS ${S}`);
+    await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    await tx.query(`CREATE TABLE IF NOT EXISTS ${S}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
+    const done = new Set((await tx.query<{ version: number }>(`SELECT version FROM ${S}.migrations`)).rows.map((r) => Number(r.version)));
+    const applied: number[] = [];
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (done.has(m.version)) continue;
+      await apply(tx, m);
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}
+
+async function apply(tx: Tx, m: Migration): Promise<void> {
+  for (const statement of m.statements) await tx.query(statement);
+  await tx.query(`INSERT INTO ${S}.migrations (version, name, applied_at) VALUES ($1, $2, $3)`, [m.version, m.name, Date.now()]);
+}
