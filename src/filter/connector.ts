@@ -3,7 +3,10 @@ import type { Catalog, ColumnDef } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import { decodeRows } from '../run/decode.js';
-import { checkTimeout, runReadOnly, type Queryable } from '../run/transaction.js';
+import { tooLarge } from '../run/bounds.js';
+import type { Database } from '../run/database.js';
+import { readBounded, type ReadLimits } from '../run/read.js';
+import type { Queryable } from '../run/transaction.js';
 import { ConditionBuilder } from './conditions.js';
 import { emitFor, emptyToNull, limitsOf, readFields, target, type CompiledFilter } from './filter.js';
 import { SPAN, columnNode } from './paths.js';
@@ -23,8 +26,6 @@ export interface ConnectorOptions {
   readonly pageSize?: number;
   /** Records whose sync timestamp is newer than now − syncLagMs wait for the next sync. Default 5000. */
   readonly syncLagMs?: number;
-  /** statement_timeout in milliseconds. Default 20000. */
-  readonly timeoutMs?: number;
 }
 
 export const MAX_CONNECTOR_PAGE_SIZE = 3000;
@@ -186,12 +187,16 @@ function isoTimes(records: Record<string, unknown>[], columns: readonly { key: s
 }
 
 /** One connector page and the token of the next one (null after the last page). */
-export async function connectorRecords(db: Queryable, body: unknown, options: ConnectorOptions): Promise<{ records: Record<string, unknown>[]; next_token: string | null }> {
+export async function connectorRecords(
+  db: Queryable | Database, body: unknown, options: ConnectorOptions & Omit<ReadLimits, 'catalog' | 'maxRows'>,
+): Promise<{ records: Record<string, unknown>[]; next_token: string | null }> {
   const p = page(body, options);
-  const timeoutMs = checkTimeout(options.timeoutMs);
-  const { rows } = await runReadOnly(db, p.compiled.sql, p.compiled.params, { timeoutMs });
+  const statement = { sql: p.compiled.sql, params: p.compiled.params, columnCount: p.compiled.columns.length };
+  const { rows, overflow } = await readBounded(db, statement, { ...options, tenant: options.tenant ?? options.orgId });
+  // A page over the byte ceiling ends early: the next token continues after its last record.
+  if (overflow === 'bytes' && rows.length === 0) throw tooLarge(options.maxBytes!, 'record');
   const records = emptyToNull(decodeRows(rows, p.compiled.columns));
-  const more = records.length > p.pageSize;
+  const more = records.length > p.pageSize || overflow === 'bytes';
   if (more) records.length = p.pageSize;
   let next: string | null = null;
   const last = records[records.length - 1];

@@ -6,7 +6,10 @@ import { didYouMean } from '../diagnostics/suggest.js';
 import { emitQuery } from '../emit/emit.js';
 import { plan } from '../plan/plan.js';
 import { decodeRows } from '../run/decode.js';
-import { checkTimeout, runReadOnly, type Queryable } from '../run/transaction.js';
+import { tooLarge } from '../run/bounds.js';
+import type { Database } from '../run/database.js';
+import { readBounded, type ReadLimits } from '../run/read.js';
+import type { Queryable } from '../run/transaction.js';
 import { ConditionBuilder, type ConditionLimits } from './conditions.js';
 import { SPAN, columnNode, resolvePath, splitPath, type ColumnPath } from './paths.js';
 import { Problems, at, get, has, isPlainObject, kindOf, show } from './problems.js';
@@ -258,10 +261,17 @@ export function emptyToNull(records: Record<string, unknown>[]): Record<string, 
   return records;
 }
 
-/** Runs a filter body read-only (statement timeout, default 20 s) and returns decoded records. */
-export async function filterRecords(db: Queryable, body: unknown, options: FilterOptions & { timeoutMs?: number }): Promise<{ records: Record<string, unknown>[] }> {
+/**
+ * Runs a filter body read-only (statement timeout, default 20 s) and returns decoded records. A
+ * page over `maxBytes` is refused (RESPONSE_TOO_LARGE) unless `truncate` asks for what fits.
+ */
+export async function filterRecords(
+  db: Queryable | Database, body: unknown, options: FilterOptions & Omit<ReadLimits, 'catalog'> & { truncate?: boolean },
+): Promise<{ records: Record<string, unknown>[]; truncated?: 'bytes' | 'rows' }> {
   const compiled = compileFilter(body, options);
-  const timeoutMs = checkTimeout(options.timeoutMs);
-  const { rows } = await runReadOnly(db, compiled.sql, compiled.params, { timeoutMs });
-  return { records: emptyToNull(decodeRows(rows, compiled.columns)) };
+  const statement = { sql: compiled.sql, params: compiled.params, columnCount: compiled.columns.length };
+  const { rows, overflow } = await readBounded(db, statement, { ...options, tenant: options.tenant ?? options.orgId });
+  if (overflow === 'bytes' && !options.truncate) throw tooLarge(options.maxBytes!, 'page');
+  const records = emptyToNull(decodeRows(rows, compiled.columns));
+  return overflow === null ? { records } : { records, truncated: overflow };
 }

@@ -2,13 +2,14 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
-import { accessOf } from '../server/context.js';
+import { requestContext } from '../service/policy.js';
 import { oauthError, trimSlash, workspaceUrls } from '../oauth/context.js';
 import { protectedResourceMetadata } from '../oauth/metadata.js';
 import { verifyAccessToken } from '../oauth/store.js';
 import { resolveWorkspace, type Workspace } from '../service/store/workspaces.js';
 import type { Principal } from '../service/types.js';
 import { buildMcpServer } from './tools.js';
+import { INVALID_REQUEST, jsonRpcError, MAX_JSON_DEPTH, nestsDeeperThan, PARSE_ERROR } from './jsonrpc.js';
 
 /**
  * The hosted MCP endpoint of every workspace, mounted on the MCP host's Fastify instance:
@@ -46,13 +47,10 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
     // The route authenticates before the handler runs; a request without a principal never gets here.
     if (!principal) throw new Error('MCP request reached the handler without a principal');
     return buildMcpServer({
-      db: ctx.db,
+      ops: ctx.ops,
       logDb: ctx.db,
       catalog: ctx.catalog,
-      principal,
-      limiter: ctx.limiter,
-      timeoutMs: ctx.config.queryTimeoutMs,
-      access: accessOf(ctx, principal),
+      request: requestContext(principal),
       onLogError: (error) => app.log.error({ errorName: (error as Error)?.name }, 'tool call could not be logged'),
     });
   }, {
@@ -101,6 +99,9 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
         ? 'this MCP endpoint needs a bearer token: follow resource_metadata in WWW-Authenticate to authorize'
         : 'the bearer token is not valid for this workspace');
     }
+    if (nestsDeeperThan(request.body, MAX_JSON_DEPTH)) {
+      return jsonRpcError(reply, 400, INVALID_REQUEST, `Invalid Request: the JSON nests deeper than ${MAX_JSON_DEPTH} levels`);
+    }
     // The token itself stays here: tools see the principal only, so no log can hold it.
     const auth: AuthInfo = {
       token: '',
@@ -115,6 +116,20 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
   };
 
   app.route<{ Params: { subdomain: string } }>({ method: ['POST', 'GET', 'DELETE'], url: '/:subdomain/mcp', handler: serve });
+
+  // A body that cannot be read gets a JSON-RPC error on this endpoint, as its clients expect; the
+  // host's envelope stays for everything else.
+  app.setErrorHandler((err, request, reply) => {
+    const e = err as { code?: string; statusCode?: number };
+    if (request.routeOptions.url === '/:subdomain/mcp') {
+      if (err instanceof SyntaxError || e.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || (e.statusCode === 400 && /JSON|prototype|constructor/i.test(String((err as Error).message)))) {
+        return jsonRpcError(reply, 400, PARSE_ERROR, 'Parse error: the body is not valid JSON');
+      }
+      if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return jsonRpcError(reply, 413, INVALID_REQUEST, 'Invalid Request: the body is larger than this server accepts');
+      if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return jsonRpcError(reply, 415, INVALID_REQUEST, 'Invalid Request: send Content-Type: application/json');
+    }
+    throw err;
+  });
 
   const metadata = async (subdomain: string, reply: FastifyReply) => {
     const workspace = await workspaceOf(subdomain, reply);

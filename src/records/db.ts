@@ -1,5 +1,6 @@
 import { databaseOf, type Database, type Queryable } from '../run/database.js';
 import { databaseError } from '../run/errors.js';
+import { checkTimeout } from '../run/transaction.js';
 
 /** Where records are written: a Database, or a node-postgres Pool or Client, or a PGlite instance. */
 export type Writable = Queryable | Database;
@@ -25,7 +26,7 @@ export interface WriteTransactionOptions {
  * same rows in different orders aborts one of them; that one is run again from the start
  * (nothing of it was committed) after a short random pause, up to ten attempts. Errors come out as OqlError.
  */
-export async function inWriteTransaction<T>(db: Writable, body: (tx: Tx) => Promise<T>, options: WriteTransactionOptions = {}): Promise<T> {
+export async function inWriteTransaction<T>(db: Writable, options: WriteTransactionOptions, body: (tx: Tx) => Promise<T>): Promise<T> {
   const database = databaseOf(db);
   for (let attempt = 1; ; attempt++) {
     try {
@@ -42,7 +43,7 @@ export async function inWriteTransaction<T>(db: Writable, body: (tx: Tx) => Prom
   }
 }
 
-/** Reads outside a write: one statement, no transaction needed. */
-export async function readRows(db: Writable, text: string, params: readonly unknown[]): Promise<Record<string, unknown>[]> {
-  return (await databaseOf(db).query(text, params)).rows;
+/** Reads outside a write: one SELECT in a read-only transaction, with its budget. */
+export async function readRows(db: Writable, text: string, params: readonly unknown[], options: WriteTransactionOptions = {}): Promise<Record<string, unknown>[]> {
+  return (await databaseOf(db).read(text, params, { timeoutMs: checkTimeout(options.timeoutMs), tenant: options.tenant })).rows;
 }

@@ -19,6 +19,8 @@ export interface WriteContext {
   readonly now?: () => number;
   /** Most records one bulk call may carry. Default 1000. */
   readonly maxRecords?: number;
+  /** Budget of each statement, in milliseconds. Default 20000 for reads; none for writes. */
+  readonly timeoutMs?: number;
 }
 
 export type ReadContext = Omit<WriteContext, 'userId'>;
@@ -55,7 +57,7 @@ export async function bulkCreate(db: Writable, slug: string, records: unknown, c
     problems.add(i, '', 'INVALID_RECORD', 'each record must be a JSON object');
     return null;
   });
-  return inWriteTransaction(db, async (tx) => {
+  return inWriteTransaction(db, { tenant: ctx.orgId, timeoutMs: ctx.timeoutMs }, async (tx) => {
     await lockForUnique(tx, ctx.catalog, obj, ctx.orgId);
     const entries = drafts.flatMap((values, index) => (values ? [{ index, values, self: null }] : []));
     await checkRelations(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
@@ -83,7 +85,7 @@ export async function bulkUpsert(db: Writable, slug: string, body: unknown, ctx:
   }
   checkCount(values.length, ctx);
   const phone = needsPhone(obj, values) ? await phoneLibrary() : null;
-  return inWriteTransaction(db, async (tx) => {
+  return inWriteTransaction(db, { tenant: ctx.orgId, timeoutMs: ctx.timeoutMs }, async (tx) => {
     await lockForUnique(tx, ctx.catalog, obj, ctx.orgId);
     await lockInIdOrder(tx, ctx.catalog, obj, ctx.orgId, values);
     const results: Record<string, unknown>[] = [];
@@ -106,7 +108,7 @@ export async function bulkUpsert(db: Writable, slug: string, body: unknown, ctx:
 export async function getRecord(db: Queryable, slug: string, id: string, ctx: ReadContext): Promise<Record<string, unknown>> {
   const { obj } = setUp(slug, ctx, false);
   if (!isId(id)) throw notFound(obj, id);
-  const rows = await readRows(db, selectRecords(ctx.catalog, obj), [ctx.orgId, [id]]);
+  const rows = await readRows(db, selectRecords(ctx.catalog, obj), [ctx.orgId, [id]], { tenant: ctx.orgId, timeoutMs: ctx.timeoutMs });
   if (rows.length === 0) throw notFound(obj, id);
   return toRecord(obj, rows[0]!);
 }
@@ -122,7 +124,7 @@ export async function updateRecord(db: Writable, slug: string, id: string, patch
   if (!isId(id)) throw notFound(obj, id);
   const phone = needsPhone(obj, [patch]) ? await phoneLibrary() : null;
   const values = checkFields(obj, patch, null, 'update', phone, problems);
-  return inWriteTransaction(db, async (tx) => {
+  return inWriteTransaction(db, { tenant: ctx.orgId, timeoutMs: ctx.timeoutMs }, async (tx) => {
     await lockForUnique(tx, ctx.catalog, obj, ctx.orgId);
     const existing = await tx.rows(selectRecords(ctx.catalog, obj, true), [ctx.orgId, [id]]);
     if (existing.length === 0) throw notFound(obj, id);

@@ -37,6 +37,8 @@ export interface ReadOptions {
    * tenant queue behind each other once it holds its share, so other tenants still get through.
    */
   readonly tenant?: string | undefined;
+  /** Plan the statement instead of running it: EXPLAIN (FORMAT JSON), in the same read-only transaction. */
+  readonly explain?: boolean | undefined;
 }
 
 export interface WriteOptions {

@@ -1,8 +1,11 @@
 import { compile, compileCount, type CompileOptions } from '../compile.js';
+import { tooLarge, type Overflow } from './bounds.js';
+import type { Database } from './database.js';
 import { runtimeError } from './errors.js';
 import { decodeRows } from './decode.js';
 import { ConcurrencyLimiter, DEFAULT_CLIENT_ID, sharedLimiter } from './limiter.js';
-import { checkTimeout, runReadOnly, type Queryable } from './transaction.js';
+import { readBounded, type ReadLimits } from './read.js';
+import { checkTimeout, type Queryable } from './transaction.js';
 
 /** The body of `reports/execute` and `reports/count` (service 4.8, 4.9). */
 export interface QueryRequest {
@@ -12,20 +15,25 @@ export interface QueryRequest {
   readonly slug: string;
 }
 
-export interface RunOptions extends Omit<CompileOptions, 'slug'> {
+export interface RunOptions extends Omit<CompileOptions, 'slug'>, Omit<ReadLimits, 'catalog'> {
   /** Whose concurrency budget the call counts against. Default 'default'. */
   readonly clientId?: string;
-  /** statement_timeout in milliseconds. Default 20000 (service section 8). */
-  readonly timeoutMs?: number;
   /** Queries one client may have running at once; ignored when `limiter` is given. Default 2. */
   readonly maxConcurrent?: number;
-  /** A limiter shared across calls (one per server); default: a module-level one per `maxConcurrent`. */
-  readonly limiter?: ConcurrencyLimiter;
+  /**
+   * A limiter shared across calls (one per server); default: a module-level one per
+   * `maxConcurrent`. false: the caller admits calls itself (the service's policy point does).
+   */
+  readonly limiter?: ConcurrencyLimiter | false;
+  /** Over `maxBytes` or `maxRows`: return what fits and say so, instead of refusing (RESPONSE_TOO_LARGE). */
+  readonly truncate?: boolean;
 }
 
 /** `data` of a successful execute: rows keyed by the output keys, in select-list order. */
 export interface ExecuteResult {
   records: Record<string, unknown>[];
+  /** With `truncate`: the records were cut at the row cap or the byte ceiling; more exist. */
+  truncated?: Exclude<Overflow, null>;
   /** Set when the caller may not read an object the query touches (records are then empty). */
   message?: string;
 }
@@ -43,18 +51,23 @@ export interface CountResult {
  * running SQL; otherwise the query takes a concurrency slot (429 when none is free) and runs in a
  * read-only transaction with a statement timeout (504).
  */
-export async function execute(db: Queryable, request: QueryRequest, options: RunOptions): Promise<ExecuteResult> {
+export async function execute(db: Queryable | Database, request: QueryRequest, options: RunOptions): Promise<ExecuteResult> {
   const compiled = compile(request.query, compileOptions(request, options));
   if (compiled.kind === 'restricted') return { records: [], message: compiled.message };
-  const { rows } = await withSlot(options, (timeoutMs) => runReadOnly(db, compiled.sql, compiled.params, { timeoutMs }));
-  return { records: decodeRows(rows, compiled.columns) };
+  const statement = { sql: compiled.sql, params: compiled.params, columnCount: compiled.columns.length };
+  const { rows, overflow } = await withSlot(options, (timeoutMs) => readBounded(db, statement, readLimits(options, timeoutMs)));
+  if (overflow === 'bytes' && !options.truncate) throw tooLarge(options.maxBytes!, 'query');
+  const records = decodeRows(rows, compiled.columns);
+  return overflow === null ? { records } : { records, truncated: overflow };
 }
 
 /** Counts the rows `execute` would return, stopping at the query's LIMIT (service 4.9). */
-export async function count(db: Queryable, request: QueryRequest, options: RunOptions): Promise<CountResult> {
+export async function count(db: Queryable | Database, request: QueryRequest, options: RunOptions): Promise<CountResult> {
   const compiled = compileCount(request.query, compileOptions(request, options));
   if (compiled.kind === 'restricted') return { count: 0, message: compiled.message };
-  const { rows } = await withSlot(options, (timeoutMs) => runReadOnly(db, compiled.sql, compiled.params, { timeoutMs }));
+  const statement = { sql: compiled.sql, params: compiled.params, columnCount: 1 };
+  const { maxBytes: _b, maxRows: _r, ...limits } = readLimits(options, 0);
+  const { rows } = await withSlot(options, (timeoutMs) => readBounded(db, statement, { ...limits, timeoutMs }));
   const value = rows[0]?.['count'];
   return { count: typeof value === 'number' ? value : Number(value ?? 0) };
 }
@@ -66,12 +79,20 @@ function compileOptions(request: QueryRequest, options: RunOptions): CompileOpti
       status: 400,
     });
   }
-  const { clientId: _c, timeoutMs: _t, maxConcurrent: _m, limiter: _l, ...rest } = options;
+  const { clientId: _c, timeoutMs: _t, maxConcurrent: _m, limiter: _l, tenant: _te, maxBytes: _b, maxRows: _r, maxCost: _co, truncate: _tr, ...rest } = options;
   return { ...rest, slug: request.slug };
+}
+
+function readLimits(options: RunOptions, timeoutMs: number): ReadLimits {
+  return {
+    timeoutMs, tenant: options.tenant ?? options.orgId, maxBytes: options.maxBytes, maxRows: options.maxRows,
+    maxCost: options.maxCost, catalog: options.catalog,
+  };
 }
 
 async function withSlot<T>(options: RunOptions, fn: (timeoutMs: number) => Promise<T>): Promise<T> {
   const timeoutMs = checkTimeout(options.timeoutMs);
+  if (options.limiter === false) return fn(timeoutMs);
   const limiter = options.limiter ?? sharedLimiter(options.maxConcurrent);
   const release = limiter.acquire(options.clientId ?? DEFAULT_CLIENT_ID);
   try {

@@ -2,13 +2,11 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Catalog } from '../catalog/types.js';
-import { ConcurrencyLimiter } from '../run/limiter.js';
 import { VERSION } from '../version.js';
-import { checkRoleAccess, resolveConfig, type ServerConfig, type ServerOptions } from '../service/config.js';
-import type { ServiceContext } from './context.js';
-import { openDatabase } from '../run/open.js';
-import { ensureCatalogTables } from '../service/catalog-tables.js';
-import { DEMO_ORG, loadDemoData } from '../demo/seed.js';
+import type { ServerConfig, ServerOptions } from '../service/config.js';
+import { openService } from '../service/open.js';
+import type { ApiKeyVerifier } from '../service/store/api-keys.js';
+import type { ServiceContext } from '../service/context.js';
 import { installAuth } from './plugins/auth.js';
 import { clientErrorHandler, frameworkErrors, installEnvelope } from './plugins/envelope.js';
 import { installRequestLog } from './plugins/request-log.js';
@@ -19,16 +17,11 @@ import { objectRoutes } from './routes/objects.js';
 import { recordRoutes } from './routes/records.js';
 import { reportRoutes } from './routes/reports.js';
 import { toolLogRoutes } from './routes/tool-logs.js';
-import { ApiKeyVerifier, countApiKeys, createApiKey, parseApiKeysEnv, storeApiKey } from '../service/store/api-keys.js';
-import { migrate } from '../service/migrations.js';
-import { tokenSecret } from '../service/store/settings.js';
 import type { AuthResolver, ServiceDb } from '../service/types.js';
 import { listeningUrl, mcpRoutes } from '../mcp/http.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
-import { prepareSyntaxErrors } from '../syntax/parse.js';
 import { oauthPlugin, type OAuthServerOptions } from '../oauth/plugin.js';
 import { oauthAuthResolver } from '../oauth/store.js';
-import { bootstrapWorkspaces, parseWorkspacesEnv } from '../service/store/workspaces.js';
 
 /** Public URLs written into OAuth and MCP metadata (deployments behind a proxy set them). */
 export interface PublicUrlOptions {
@@ -48,6 +41,8 @@ export interface OqlServer {
   readonly db: ServiceDb;
   readonly catalog: Catalog;
   readonly config: ServerConfig;
+  /** What every surface shares: the database, the policy point and the operations. */
+  readonly service: ServiceContext;
   /** Recognise bearer tokens in this order (API keys first); push more before the apps are ready. */
   readonly authResolvers: AuthResolver[];
   /** Verified API keys held for `apiKeyCacheMs`; `keys.forget()` after revoking a key makes it fail at once here. */
@@ -70,32 +65,10 @@ export interface OqlServer {
  * builds both Fastify apps. It does not listen: `oql serve` and the tests do.
  */
 export async function createServer(options: CreateServerOptions = {}): Promise<OqlServer> {
-  const config = resolveConfig(options);
-  const bootstrapKeys = config.apiKeys === undefined ? [] : parseApiKeysEnv(config.apiKeys);
-  const workspaces = parseWorkspacesEnv(options.workspaces ?? (options.env ?? process.env)['OQL_WORKSPACES'] ?? '');
-  const ownsDb = options.db === undefined;
-  const db = options.db ?? (await openDatabase(options));
+  const service = await openService(options);
   try {
-    prepareSyntaxErrors();
-    const catalog = options.catalog ?? (await import('../demo/index.js')).loadFixtureCatalog('crm');
-    checkRoleAccess(config.roleAccess, catalog);
-    await migrate(db);
-    const { warnings } = await ensureCatalogTables(db, catalog, { searchIndexes: options.searchIndexes === true });
-    for (const k of bootstrapKeys) await storeApiKey(db, k.key, k);
-    // The demo's data belongs to org_demo, reached through the workspace `demo`.
-    await bootstrapWorkspaces(db, options.demo ? [...workspaces, { subdomain: 'demo', orgId: DEMO_ORG }] : workspaces);
-    const demoRows = options.demo ? await loadDemoData(db, catalog, options.catalog === undefined) : 0;
-    const firstKey = options.createFirstKey && (await countApiKeys(db)) === 0
-      ? await createApiKey(db, { orgId: DEMO_ORG, role: 'superadmin', userId: 'u_demo_admin' })
-      : undefined;
-    const ctx: ServiceContext = {
-      db,
-      catalog,
-      config,
-      limiter: new ConcurrencyLimiter(config.maxConcurrentReports),
-      tokenSecret: await tokenSecret(db, config.tokenSecret),
-      keys: new ApiKeyVerifier(db, config.apiKeyCacheMs),
-    };
+    const ctx: ServiceContext = service;
+    const { db } = service;
     // OAuth access tokens reach only routes that accept any principal (the tool-log listing).
     const authResolvers: AuthResolver[] = [(bearer) => ctx.keys.verify(bearer), oauthAuthResolver(db), ...(options.authResolvers ?? [])];
     // Known only once the apps listen, unless given: read on each request, never cached.
@@ -104,20 +77,21 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
     const urls = { baseUrl: () => fixedBase ?? listeningUrl(app), mcpUrl: () => fixedMcp ?? listeningUrl(mcpApp) };
     const app: FastifyInstance = await buildApp(ctx, options, authResolvers, 'api', urls);
     const mcpApp: FastifyInstance = await buildApp(ctx, options, authResolvers, 'mcp', urls);
-    for (const warning of warnings) app.log.warn(warning);
+    for (const warning of service.warnings) app.log.warn(warning);
     let closed: Promise<void> | undefined;
     return {
-      app, mcpApp, db, catalog, config, authResolvers, keys: ctx.keys, firstKey, demoRows, ...urls,
+      app, mcpApp, db, catalog: service.catalog, config: service.config, service, authResolvers, keys: ctx.keys,
+      firstKey: service.firstKey, demoRows: service.demoRows, ...urls,
       close() {
         closed ??= (async () => {
           await Promise.allSettled([app.close(), mcpApp.close()]);
-          if (ownsDb) await db.close();
+          await service.close();
         })();
         return closed;
       },
     };
   } catch (e) {
-    if (ownsDb) await db.close().catch(() => {});
+    await service.close().catch(() => {});
     throw e;
   }
 }

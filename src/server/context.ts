@@ -1,20 +1,8 @@
-import type { Catalog } from '../catalog/types.js';
-import type { ConcurrencyLimiter } from '../run/limiter.js';
-import type { ServerConfig } from '../service/config.js';
-import type { ApiKeyVerifier } from '../service/store/api-keys.js';
-import type { Principal, ServiceDb } from '../service/types.js';
+import { requestContext, type RequestContext } from '../service/policy.js';
+import type { ServiceContext } from '../service/context.js';
+import type { Principal } from '../service/types.js';
 
-/** What every route needs, decorated on the Fastify instances as `oql`. */
-export interface ServiceContext {
-  readonly db: ServiceDb;
-  readonly catalog: Catalog;
-  readonly config: ServerConfig;
-  /** One per server: the per-key budget of concurrent analytics queries. */
-  readonly limiter: ConcurrencyLimiter;
-  readonly tokenSecret: string;
-  /** API keys verified recently, so a request does not wait on the database to authenticate. */
-  readonly keys: ApiKeyVerifier;
-}
+export type { ServiceContext } from '../service/context.js';
 
 /** How a route accepts callers: API keys only (default), any resolver's principal, or no one needed. */
 export type RouteAuth = 'api_key' | 'any' | false;
@@ -32,13 +20,8 @@ declare module 'fastify' {
   }
 }
 
-/** The objects a principal may read, or undefined for all of them. */
-export function accessOf(ctx: ServiceContext, principal: Principal): readonly string[] | undefined {
-  return ctx.config.roleAccess[principal.role];
-}
-
-/** The principal of an authenticated route (the auth hook guarantees one). */
-export function principalOf(request: { principal: Principal | null }): Principal {
+/** The request context of an authenticated route (the auth hook guarantees a principal). */
+export function contextOf(request: { principal: Principal | null }): RequestContext {
   if (request.principal === null) throw new Error('route reached without a principal');
-  return request.principal;
+  return requestContext(request.principal);
 }

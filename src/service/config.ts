@@ -2,6 +2,7 @@ import type { Catalog } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import type { DatabaseOptions } from '../run/open.js';
+import type { LeaseStore } from './leases.js';
 import { isRole, type AuthResolver, type Role, type ServiceDb } from './types.js';
 
 export interface LogOptions {
@@ -28,15 +29,37 @@ export interface ServerOptions extends DatabaseOptions {
   readonly bodyLimit?: number;
   /** Most records in one bulk_create or bulk_upsert. Default OQL_MAX_BULK_RECORDS or 1000. */
   readonly maxBulkRecords?: number;
-  /** Analytics queries one key may have running at once (429 beyond). Default OQL_MAX_CONCURRENT_REPORTS or 2. */
+  /**
+   * Heavy requests (reports, filter and connector pages, the MCP query tools) one principal — the
+   * user behind a key, an OAuth grant or a console session — may have running at once, across
+   * every key, client and instance (429 beyond). Default OQL_MAX_CONCURRENT_REPORTS or 2.
+   */
   readonly maxConcurrentReports?: number;
-  /** Statement timeout of analytics, filter and connector queries (504 beyond). Default OQL_QUERY_TIMEOUT_MS or 20000. */
+  /** Light requests (records, object and entity reads) one principal may have running at once. Default OQL_MAX_CONCURRENT_REQUESTS or 8. */
+  readonly maxConcurrentRequests?: number;
+  /**
+   * Budget of every statement (504 beyond). Default OQL_QUERY_TIMEOUT_MS, else 20000 on
+   * PostgreSQL and 5000 on embedded PGlite, whose one connection every tenant shares.
+   */
   readonly queryTimeoutMs?: number;
+  /** The most bytes of rows one response may carry (RESPONSE_TOO_LARGE beyond). Default OQL_MAX_RESPONSE_BYTES or 16 MiB. */
+  readonly maxResponseBytes?: number;
+  /** The planner cost above which a report or filter is refused unrun (QUERY_TOO_COSTLY); 0 turns the check off. Default OQL_MAX_QUERY_COST or 50,000,000. */
+  readonly maxQueryCost?: number;
+  /** Rows and bytes of one MCP tool result; more is cut and said so. Default 200 rows and 256 KiB (OQL_MCP_MAX_ROWS, OQL_MCP_MAX_BYTES). */
+  readonly mcpMaxRows?: number;
+  readonly mcpMaxBytes?: number;
+  /** Share of the heap in use above which new database work is refused with 503. Default OQL_MAX_HEAP_RATIO or 0.85. */
+  readonly maxHeapRatio?: number;
+  /** Open connections one client address may hold on each host (beyond: closed at once). Default OQL_MAX_CONNECTIONS_PER_ADDRESS or 256. */
+  readonly maxConnectionsPerAddress?: number;
   /**
    * Objects each role may read; a role not listed reads every object. Default OQL_ROLE_ACCESS,
    * written `member=account,contact;admin=account,contact,lead`.
    */
   readonly roleAccess?: Partial<Record<Role, readonly string[]>>;
+  /** Where the principals' concurrency leases are kept. Default: in this process (one instance). */
+  readonly leases?: LeaseStore;
   /** More ways to recognise a bearer token (OAuth access tokens), tried after API keys. */
   readonly authResolvers?: readonly AuthResolver[];
   /**
@@ -55,7 +78,15 @@ export interface ServerConfig {
   readonly bodyLimit: number;
   readonly maxBulkRecords: number;
   readonly maxConcurrentReports: number;
-  readonly queryTimeoutMs: number;
+  readonly maxConcurrentRequests: number;
+  /** Unset: the driver's default (20 s on PostgreSQL, 5 s embedded), chosen when the database is known. */
+  readonly queryTimeoutMs: number | undefined;
+  readonly maxResponseBytes: number;
+  readonly maxQueryCost: number;
+  readonly mcpMaxRows: number;
+  readonly mcpMaxBytes: number;
+  readonly maxHeapRatio: number;
+  readonly maxConnectionsPerAddress: number;
   readonly apiKeys: string | undefined;
   readonly tokenSecret: string | undefined;
   readonly roleAccess: Partial<Record<Role, readonly string[]>>;
@@ -65,6 +96,9 @@ export interface ServerConfig {
 export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024;
 export const DEFAULT_MAX_BULK_RECORDS = 1000;
 export const DEFAULT_QUERY_TIMEOUT_MS = 20_000;
+export const DEFAULT_EMBEDDED_TIMEOUT_MS = 5_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_MAX_QUERY_COST = 50_000_000;
 export const DEFAULT_API_KEY_CACHE_MS = 5_000;
 
 function positive(name: string, value: number | string | undefined, fallback: number): number {
@@ -81,6 +115,17 @@ function nonNegative(name: string, value: number | string | undefined, fallback:
   return n;
 }
 
+function optionalPositive(name: string, value: number | string | undefined): number | undefined {
+  return value === undefined || value === '' ? undefined : positive(name, value, 0);
+}
+
+function ratio(name: string, value: number | string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!(n > 0 && n <= 1)) throw OqlError.plain('INVALID_OPTIONS', `${name} must be a number above 0 and at most 1, not '${String(value)}'`);
+  return n;
+}
+
 /** Options over environment over defaults, each checked. */
 export function resolveConfig(options: ServerOptions): ServerConfig {
   const env = options.env ?? process.env;
@@ -92,7 +137,14 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
     bodyLimit: positive('bodyLimit (OQL_BODY_LIMIT)', options.bodyLimit ?? env['OQL_BODY_LIMIT'], DEFAULT_BODY_LIMIT),
     maxBulkRecords: positive('maxBulkRecords (OQL_MAX_BULK_RECORDS)', options.maxBulkRecords ?? env['OQL_MAX_BULK_RECORDS'], DEFAULT_MAX_BULK_RECORDS),
     maxConcurrentReports: positive('maxConcurrentReports (OQL_MAX_CONCURRENT_REPORTS)', options.maxConcurrentReports ?? env['OQL_MAX_CONCURRENT_REPORTS'], 2),
-    queryTimeoutMs: positive('queryTimeoutMs (OQL_QUERY_TIMEOUT_MS)', options.queryTimeoutMs ?? env['OQL_QUERY_TIMEOUT_MS'], DEFAULT_QUERY_TIMEOUT_MS),
+    maxConcurrentRequests: positive('maxConcurrentRequests (OQL_MAX_CONCURRENT_REQUESTS)', options.maxConcurrentRequests ?? env['OQL_MAX_CONCURRENT_REQUESTS'], 8),
+    queryTimeoutMs: optionalPositive('queryTimeoutMs (OQL_QUERY_TIMEOUT_MS)', options.queryTimeoutMs ?? env['OQL_QUERY_TIMEOUT_MS']),
+    maxResponseBytes: positive('maxResponseBytes (OQL_MAX_RESPONSE_BYTES)', options.maxResponseBytes ?? env['OQL_MAX_RESPONSE_BYTES'], DEFAULT_MAX_RESPONSE_BYTES),
+    maxQueryCost: nonNegative('maxQueryCost (OQL_MAX_QUERY_COST)', options.maxQueryCost ?? env['OQL_MAX_QUERY_COST'], DEFAULT_MAX_QUERY_COST),
+    mcpMaxRows: positive('mcpMaxRows (OQL_MCP_MAX_ROWS)', options.mcpMaxRows ?? env['OQL_MCP_MAX_ROWS'], 200),
+    mcpMaxBytes: positive('mcpMaxBytes (OQL_MCP_MAX_BYTES)', options.mcpMaxBytes ?? env['OQL_MCP_MAX_BYTES'], 256 * 1024),
+    maxHeapRatio: ratio('maxHeapRatio (OQL_MAX_HEAP_RATIO)', options.maxHeapRatio ?? env['OQL_MAX_HEAP_RATIO'], 0.85),
+    maxConnectionsPerAddress: positive('maxConnectionsPerAddress (OQL_MAX_CONNECTIONS_PER_ADDRESS)', options.maxConnectionsPerAddress ?? env['OQL_MAX_CONNECTIONS_PER_ADDRESS'], 256),
     apiKeys: options.apiKeys ?? env['OQL_API_KEYS'],
     tokenSecret: secret === '' ? undefined : secret,
     roleAccess: options.roleAccess ?? parseRoleAccess(env['OQL_ROLE_ACCESS'] ?? ''),

@@ -46,7 +46,8 @@ function ok(a: Answer): void {
 beforeAll(async () => {
   server = await startPgServer({ settings: { max_connections: 60 } });
   pool = new pg.Pool({ connectionString: server.url, max: 10 });
-  api = await listen({ db: databaseOf(pool), apiKeys: KEYS_ENV, env: {} });
+  // The races need many writers of one user at once: above the default budget of concurrent requests.
+  api = await listen({ db: databaseOf(pool), apiKeys: KEYS_ENV, env: {}, maxConcurrentRequests: 64 });
   for (const [org, key] of [['org_acme', ACME], ['org_globex', GLOBEX]] as const) {
     const created = await upsert(key, Array.from({ length: BASE }, (_, k) => ({ name: `Base ${k}`, external_id: `base-${k}` })));
     ok(created);

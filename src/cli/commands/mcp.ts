@@ -1,4 +1,3 @@
-import type { OqlServer } from '../../server/app.js';
 import { SERVICE_DATA_OPTIONS, parseCommand } from '../args.js';
 import { EXIT, UsageError, println, type CliIo } from '../io.js';
 import { serviceDataOf } from '../service-data.js';
@@ -25,13 +24,14 @@ export async function mcpCommand(argv: readonly string[], io: CliIo, cwd: string
   const data = await serviceDataOf(values, 'mcp', cwd);
 
   // Loaded here: `oql compile` and friends never load the server or the SDK.
-  const [{ createServer }, { verifyApiKey }, { ConcurrencyLimiter }, { serveToolsOverStdio }] = await Promise.all([
-    import('../../server/app.js'),
+  // Only what the tools need: the service (database, policy point, operations), no HTTP host.
+  const [{ openService }, { verifyApiKey }, { requestContext }, { serveToolsOverStdio }] = await Promise.all([
+    import('../../service/open.js'),
     import('../../service/store/api-keys.js'),
-    import('../../run/limiter.js'),
+    import('../../service/policy.js'),
     import('../../mcp/stdio.js'),
   ]);
-  const server: OqlServer = await createServer({
+  const server = await openService({
     ...data,
     log: false,
     env,
@@ -43,13 +43,10 @@ export async function mcpCommand(argv: readonly string[], io: CliIo, cwd: string
     return EXIT.failed;
   }
   const handle = serveToolsOverStdio({
-    db: server.db,
+    ops: server.ops,
     logDb: server.db,
     catalog: server.catalog,
-    principal,
-    limiter: new ConcurrencyLimiter(server.config.maxConcurrentReports),
-    timeoutMs: server.config.queryTimeoutMs,
-    access: server.config.roleAccess[principal.role],
+    request: requestContext(principal),
     onLogError: () => println(io.stderr, 'oql mcp: a tool call could not be logged'),
   }, { onError: (e) => println(io.stderr, `oql mcp: ${e.message.slice(0, 300)}`) });
   println(io.stderr, `oql mcp: serving ${principal.orgId} (${principal.role}) over stdio from ${server.db.label}`);

@@ -1,6 +1,6 @@
 import { pgTypes } from '../decode.js';
 import { databaseError } from '../errors.js';
-import { asDatabase, type Database, type Queryable, type Rows, type Tx } from '../database.js';
+import { asDatabase, type Database, type Queryable, type ReadOptions, type Rows, type Tx } from '../database.js';
 import { assertSelect, readSettings, readStatements, rowsOf } from './session.js';
 
 // Calls on one connection must not interleave their BEGIN ... ROLLBACK: reads and writes share
@@ -48,7 +48,7 @@ export function connectionDatabase(conn: Queryable): Database {
           throw databaseError(e, 0);
         }
       }),
-    read: (sql: string, params: readonly unknown[], { timeoutMs }: { timeoutMs: number }): Promise<Rows> =>
+    read: (sql: string, params: readonly unknown[], { timeoutMs, explain }: ReadOptions): Promise<Rows> =>
       serialised(conn, async () => {
         assertSelect(sql);
         try {
@@ -59,7 +59,7 @@ export function connectionDatabase(conn: Queryable): Database {
           throw databaseError(e, timeoutMs);
         }
         try {
-          return { rows: await statement(sql, params) };
+          return { rows: await statement(explain ? `EXPLAIN (FORMAT JSON) ${sql}` : sql, params) };
         } catch (e) {
           throw databaseError(e, timeoutMs);
         } finally {

@@ -1,6 +1,6 @@
 import { TEXT_PARSERS } from '../decode.js';
 import { databaseError } from '../errors.js';
-import { asDatabase, type Database, type Rows, type Tx } from '../database.js';
+import { asDatabase, type Database, type ReadOptions, type Rows, type Tx } from '../database.js';
 import { assertSelect, readSettings } from './session.js';
 
 /** What the driver needs of an in-thread PGlite instance. */
@@ -33,14 +33,14 @@ export function pgliteDatabase(db: PgliteLike, label: string, close: () => Promi
         throw databaseError(e, 0);
       }
     },
-    async read(sql: string, params: readonly unknown[], { timeoutMs }: { timeoutMs: number }): Promise<Rows> {
+    async read(sql: string, params: readonly unknown[], { timeoutMs, explain }: ReadOptions): Promise<Rows> {
       assertSelect(sql);
       try {
         // transaction() holds PGlite's lock from BEGIN to the end: calls on one instance queue.
         return await db.transaction(async (tx) => {
           // PGlite's transaction() has sent BEGIN; the settings follow it (READ ONLY as its own statement).
           await tx.exec(readSettings(timeoutMs).replace(/^BEGIN READ ONLY/, 'SET TRANSACTION READ ONLY'));
-          const result = await tx.query<Record<string, unknown>>(sql, [...params], { parsers: { ...TEXT_PARSERS } });
+          const result = await tx.query<Record<string, unknown>>(explain ? `EXPLAIN (FORMAT JSON) ${sql}` : sql, [...params], { parsers: { ...TEXT_PARSERS } });
           await tx.rollback();
           return { rows: result.rows };
         });

@@ -112,7 +112,7 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
         throw databaseError(e, 0);
       }
     },
-    async read(sql: string, params: readonly unknown[], { timeoutMs, tenant }: ReadOptions): Promise<Rows> {
+    async read(sql: string, params: readonly unknown[], { timeoutMs, tenant, explain }: ReadOptions): Promise<Rows> {
       assertSelect(sql);
       return withClient(tenant, async (client, state) => {
         let expired = false;
@@ -126,7 +126,7 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
         ];
         try {
           await client.query(readSettings(timeoutMs));
-          const result = await client.query({ text: sql, values: [...params], types: pgTypes(client.getTypeParser?.bind(client)), queryMode: 'extended' });
+          const result = await client.query({ text: explain ? `EXPLAIN (FORMAT JSON) ${sql}` : sql, values: [...params], types: pgTypes(client.getTypeParser?.bind(client)), queryMode: 'extended' });
           await client.query('ROLLBACK');
           return { rows: result.rows as Record<string, unknown>[] };
         } catch (e) {

@@ -1,9 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { entities, entitySchema } from '../../catalog/entities.js';
-import { connectorRecords } from '../../filter/index.js';
 import { toEnvelope } from '../../run/envelope.js';
-import { principalOf } from '../context.js';
-import { checkObjectAccess, readableSlugs } from './access.js';
+import { contextOf } from '../context.js';
 import { SLUG_PARAM } from './schemas.js';
 
 const CONNECTOR_BODY = {
@@ -35,31 +32,15 @@ const CONNECTOR_BODY = {
 export async function connectorRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { slug: string }; Body: unknown }>('/api/v1/flowconnector/objects/:slug/records', {
     schema: { summary: 'Records page by page with an opaque next_token; incremental by updated_at (4.11)', tags: ['connectors'], params: SLUG_PARAM, body: CONNECTOR_BODY },
-  }, async (request) => {
-    const principal = principalOf(request);
-    checkObjectAccess(app.oql, principal, request.params.slug);
-    return toEnvelope(await connectorRecords(app.oql.db, request.body, {
-      catalog: app.oql.catalog,
-      slug: request.params.slug,
-      orgId: principal.orgId,
-      tokenSecret: app.oql.tokenSecret,
-      timeoutMs: app.oql.config.queryTimeoutMs,
-    }));
-  });
+  }, async (request) => toEnvelope(await app.oql.ops.connector(contextOf(request), request.params.slug, request.body)));
 
   for (const family of ['flowconnector', 'syncconnector'] as const) {
     const [listSection, schemaSection] = family === 'flowconnector' ? ['4.12', '4.13'] : ['4.14', '4.15'];
     app.post(`/api/v1/${family}/objects/list/`, {
       schema: { summary: `The objects as ${family} entities (${listSection})`, tags: ['connectors'] },
-    }, async (request) => {
-      const readable = readableSlugs(app.oql, principalOf(request));
-      return toEnvelope(entities(app.oql.catalog).filter((e) => readable.has(e.entity_identifier)));
-    });
+    }, async (request) => toEnvelope(app.oql.ops.entities(contextOf(request))));
     app.get<{ Params: { slug: string } }>(`/api/v1/${family}/objects/:slug`, {
       schema: { summary: `One ${family} entity with its fields (${schemaSection})`, tags: ['connectors'], params: SLUG_PARAM },
-    }, async (request) => {
-      checkObjectAccess(app.oql, principalOf(request), request.params.slug);
-      return toEnvelope(entitySchema(app.oql.catalog, request.params.slug));
-    });
+    }, async (request) => toEnvelope(app.oql.ops.entitySchema(contextOf(request), request.params.slug)));
   }
 }

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { filterRecords } from '../../filter/index.js';
 import { toEnvelope } from '../../run/envelope.js';
-import { accessOf, principalOf } from '../context.js';
+import { contextOf } from '../context.js';
 import { SLUG_PARAM } from './schemas.js';
 
 const CONDITION = {
@@ -34,19 +33,9 @@ export const FILTER_BODY = {
   },
 } as const;
 
-/** Filter records (4.5) through the library's filterRecords. */
+/** Filter records (4.5) through the service's operations. */
 export async function filterRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { slug: string }; Body: unknown }>('/api/v1/org/objects/:slug/filter', {
     schema: { summary: 'Filter records with nested and/or conditions, sort and page numbers (4.5)', tags: ['records'], params: SLUG_PARAM, body: FILTER_BODY },
-  }, async (request) => {
-    const principal = principalOf(request);
-    const access = accessOf(app.oql, principal);
-    return toEnvelope(await filterRecords(app.oql.db, request.body, {
-      catalog: app.oql.catalog,
-      slug: request.params.slug,
-      orgId: principal.orgId,
-      timeoutMs: app.oql.config.queryTimeoutMs,
-      ...(access === undefined ? {} : { access }),
-    }));
-  });
+  }, async (request) => toEnvelope(await app.oql.ops.filter(contextOf(request), request.params.slug, request.body)));
 }

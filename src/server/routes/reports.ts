@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { count, execute, type QueryRequest } from '../../run/execute.js';
+import type { QueryRequest } from '../../run/execute.js';
 import { toEnvelope } from '../../run/envelope.js';
-import { accessOf, principalOf } from '../context.js';
+import { contextOf } from '../context.js';
 
 const REPORT_BODY = {
   type: 'object',
@@ -13,27 +13,15 @@ const REPORT_BODY = {
 } as const;
 
 /**
- * Analytics (4.8, 4.9) through the library's execute/count: the server's one limiter caps each
- * key's concurrent queries (429), the statement timeout answers 504, and a query touching an
- * object the role may not read returns nothing with a message.
+ * Analytics (4.8, 4.9) through the service's operations: the policy point admits each principal's
+ * heavy requests (429 beyond its budget), bounds time (504), bytes and planner cost, and a query
+ * touching an object the role may not read returns nothing with a message.
  */
 export async function reportRoutes(app: FastifyInstance): Promise<void> {
-  const options = (principal: ReturnType<typeof principalOf>) => {
-    const access = accessOf(app.oql, principal);
-    return {
-      catalog: app.oql.catalog,
-      orgId: principal.orgId,
-      // The budget belongs to the key (or OAuth client), so two keys of one user do not share it.
-      clientId: `${principal.via}:${principal.clientId ?? principal.userId}`,
-      limiter: app.oql.limiter,
-      timeoutMs: app.oql.config.queryTimeoutMs,
-      ...(access === undefined ? {} : { access }),
-    };
-  };
   app.post<{ Body: QueryRequest }>('/api/v1/reports/execute', {
     schema: { summary: 'Run an analytics query (4.8)', tags: ['reports'], body: REPORT_BODY },
-  }, async (request) => toEnvelope(await execute(app.oql.db, request.body, options(principalOf(request)))));
+  }, async (request) => toEnvelope(await app.oql.ops.execute(contextOf(request), request.body)));
   app.post<{ Body: QueryRequest }>('/api/v1/reports/count', {
     schema: { summary: 'Count the rows an analytics query produces, up to its LIMIT (4.9)', tags: ['reports'], body: REPORT_BODY },
-  }, async (request) => toEnvelope(await count(app.oql.db, request.body, options(principalOf(request)))));
+  }, async (request) => toEnvelope(await app.oql.ops.count(contextOf(request), request.body)));
 }

@@ -1,8 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { OqlError } from '../../diagnostics/diagnostic.js';
 import { toEnvelope } from '../../run/envelope.js';
-import { principalOf } from '../context.js';
-import { listToolLogs } from '../../service/store/tool-logs.js';
+import { contextOf } from '../context.js';
 
 const LOGS_BODY = {
   type: ['object', 'null'],
@@ -16,11 +14,5 @@ export async function toolLogRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Body: { pointer?: string | null } | null | undefined }>('/api/v1/org/tool/mcp/logs/list/', {
     config: { auth: 'any' },
     schema: { summary: 'List the organization\'s MCP tool calls, newest first (4.16)', tags: ['tool logs'], body: LOGS_BODY },
-  }, async (request) => {
-    const principal = principalOf(request);
-    if (principal.role !== 'superadmin') {
-      throw OqlError.plain('PERMISSION_DENIED', 'only the Superadmin role may list tool logs');
-    }
-    return toEnvelope(await listToolLogs(app.oql.db, { orgId: principal.orgId, pointer: request.body?.pointer, secret: app.oql.tokenSecret }));
-  });
+  }, async (request) => toEnvelope(await app.oql.ops.toolLogs(contextOf(request), request.body?.pointer)));
 }

@@ -1,0 +1,72 @@
+import type { Catalog } from '../catalog/types.js';
+import { boundedStatement, cutRows, type Overflow } from './bounds.js';
+import { checkCost, planOf } from './cost.js';
+import { databaseOf, type Database, type Queryable } from './database.js';
+import { checkTimeout } from './transaction.js';
+
+/**
+ * What governs one read: the statement's budget, whose share of the connections it uses, the
+ * bytes and rows it may return, and the planner cost above which it is refused unrun. The service
+ * sets all of them (src/service/policy.ts); a library caller may set any.
+ */
+export interface ReadLimits {
+  /** statement_timeout in milliseconds. Default 20000. */
+  readonly timeoutMs?: number | undefined;
+  /** The organization whose share of the connections the read counts against. */
+  readonly tenant?: string | undefined;
+  /** The most bytes of row text the read may return. Default: no ceiling. */
+  readonly maxBytes?: number | undefined;
+  /** The most rows; one more is read to know there were more. Default: as many as the query gives. */
+  readonly maxRows?: number | undefined;
+  /** The highest planner cost run; above it the query is refused unrun. Default: no ceiling. */
+  readonly maxCost?: number | undefined;
+  /** Names tables as objects in a QUERY_TOO_COSTLY message. */
+  readonly catalog?: Catalog | undefined;
+}
+
+export interface BoundedRows {
+  readonly rows: Record<string, unknown>[];
+  /** Which bound cut the rows: the byte ceiling, the row cap, or none. */
+  readonly overflow: Overflow;
+}
+
+/** A compiled statement whose top-level columns are c0…c(n-1), as the emitter names them. */
+export interface Statement {
+  readonly sql: string;
+  readonly params: readonly unknown[];
+  readonly columnCount: number;
+}
+
+// Plans found cheap, per database: a repeated statement (the next page of the same filter) is not
+// planned twice within a minute. Only verdicts well under the ceiling are kept, so parameters that
+// change the estimate (another page, another value) cannot carry a statement across it.
+const cheap = new WeakMap<object, Map<string, number>>();
+const CHEAP_FOR_MS = 60_000;
+const CHEAP_ENTRIES = 2_000;
+
+export async function readBounded(db: Queryable | Database, statement: Statement, limits: ReadLimits = {}): Promise<BoundedRows> {
+  const database = databaseOf(db);
+  const timeoutMs = checkTimeout(limits.timeoutMs);
+  const options = { timeoutMs, tenant: limits.tenant };
+  if (limits.maxCost !== undefined && limits.maxCost > 0) await checkPlan(database, statement, limits.maxCost, options, limits.catalog);
+  if (limits.maxBytes === undefined && limits.maxRows === undefined) {
+    return { rows: (await database.read(statement.sql, statement.params, options)).rows, overflow: null };
+  }
+  const bounds = { maxBytes: limits.maxBytes ?? Number.MAX_SAFE_INTEGER, maxRows: limits.maxRows };
+  const wrapped = boundedStatement(statement.sql, statement.params, statement.columnCount, bounds);
+  return cutRows((await database.read(wrapped.sql, wrapped.params, options)).rows, bounds);
+}
+
+async function checkPlan(database: Database, statement: Statement, maxCost: number, options: { timeoutMs: number; tenant: string | undefined }, catalog: Catalog | undefined): Promise<void> {
+  const key = `${options.tenant ?? ''}\u0000${statement.sql}`;
+  let known = cheap.get(database);
+  const until = known?.get(key);
+  if (until !== undefined && until > Date.now()) return;
+  const plan = planOf((await database.read(statement.sql, statement.params, { ...options, explain: true })).rows);
+  const cost = checkCost(plan, maxCost, catalog);
+  if (cost * 10 <= maxCost) {
+    if (!known) cheap.set(database, (known = new Map()));
+    if (known.size >= CHEAP_ENTRIES) known.clear();
+    known.set(key, Date.now() + CHEAP_FOR_MS);
+  }
+}

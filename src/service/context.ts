@@ -1,0 +1,23 @@
+import type { Catalog } from '../catalog/types.js';
+import type { ServerConfig } from './config.js';
+import type { LeaseStore } from './leases.js';
+import type { Operations } from './operations.js';
+import type { Policy } from './policy.js';
+import type { ApiKeyVerifier } from './store/api-keys.js';
+import type { ServiceDb } from './types.js';
+
+/** What every surface (REST, MCP, console) shares: built once per server. */
+export interface ServiceContext {
+  readonly db: ServiceDb;
+  readonly catalog: Catalog;
+  readonly config: ServerConfig;
+  /** The one policy point: admission, limits, restricted objects. */
+  readonly policy: Policy;
+  /** The operations every surface calls, each through the policy point. */
+  readonly ops: Operations;
+  /** Where the principals' concurrency leases are kept (this process, or PostgreSQL for a fleet). */
+  readonly leases: LeaseStore;
+  readonly tokenSecret: string;
+  /** API keys verified recently, so a request does not wait on the database to authenticate. */
+  readonly keys: ApiKeyVerifier;
+}

@@ -1,0 +1,75 @@
+import { DEMO_ORG, loadDemoData } from '../demo/seed.js';
+import { openDatabase } from '../run/open.js';
+import { prepareSyntaxErrors } from '../syntax/parse.js';
+import { ensureCatalogTables } from './catalog-tables.js';
+import { checkRoleAccess, DEFAULT_EMBEDDED_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, resolveConfig, type ServerOptions } from './config.js';
+import type { ServiceContext } from './context.js';
+import { MemoryLeaseStore, type LeaseStore } from './leases.js';
+import { migrate } from './migrations.js';
+import { Operations } from './operations.js';
+import { Policy } from './policy.js';
+import { ApiKeyVerifier, countApiKeys, createApiKey, parseApiKeysEnv, storeApiKey } from './store/api-keys.js';
+import { tokenSecret } from './store/settings.js';
+import { bootstrapWorkspaces, parseWorkspacesEnv } from './store/workspaces.js';
+
+const EMBEDDED_COOL_DOWN_MS = 10_000;
+
+export interface OpenedService extends ServiceContext {
+  /** The key created for org_demo on an empty database (`createFirstKey`), shown once. */
+  readonly firstKey: string | undefined;
+  /** Rows of demo data loaded at this start (0 when the tables already held data). */
+  readonly demoRows: number;
+  /** What the start noticed but let pass (a unique index that could not be built). */
+  readonly warnings: readonly string[];
+  /** Closes the database when it was opened here. */
+  close(): Promise<void>;
+}
+
+/**
+ * Everything the surfaces share, without any of them: opens the database, runs the migrations,
+ * creates any missing catalog table (refusing one that does not match the catalog), bootstraps
+ * keys, workspaces and demo data, and builds the policy point and the operations. `createServer`
+ * puts the HTTP hosts on top of it; `oql mcp --stdio` serves its tools from it alone.
+ */
+export async function openService(options: ServerOptions & { workspaces?: string } = {}): Promise<OpenedService> {
+  const config = resolveConfig(options);
+  const bootstrapKeys = config.apiKeys === undefined ? [] : parseApiKeysEnv(config.apiKeys);
+  const workspaces = parseWorkspacesEnv(options.workspaces ?? (options.env ?? process.env)['OQL_WORKSPACES'] ?? '');
+  const ownsDb = options.db === undefined;
+  const db = options.db ?? (await openDatabase(options));
+  try {
+    prepareSyntaxErrors();
+    const catalog = options.catalog ?? (await import('../demo/index.js')).loadFixtureCatalog('crm');
+    checkRoleAccess(config.roleAccess, catalog);
+    await migrate(db);
+    const { warnings } = await ensureCatalogTables(db, catalog, { searchIndexes: options.searchIndexes === true });
+    for (const k of bootstrapKeys) await storeApiKey(db, k.key, k);
+    // The demo's data belongs to org_demo, reached through the workspace `demo`.
+    await bootstrapWorkspaces(db, options.demo ? [...workspaces, { subdomain: 'demo', orgId: DEMO_ORG }] : workspaces);
+    const demoRows = options.demo ? await loadDemoData(db, catalog, options.catalog === undefined) : 0;
+    const firstKey = options.createFirstKey && (await countApiKeys(db)) === 0
+      ? await createApiKey(db, { orgId: DEMO_ORG, role: 'superadmin', userId: 'u_demo_admin' })
+      : undefined;
+    const secret = await tokenSecret(db, config.tokenSecret);
+    const leases: LeaseStore = options.leases ?? new MemoryLeaseStore();
+    const timeoutMs = config.queryTimeoutMs ?? (db.kind === 'pglite' ? DEFAULT_EMBEDDED_TIMEOUT_MS : DEFAULT_QUERY_TIMEOUT_MS);
+    const policy = new Policy({ catalog, config, leases, timeoutMs, coolDownMs: db.kind === 'pglite' ? EMBEDDED_COOL_DOWN_MS : 0 });
+    let closed: Promise<void> | undefined;
+    return {
+      db, catalog, config, policy, leases, tokenSecret: secret,
+      ops: new Operations(db, catalog, config, policy, secret),
+      keys: new ApiKeyVerifier(db, config.apiKeyCacheMs),
+      firstKey, demoRows, warnings,
+      close() {
+        closed ??= (async () => {
+          await leases.close().catch(() => {});
+          if (ownsDb) await db.close();
+        })();
+        return closed;
+      },
+    };
+  } catch (e) {
+    if (ownsDb) await db.close().catch(() => {});
+    throw e;
+  }
+}

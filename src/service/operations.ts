@@ -1,0 +1,119 @@
+import { entities, entitySchema } from '../catalog/entities.js';
+import { catalogPayload, objectPayload } from '../catalog/payload-out.js';
+import type { Catalog } from '../catalog/types.js';
+import { connectorRecords } from '../filter/connector.js';
+import { filterRecords } from '../filter/filter.js';
+import { bulkCreate, bulkUpsert, getRecord, updateRecord } from '../records/index.js';
+import type { Database } from '../run/database.js';
+import { count, execute, type QueryRequest } from '../run/execute.js';
+import type { ServerConfig } from './config.js';
+import type { Policy, RequestContext } from './policy.js';
+import { listToolLogs } from './store/tool-logs.js';
+
+/**
+ * The service's operations, each once: the policy point's admission and limits around one library
+ * call. REST routes, MCP tools and the console call these and only render the result, so a
+ * request gets the same answer, status and code on every surface.
+ */
+export class Operations {
+  constructor(
+    private readonly db: Database,
+    private readonly catalog: Catalog,
+    private readonly config: ServerConfig,
+    readonly policy: Policy,
+    private readonly tokenSecret: string,
+  ) {}
+
+  // ---- Analytics (4.8, 4.9) ----
+
+  execute(ctx: RequestContext, request: QueryRequest, surface: 'rest' | 'mcp' = 'rest') {
+    return this.policy.admit(ctx, 'heavy', () => execute(this.db, request, this.runOptions(ctx, surface)));
+  }
+
+  count(ctx: RequestContext, request: QueryRequest) {
+    return this.policy.admit(ctx, 'heavy', () => count(this.db, request, this.runOptions(ctx, 'rest')));
+  }
+
+  private runOptions(ctx: RequestContext, surface: 'rest' | 'mcp') {
+    const access = this.policy.access(ctx);
+    return {
+      catalog: this.catalog, orgId: ctx.org, limiter: false as const, ...this.policy.readLimits(ctx, surface),
+      ...(access === undefined ? {} : { access }),
+    };
+  }
+
+  // ---- Filter and connector (4.5, 4.11) ----
+
+  filter(ctx: RequestContext, slug: string, body: unknown, surface: 'rest' | 'mcp' = 'rest') {
+    this.policy.checkObject(ctx, slug);
+    const access = this.policy.access(ctx);
+    return this.policy.admit(ctx, 'heavy', () => filterRecords(this.db, body, {
+      catalog: this.catalog, slug, orgId: ctx.org, ...this.policy.readLimits(ctx, surface),
+      ...(access === undefined ? {} : { access }),
+    }));
+  }
+
+  connector(ctx: RequestContext, slug: string, body: unknown) {
+    this.policy.checkObject(ctx, slug);
+    const { maxRows: _rows, truncate: _t, ...limits } = this.policy.readLimits(ctx);
+    return this.policy.admit(ctx, 'heavy', () => connectorRecords(this.db, body, {
+      catalog: this.catalog, slug, orgId: ctx.org, tokenSecret: this.tokenSecret, ...limits,
+    }));
+  }
+
+  // ---- Records (4.1–4.4) ----
+
+  private writeContext(ctx: RequestContext, slug: string) {
+    this.policy.checkObject(ctx, slug);
+    return { catalog: this.catalog, orgId: ctx.org, userId: ctx.principal.userId, maxRecords: this.config.maxBulkRecords, timeoutMs: this.policy.timeoutMs };
+  }
+
+  bulkCreate(ctx: RequestContext, slug: string, records: unknown) {
+    const wctx = this.writeContext(ctx, slug);
+    return this.policy.admit(ctx, 'light', () => bulkCreate(this.db, slug, records, wctx));
+  }
+
+  bulkUpsert(ctx: RequestContext, slug: string, body: unknown) {
+    const wctx = this.writeContext(ctx, slug);
+    return this.policy.admit(ctx, 'light', () => bulkUpsert(this.db, slug, body, wctx));
+  }
+
+  getRecord(ctx: RequestContext, slug: string, id: string) {
+    const { userId: _u, ...rctx } = this.writeContext(ctx, slug);
+    return this.policy.admit(ctx, 'light', () => getRecord(this.db, slug, id, rctx));
+  }
+
+  updateRecord(ctx: RequestContext, slug: string, id: string, patch: unknown) {
+    const wctx = this.writeContext(ctx, slug);
+    return this.policy.admit(ctx, 'light', () => updateRecord(this.db, slug, id, patch, wctx));
+  }
+
+  // ---- Objects and entities (4.6, 4.7, 4.12–4.15): the catalog, no database ----
+
+  objects(ctx: RequestContext) {
+    const readable = this.policy.readable(ctx);
+    return catalogPayload(this.catalog).filter((o) => readable.has((o as { slug: string }).slug));
+  }
+
+  object(ctx: RequestContext, slug: string) {
+    this.policy.checkObject(ctx, slug);
+    return objectPayload(this.catalog, slug) as object;
+  }
+
+  entities(ctx: RequestContext) {
+    const readable = this.policy.readable(ctx);
+    return entities(this.catalog).filter((e) => readable.has(e.entity_identifier));
+  }
+
+  entitySchema(ctx: RequestContext, slug: string) {
+    this.policy.checkObject(ctx, slug);
+    return entitySchema(this.catalog, slug);
+  }
+
+  // ---- Tool logs (4.16) ----
+
+  toolLogs(ctx: RequestContext, pointer: string | null | undefined) {
+    this.policy.checkSuperadmin(ctx);
+    return this.policy.admit(ctx, 'light', () => listToolLogs(this.db, { orgId: ctx.org, pointer, secret: this.tokenSecret }));
+  }
+}
