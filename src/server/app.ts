@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
+import { withAuditFields } from '../catalog/audit-fields.js';
 import type { Catalog } from '../catalog/types.js';
+import { addMissingAuditColumns } from '../records/audit-columns.js';
 import { ConcurrencyLimiter } from '../run/limiter.js';
 import { VERSION } from '../version.js';
 import { checkRoleAccess, resolveConfig, type ServerConfig, type ServerOptions } from '../service/config.js';
@@ -77,9 +79,11 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
   const db = options.db ?? (await openDatabase(options));
   try {
     prepareSyntaxErrors();
-    const catalog = options.catalog ?? (await import('../demo/index.js')).loadFixtureCatalog('crm');
+    // Every object carries the audit fields the contract shows on every record, declared or not.
+    const catalog = withAuditFields(options.catalog ?? (await import('../demo/index.js')).loadFixtureCatalog('crm'));
     checkRoleAccess(config.roleAccess, catalog);
     await migrate(db);
+    const auditColumns = await addMissingAuditColumns(db, catalog);
     const { warnings } = await ensureCatalogTables(db, catalog, { searchIndexes: options.searchIndexes === true });
     for (const k of bootstrapKeys) await storeApiKey(db, k.key, k);
     // The demo's data belongs to org_demo, reached through the workspace `demo`.
@@ -104,6 +108,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
     const urls = { baseUrl: () => fixedBase ?? listeningUrl(app), mcpUrl: () => fixedMcp ?? listeningUrl(mcpApp) };
     const app: FastifyInstance = await buildApp(ctx, options, authResolvers, 'api', urls);
     const mcpApp: FastifyInstance = await buildApp(ctx, options, authResolvers, 'mcp', urls);
+    for (const column of auditColumns) app.log.info(`added the audit column ${column} (rows written before read back null there)`);
     for (const warning of warnings) app.log.warn(warning);
     let closed: Promise<void> | undefined;
     return {
