@@ -11,7 +11,7 @@ export type { FixResult } from './lint/fix.js';
 export { codePage, explainText, diagnosticsMarkdown } from './lint/docs.js';
 export type { CodePage } from './lint/docs.js';
 export { formatStylish, formatJson, formatSarif } from './lint/report.js';
-export { loadCatalog, loadCatalogText, catalogDdl, catalogObject, quoteIdent, DEFAULT_TYPE_CODES } from './catalog/index.js';
+export { loadCatalog, loadCatalogText, catalogDdl, catalogObject, quoteIdent, DEFAULT_TYPE_CODES, withAuditFields, AUDIT_FIELDS } from './catalog/index.js';
 export type { Catalog, CatalogOptions, ObjectDef, ColumnDef, LogicalType, PhysicalMapping } from './catalog/index.js';
 export { OqlError, isOqlError, codeFrame, CODES, describeCode } from './diagnostics/index.js';
 export type { Diagnostic, DiagnosticCode, Fix, Severity, SourceSpan, Span, ValidationError } from './diagnostics/index.js';
@@ -23,7 +23,7 @@ export { execute, count, toEnvelope, errorEnvelope, ConcurrencyLimiter } from '.
 export type { Queryable, QueryRequest, RunOptions, ExecuteResult, CountResult, SuccessEnvelope, ErrorEnvelope, ErrorData } from './run/index.js';
 export { compileFilter, filterRecords, compileConnectorPage, connectorRecords, FILTER_ERROR_CODES, OPERATORS as FILTER_OPERATORS } from './filter/index.js';
 export type { CompiledFilter, FilterOptions, ConnectorOptions } from './filter/index.js';
-export { bulkCreate, bulkUpsert, getRecord, updateRecord, RECORD_ERROR_CODES, DEFAULT_MAX_RECORDS } from './records/index.js';
+export { bulkCreate, bulkUpsert, getRecord, updateRecord, addMissingAuditColumns, RECORD_ERROR_CODES, DEFAULT_MAX_RECORDS } from './records/index.js';
 export type { Writable, WriteContext, ReadContext, UpsertResult, RecordErrorCode } from './records/index.js';
 export { entities, entitySchema } from './catalog/entities.js';
 export { catalogPayload, objectPayload } from './catalog/payload-out.js';

@@ -6,3 +6,4 @@ export {
 } from './load.js';
 export { catalogDdl, columnSqlType, type DdlOptions } from './ddl.js';
 export { MAX_IDENTIFIER_BYTES, identifierProblem, quoteIdent, quoteQualified } from './quote.js';
+export { AUDIT_FIELDS, withAuditFields, type AuditField } from './audit-fields.js';

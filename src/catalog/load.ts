@@ -53,7 +53,7 @@ export function loadCatalog(payload: unknown, options: CatalogOptions = {}): Cat
   const drafts = draftsOf(payload, codes, p);
   const objects = build(drafts, mapping, options, p);
   p.throwIfAny();
-  return Object.freeze({ objects, mapping, version: versionOf(objects, mapping) });
+  return Object.freeze({ objects, mapping, version: catalogVersion(objects, mapping) });
 }
 
 /** loadCatalog on JSON text, with a catalog error (not a SyntaxError) for malformed JSON. */
@@ -193,7 +193,7 @@ function physical(name: unknown, where: string, what: string, p: Problems): stri
  * form: stable across processes, no node:crypto, and fast on large catalogs (BigInt
  * arithmetic per byte took a third of a second on 100,000 columns).
  */
-function versionOf(objects: Map<string, ObjectDef>, mapping: PhysicalMapping): string {
+export function catalogVersion(objects: ReadonlyMap<string, ObjectDef>, mapping: PhysicalMapping): string {
   const canonical = JSON.stringify([
     [mapping.schema, mapping.tenantColumn, mapping.softDeleteColumn, mapping.idColumn, mapping.searchColumn],
     [...objects.values()].map((o) => [o.slug, o.objectId, o.displayName, o.pluralName, o.table,

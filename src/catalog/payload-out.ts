@@ -30,7 +30,7 @@ function objectOf(catalog: Catalog, obj: ObjectDef): Record<string, unknown> {
     display_plural_name: obj.pluralName,
     sys_object_id: obj.objectId,
     state: 1,
-    org_object_columns: [...obj.columns.values()].map((col) => columnOf(obj, col)),
+    org_object_columns: [...obj.columns.values()].map((col) => columnPayload(obj, col)),
   };
 }
 
@@ -63,7 +63,8 @@ function typeOf(col: ColumnDef): { code: number; dataType?: LogicalType } {
   }
 }
 
-function columnOf(obj: ObjectDef, col: ColumnDef): Record<string, unknown> {
+/** One column in the service's column shape (spec 2.2). */
+export function columnPayload(obj: ObjectDef, col: ColumnDef): Record<string, unknown> {
   const { code, dataType } = typeOf(col);
   const rel = col.relation;
   return {

@@ -6,10 +6,11 @@ import { decodeRows } from '../run/decode.js';
 import { tooLarge } from '../run/bounds.js';
 import type { Database } from '../run/database.js';
 import { readBounded, type ReadLimits } from '../run/read.js';
-import type { Queryable } from '../run/transaction.js';
+import { checkTimeout, type Queryable } from '../run/transaction.js';
 import { ConditionBuilder } from './conditions.js';
-import { emitFor, emptyToNull, limitsOf, readFields, target, type CompiledFilter } from './filter.js';
+import { emitFor, emptyToNull, limitsOf, readFields, target, type CompiledFilter, type Target } from './filter.js';
 import { SPAN, columnNode } from './paths.js';
+import { clockCutoff, syncCutoff } from './sync-cutoff.js';
 import { Problems, at, get, has, isPlainObject, kindOf } from './problems.js';
 import { TOKEN_TTL_MS, readToken, requestHash, signToken, type TokenPayload } from './token.js';
 import { binary, int8, isNull, logical, text } from './values.js';
@@ -20,11 +21,17 @@ export interface ConnectorOptions {
   readonly orgId: string;
   /** Signs next_token (HMAC-SHA256); at least 16 bytes, the same on every server. */
   readonly tokenSecret: string | Uint8Array;
-  /** The current instant (token expiry and the sync cutoff). Default: the clock. */
+  /**
+   * The current instant: token expiry, and the `now` of the sync cutoff. Default: this host's
+   * clock for tokens and the database's clock for the cutoff (the clock the writes are stamped by).
+   */
   readonly now?: number | Date;
   /** Records per page. Default and maximum 3000 (service section 8). */
   readonly pageSize?: number;
-  /** Records whose sync timestamp is newer than now − syncLagMs wait for the next sync. Default 5000. */
+  /**
+   * Records stamped at or after now − syncLagMs wait for the next sync, as do those of write
+   * transactions still open when a sync starts (docs/connector.md). Default 5000.
+   */
   readonly syncLagMs?: number;
 }
 
@@ -83,7 +90,20 @@ function syncField(catalog: Catalog, slug: string, filter: unknown): { def: Colu
   return isTime(updated) ? { def: updated, filtered: false } : null;
 }
 
-function bindPage(body: unknown, options: ConnectorOptions): Page & { bound: B.BoundQuery } {
+/** A connector body read and checked, with its token; the cutoff is yet to be fixed. */
+interface ReadBody {
+  readonly t: Target;
+  readonly pageSize: number;
+  readonly lag: number;
+  readonly now: number;
+  readonly outputs: B.BoundOutput[];
+  readonly where: B.BExpr | null;
+  readonly sync: { def: ColumnDef; filtered: boolean } | null;
+  readonly hash: string;
+  readonly position: TokenPayload | null;
+}
+
+function readBody(body: unknown, options: ConnectorOptions): ReadBody {
   const t = target(options);
   const pageSize = pageSizeOf(options.pageSize);
   const lag = lagOf(options.syncLagMs);
@@ -108,21 +128,28 @@ function bindPage(body: unknown, options: ConnectorOptions): Page & { bound: B.B
   const filterValue = get(q, 'filter');
   const where = filterValue === undefined ? null : new ConditionBuilder(t.catalog, t.slug, t.access, problems, limitsOf({})).flat(filterValue, 'query.filter');
   problems.throwIfAny('Invalid request');
+  const sync = syncField(t.catalog, t.slug, filterValue);
+  const hash = requestHash(options.orgId, t.slug, fieldsValue, filterValue ?? null);
+  const position: TokenPayload | null = typeof token === 'string' ? readToken(token, options.tokenSecret, hash, now) : null;
+  return { t, pageSize, lag, now, outputs, where, sync, hash, position };
+}
 
+/**
+ * The page's bound query. `cutoff` is the largest sync timestamp it may deliver (inclusive):
+ * fixed on the first page of a sync and carried in its tokens; null without a sync timestamp.
+ */
+function buildPage(r: ReadBody, cutoff: number | null): Page & { bound: B.BoundQuery } {
+  const { t, position } = r;
   const obj = t.catalog.objects.get(t.slug)!;
   const idDef = [...obj.columns.values()].find((c) => c.type === 'id')!;
   const id = columnNode(0, { hops: [], object: t.slug }, idDef);
-  const sync = syncField(t.catalog, t.slug, filterValue);
-  const ts = sync ? columnNode(0, { hops: [], object: t.slug }, sync.def) : null;
-  const hash = requestHash(options.orgId, t.slug, fieldsValue, filterValue ?? null);
-  const position: TokenPayload | null = typeof token === 'string' ? readToken(token, options.tokenSecret, hash, now) : null;
-  const cutoff = ts ? position?.c ?? now - lag : null;
+  const ts = r.sync ? columnNode(0, { hops: [], object: t.slug }, r.sync.def) : null;
 
   // Records come ordered by (timestamp, id) with empty timestamps last; a filtered sync field
   // (gte) has none. The position is a row comparison, one range of the (tenant, timestamp, id) index.
-  const parts: B.BExpr[] = where ? [where] : [];
+  const parts: B.BExpr[] = r.where ? [r.where] : [];
   if (ts && cutoff !== null) {
-    const nulls = !sync!.filtered;
+    const nulls = !r.sync!.filtered;
     const [key, lastId] = position?.k ?? [null, null];
     if (position && key === null) {
       parts.push(isNull(ts), binary('>', id, text(lastId!)));
@@ -137,8 +164,8 @@ function bindPage(body: unknown, options: ConnectorOptions): Page & { bound: B.B
   const seen = new Set<string>();
   const outs: B.BoundOutput[] = [{ key: idDef.slug, expr: id, type: idDef.type, span: SPAN }];
   seen.add(idDef.slug);
-  for (const o of outputs) if (!seen.has(o.key)) (seen.add(o.key), outs.push(o));
-  if (ts) outs.push({ key: SYNC_KEY, expr: ts, type: sync!.def.type, span: SPAN });
+  for (const o of r.outputs) if (!seen.has(o.key)) (seen.add(o.key), outs.push(o));
+  if (ts) outs.push({ key: SYNC_KEY, expr: ts, type: r.sync!.def.type, span: SPAN });
   const bound: B.BoundQuery = {
     kind: 'Query',
     scope: 0,
@@ -150,16 +177,16 @@ function bindPage(body: unknown, options: ConnectorOptions): Page & { bound: B.B
     having: null,
     orderBy: [...(ts ? [{ expr: ts, direction: 'ASC' as const, nulls: 'LAST' as const }] : []), { expr: id, direction: 'ASC', nulls: null }],
     // One more than a page: whether it comes back says if there is a next page.
-    limit: int8(pageSize + 1),
+    limit: int8(r.pageSize + 1),
     offset: null,
     aggregated: false,
     span: SPAN,
   };
-  return { bound, compiled: undefined as unknown as CompiledFilter, pageSize, hash, cutoff, hasKey: ts !== null, idKey: idDef.slug, now };
+  return { bound, compiled: undefined as unknown as CompiledFilter, pageSize: r.pageSize, hash: r.hash, cutoff, hasKey: ts !== null, idKey: idDef.slug, now: r.now };
 }
 
-function page(body: unknown, options: ConnectorOptions): Page {
-  const p = bindPage(body, options);
+function page(r: ReadBody, cutoff: number | null, options: ConnectorOptions): Page {
+  const p = buildPage(r, cutoff);
   return { ...p, compiled: emitFor(p.bound, options.catalog, options.orgId) };
 }
 
@@ -169,7 +196,9 @@ function page(body: unknown, options: ConnectorOptions): Page {
  * is the timestamp the next token is made from.
  */
 export function compileConnectorPage(body: unknown, options: ConnectorOptions): CompiledFilter {
-  return page(body, options).compiled;
+  const r = readBody(body, options);
+  const cutoff = r.position?.c ?? (r.sync ? clockCutoff(r.now, r.lag) : null);
+  return page(r, cutoff, options).compiled;
 }
 
 /** Connector dates and datetimes as ISO 8601 UTC with milliseconds; they round-trip to the epoch. */
@@ -190,9 +219,13 @@ function isoTimes(records: Record<string, unknown>[], columns: readonly { key: s
 export async function connectorRecords(
   db: Queryable | Database, body: unknown, options: ConnectorOptions & Omit<ReadLimits, 'catalog' | 'maxRows'>,
 ): Promise<{ records: Record<string, unknown>[]; next_token: string | null }> {
-  const p = page(body, options);
+  const r = readBody(body, options);
+  const tenant = options.tenant ?? options.orgId;
+  const timeoutMs = checkTimeout(options.timeoutMs);
+  const cutoff = r.position?.c ?? (r.sync ? await syncCutoff(db, { lag: r.lag, now: options.now === undefined ? null : r.now }, { timeoutMs, tenant }) : null);
+  const p = page(r, cutoff, options);
   const statement = { sql: p.compiled.sql, params: p.compiled.params, columnCount: p.compiled.columns.length };
-  const { rows, overflow } = await readBounded(db, statement, { ...options, tenant: options.tenant ?? options.orgId });
+  const { rows, overflow } = await readBounded(db, statement, { ...options, tenant });
   // A page over the byte ceiling ends early: the next token continues after its last record.
   if (overflow === 'bytes' && rows.length === 0) throw tooLarge(options.maxBytes!, 'record');
   const records = emptyToNull(decodeRows(rows, p.compiled.columns));

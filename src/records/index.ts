@@ -3,3 +3,4 @@ export type { Writable } from './db.js';
 export { RECORD_ERROR_CODES, SYSTEM_FIELDS, type RecordErrorCode } from './values.js';
 export { idPrefix } from './ids.js';
 export { searchText } from './shape.js';
+export { addMissingAuditColumns } from './audit-columns.js';

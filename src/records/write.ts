@@ -15,7 +15,11 @@ export interface WriteContext {
   readonly orgId: string;
   /** The caller's user id, written to created_by and updated_by. */
   readonly userId: string;
-  /** Clock for created_at / updated_at (epoch ms). Default Date.now. */
+  /**
+   * Clock for created_at / updated_at (epoch ms). Default: the database's clock, read inside the
+   * write transaction once it holds a transaction id, which is what lets the connector's
+   * incremental sync prove it skips no late commit (docs/connector.md). Another clock is for tests.
+   */
   readonly now?: () => number;
   /** Most records one bulk call may carry. Default 1000. */
   readonly maxRecords?: number;
@@ -44,7 +48,7 @@ export interface UpsertResult {
  * throws `VALIDATION_FAILED` 'Failed to create records' listing all of them, and nothing is written.
  */
 export async function bulkCreate(db: Writable, slug: string, records: unknown, ctx: WriteContext): Promise<{ message: string }> {
-  const { obj, now } = setUp(slug, ctx, true);
+  const { obj, clock } = setUp(slug, ctx, true);
   const problems = new RecordProblems(obj.slug);
   if (!Array.isArray(records)) {
     problems.add(null, '', 'INVALID_RECORD', 'the body must be a JSON array of records');
@@ -58,12 +62,12 @@ export async function bulkCreate(db: Writable, slug: string, records: unknown, c
     return null;
   });
   return inWriteTransaction(db, { tenant: ctx.orgId, timeoutMs: ctx.timeoutMs }, async (tx) => {
+    const at = await clock(tx);
     await lockForUnique(tx, ctx.catalog, obj, ctx.orgId);
     const entries = drafts.flatMap((values, index) => (values ? [{ index, values, self: null }] : []));
     await checkRelations(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
     await checkUnique(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
     if (problems.size > 0) throw OqlError.validation('Failed to create records', problems.list);
-    const at = now();
     const rows = entries.map((e) => createRow(obj, e.values, ctx, at));
     await insertRows(tx, ctx.catalog, obj, ctx.orgId, rows);
     return { message: `${rows.length} ${rows.length === 1 ? 'record' : 'records'} created` };
@@ -76,7 +80,7 @@ export async function bulkCreate(db: Writable, slug: string, records: unknown, c
  * `error_message` and the others go on. The result is shaped as the service's (spec 4.2).
  */
 export async function bulkUpsert(db: Writable, slug: string, body: unknown, ctx: WriteContext): Promise<UpsertResult> {
-  const { obj, now } = setUp(slug, ctx, true);
+  const { obj, clock } = setUp(slug, ctx, true);
   const values = isPlainRecord(body) ? body.values : undefined;
   if (!Array.isArray(values)) {
     const problems = new RecordProblems(obj.slug);
@@ -86,10 +90,12 @@ export async function bulkUpsert(db: Writable, slug: string, body: unknown, ctx:
   checkCount(values.length, ctx);
   const phone = needsPhone(obj, values) ? await phoneLibrary() : null;
   return inWriteTransaction(db, { tenant: ctx.orgId, timeoutMs: ctx.timeoutMs }, async (tx) => {
+    // One instant for the whole call: its elements commit together.
+    const at = await clock(tx);
     await lockForUnique(tx, ctx.catalog, obj, ctx.orgId);
     await lockInIdOrder(tx, ctx.catalog, obj, ctx.orgId, values);
     const results: Record<string, unknown>[] = [];
-    for (let i = 0; i < values.length; i++) results.push(await upsertOne(tx, obj, values[i], i, phone, ctx, now));
+    for (let i = 0; i < values.length; i++) results.push(await upsertOne(tx, obj, values[i], i, phone, ctx, at));
     const created = results.filter((r) => r.action === 'CREATED');
     const updated = results.filter((r) => r.action === 'UPDATED');
     const failed = results.filter((r) => r.action === 'FAILED');
@@ -115,7 +121,7 @@ export async function getRecord(db: Queryable, slug: string, id: string, ctx: Re
 
 /** Changes only the fields sent (and updated_at, updated_by); returns the whole record. */
 export async function updateRecord(db: Writable, slug: string, id: string, patch: unknown, ctx: WriteContext): Promise<Record<string, unknown>> {
-  const { obj, now } = setUp(slug, ctx, true);
+  const { obj, clock } = setUp(slug, ctx, true);
   const problems = new RecordProblems(obj.slug);
   if (!isPlainRecord(patch)) {
     problems.add(null, '', 'INVALID_RECORD', 'the body must be a JSON object of fields');
@@ -125,6 +131,7 @@ export async function updateRecord(db: Writable, slug: string, id: string, patch
   const phone = needsPhone(obj, [patch]) ? await phoneLibrary() : null;
   const values = checkFields(obj, patch, null, 'update', phone, problems);
   return inWriteTransaction(db, { tenant: ctx.orgId, timeoutMs: ctx.timeoutMs }, async (tx) => {
+    const at = await clock(tx);
     await lockForUnique(tx, ctx.catalog, obj, ctx.orgId);
     const existing = await tx.rows(selectRecords(ctx.catalog, obj, true), [ctx.orgId, [id]]);
     if (existing.length === 0) throw notFound(obj, id);
@@ -132,13 +139,13 @@ export async function updateRecord(db: Writable, slug: string, id: string, patch
     await checkRelations(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
     await checkUnique(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
     if (problems.size > 0) throw OqlError.validation('Failed to update record', problems.list);
-    return toRecord(obj, await updateRow(tx, ctx.catalog, obj, ctx.orgId, id, updateValues(obj, values, ctx, now())));
+    return toRecord(obj, await updateRow(tx, ctx.catalog, obj, ctx.orgId, id, updateValues(obj, values, ctx, at)));
   }).catch(uniqueViolation('Failed to update record', obj));
 }
 
 // ------------------------------------------------------------------ context
 
-function setUp(slug: string, ctx: ReadContext & { userId?: unknown }, writes: boolean): { obj: ObjectDef; now: () => number } {
+function setUp(slug: string, ctx: ReadContext & { userId?: unknown }, writes: boolean): { obj: ObjectDef; clock: (tx: Tx) => Promise<number> } {
   if (typeof ctx !== 'object' || ctx === null || typeof ctx.catalog !== 'object' || ctx.catalog === null) {
     throw OqlError.plain('INVALID_OPTIONS', 'pass { catalog, orgId, userId } as the context');
   }
@@ -147,7 +154,20 @@ function setUp(slug: string, ctx: ReadContext & { userId?: unknown }, writes: bo
   if (ctx.now !== undefined && typeof ctx.now !== 'function') throw OqlError.plain('INVALID_OPTIONS', 'now must be a function returning epoch milliseconds');
   const m = ctx.maxRecords;
   if (m !== undefined && !(Number.isSafeInteger(m) && m > 0)) throw OqlError.plain('INVALID_OPTIONS', 'maxRecords must be a positive whole number');
-  return { obj: requireObject(ctx.catalog, slug), now: ctx.now ?? Date.now };
+  const now = ctx.now;
+  return { obj: requireObject(ctx.catalog, slug), clock: now ? async () => now() : databaseClock };
+}
+
+/**
+ * The write's instant by the database's clock, read after the transaction has taken a
+ * transaction id. From that moment the transaction shows in pg_stat_activity with a start no
+ * later than this instant, so a connector page that stops short of the oldest such start
+ * (connector.ts, `syncCutoff`) cannot pass a row this transaction has yet to commit. One clock
+ * for writers and readers: a writer host's clock skew cannot reorder them.
+ */
+async function databaseClock(tx: Tx): Promise<number> {
+  const [row] = await tx.rows('SELECT pg_current_xact_id()::text AS xid, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS at', []);
+  return Number(row!.at);
 }
 
 function isKey(v: unknown): v is string {
@@ -172,7 +192,7 @@ function notFound(obj: ObjectDef, id: unknown): OqlError {
 // ------------------------------------------------------------------ upsert, one element
 
 async function upsertOne(
-  tx: Tx, obj: ObjectDef, element: unknown, index: number, phone: PhoneLibrary | null, ctx: WriteContext, now: () => number,
+  tx: Tx, obj: ObjectDef, element: unknown, index: number, phone: PhoneLibrary | null, ctx: WriteContext, at: number,
 ): Promise<Record<string, unknown>> {
   if (!isPlainRecord(element)) return failed({}, null, 'each element must be a JSON object of fields');
   const hasId = Object.hasOwn(element, 'id') && element.id !== null && element.id !== undefined;
@@ -191,7 +211,6 @@ async function upsertOne(
       await checkRelations(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
       await checkUnique(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
       if (problems.size > 0) return failed(element, hasId ? id : null, problems.list.map((p) => p.message).join('; '));
-      const at = now();
       if (hasId) {
         const changed = updateValues(obj, values, ctx, at);
         const record = toRecord(obj, await updateRow(tx, ctx.catalog, obj, ctx.orgId, id as string, changed));

@@ -5,7 +5,8 @@ import { outputName } from '../emit/emit.js';
  * Decoding result values. Two layers:
  *
  * 1. Driver parsers by Postgres type OID (`TEXT_PARSERS`), handed to node-postgres and PGlite per
- *    query: int8 and numeric become numbers (epoch milliseconds, counts, sums), and every
+ *    query: int8 and numeric become numbers (epoch milliseconds, counts, sums) — or strings
+ *    when no JSON number holds them exactly (`parseNumber`) — and every
  *    date/time type stays the text Postgres wrote. The session runs with TimeZone UTC and
  *    DateStyle ISO, so that text is `2024-05-01` (date), `2024-05-01 00:00:00` (timestamp) and
  *    `2024-05-01 00:00:00+00` (timestamptz), whatever the host's time zone. The drivers' default
@@ -30,9 +31,41 @@ const OID = {
 
 const raw = (text: string): string => text;
 
-/** int8 and numeric text → number; 'NaN' and 'Infinity' as well. Exact up to 2^53. */
-export function parseNumber(text: string): number {
-  return Number(text);
+/**
+ * int8 and numeric text → a number when a JSON number holds it exactly, else the text itself:
+ * integers beyond ±(2^53 − 1), decimals whose digits a double does not keep
+ * (`0.1000000000000000055511151231257827`), and NaN and ±Infinity, which JSON has no number for.
+ * A client gets `"9007199254740993"`, never 9007199254740992.
+ */
+export function parseNumber(text: string): number | string {
+  const n = Number(text);
+  // Fifteen significant digits or fewer always survive a double; nearly every value is that short.
+  if (text.length <= 15) return Number.isFinite(n) ? n : text;
+  if (!Number.isFinite(n) || (Number.isInteger(n) && !Number.isSafeInteger(n))) return text;
+  // The shortest text of the double: equal for canonical text, else compared digit for digit
+  // (`100.000000000000000` is still 100).
+  const shortest = String(n);
+  return shortest === text || sameDecimal(text, shortest) ? n : text;
+}
+
+/** Whether two decimal texts (digits, one point, an optional exponent) name the same number. */
+function sameDecimal(a: string, b: string): boolean {
+  const x = decimalParts(a);
+  const y = decimalParts(b);
+  return x !== null && y !== null && x.negative === y.negative && x.digits === y.digits && x.exponent === y.exponent;
+}
+
+/** `-0012.3400` → { negative, digits: '1234', exponent: -2 }; zero is { false, '', 0 }. */
+function decimalParts(text: string): { negative: boolean; digits: string; exponent: number } | null {
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:e([+-]?\d+))?$/i.exec(text);
+  if (!m) return null;
+  const fraction = m[3] ?? '';
+  let digits = (m[2]! + fraction).replace(/^0+/, '');
+  let exponent = Number(m[4] ?? 0) - fraction.length;
+  const trimmed = digits.replace(/0+$/, '');
+  exponent += digits.length - trimmed.length;
+  digits = trimmed;
+  return digits === '' ? { negative: false, digits: '', exponent: 0 } : { negative: m[1] === '-', digits, exponent };
 }
 
 export const TEXT_PARSERS: Readonly<Record<number, (text: string) => unknown>> = Object.freeze({
@@ -66,12 +99,16 @@ export function pgTypes(fallback: PgTypeParser | undefined): { getTypeParser: Pg
 const NUMERIC_TYPES = new Set(['number', 'integer', 'currency', 'epoch', 'date', 'datetime']);
 const ARRAY_TYPES = new Set(['multiselect', 'text[]']);
 
-/** A numeric string or bigint as a number; any other text is left alone rather than made NaN. */
+/**
+ * A numeric string or bigint as `parseNumber` gives it (a number when exact, else the digits);
+ * any other text is left alone.
+ */
 function numberOrSelf(value: string | bigint): number | string {
-  if (typeof value === 'bigint') return Number(value);
-  const n = Number(value);
-  return value.trim() === '' || (Number.isNaN(n) && value.trim() !== 'NaN') ? value : n;
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : String(value);
+  return NUMBER_TEXT.test(value) ? parseNumber(value) : value;
 }
+
+const NUMBER_TEXT = /^[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|NaN|Infinity)$/i;
 
 /** One result value, by the output column's type. */
 export function decodeValue(value: unknown, type: string): unknown {
@@ -97,7 +134,7 @@ export function decodeValue(value: unknown, type: string): unknown {
         return value;
       }
     default:
-      return typeof value === 'bigint' ? Number(value) : value;
+      return typeof value === 'bigint' ? numberOrSelf(value) : value;
   }
 }
 

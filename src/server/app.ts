@@ -77,6 +77,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
     const urls = { baseUrl: () => fixedBase ?? listeningUrl(app), mcpUrl: () => fixedMcp ?? listeningUrl(mcpApp) };
     const app: FastifyInstance = await buildApp(ctx, options, authResolvers, 'api', urls);
     const mcpApp: FastifyInstance = await buildApp(ctx, options, authResolvers, 'mcp', urls);
+    for (const column of service.auditColumns) app.log.info(`added the audit column ${column} (rows written before read back null there)`);
     for (const warning of service.warnings) app.log.warn(warning);
     let closed: Promise<void> | undefined;
     return {

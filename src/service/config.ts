@@ -15,7 +15,7 @@ export interface LogOptions {
 export interface ServerOptions extends DatabaseOptions {
   /** An open database to use instead of opening one; `close()` leaves it open. */
   readonly db?: ServiceDb;
-  /** The catalog served. Default: the example CRM of fixtures/crm. */
+  /** The catalog served, completed with the audit fields (`withAuditFields`). Default: the example CRM of fixtures/crm. */
   readonly catalog?: Catalog;
   /** Loads generated demo data for org_demo when the catalog's tables are empty. */
   readonly demo?: boolean;

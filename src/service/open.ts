@@ -1,4 +1,6 @@
+import { withAuditFields } from '../catalog/audit-fields.js';
 import { DEMO_ORG, loadDemoData } from '../demo/seed.js';
+import { addMissingAuditColumns } from '../records/audit-columns.js';
 import { openDatabase } from '../run/open.js';
 import { prepareSyntaxErrors } from '../syntax/parse.js';
 import { ensureCatalogTables } from './catalog-tables.js';
@@ -21,6 +23,8 @@ export interface OpenedService extends ServiceContext {
   readonly demoRows: number;
   /** What the start noticed but let pass (a unique index that could not be built). */
   readonly warnings: readonly string[];
+  /** Audit columns added to tables made before every object carried them. */
+  readonly auditColumns: readonly string[];
   /** Closes the database when it was opened here. */
   close(): Promise<void>;
 }
@@ -39,9 +43,12 @@ export async function openService(options: ServerOptions & { workspaces?: string
   const db = options.db ?? (await openDatabase(options));
   try {
     prepareSyntaxErrors();
-    const catalog = options.catalog ?? (await import('../demo/index.js')).loadFixtureCatalog('crm');
+    // Every object carries the audit fields the contract shows on every record, declared or not.
+    const catalog = withAuditFields(options.catalog ?? (await import('../demo/index.js')).loadFixtureCatalog('crm'));
     checkRoleAccess(config.roleAccess, catalog);
     await migrate(db);
+    // Catalog-dependent, so not an entry of the fixed migration list: idempotent, run at every start.
+    const auditColumns = await addMissingAuditColumns(db, catalog);
     const { warnings } = await ensureCatalogTables(db, catalog, { searchIndexes: options.searchIndexes === true });
     for (const k of bootstrapKeys) await storeApiKey(db, k.key, k);
     // The demo's data belongs to org_demo, reached through the workspace `demo`.
@@ -59,7 +66,7 @@ export async function openService(options: ServerOptions & { workspaces?: string
       db, catalog, config, policy, leases, tokenSecret: secret,
       ops: new Operations(db, catalog, config, policy, secret),
       keys: new ApiKeyVerifier(db, config.apiKeyCacheMs),
-      firstKey, demoRows, warnings,
+      firstKey, demoRows, warnings, auditColumns,
       close() {
         closed ??= (async () => {
           await leases.close().catch(() => {});

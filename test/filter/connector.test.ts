@@ -75,14 +75,14 @@ describe('connector records', () => {
     expect(records.map((r) => r['id'])).toEqual(ids);
   });
 
-  it('leaves records newer than now − syncLagMs for the next sync', async () => {
+  it('leaves records stamped at or after now − syncLagMs for the next sync', async () => {
     const live = env.crm.oracle.live('contact', 'org_acme');
     const times = live.map((r) => r['updated_at']).filter((v): v is number => typeof v === 'number').sort((a, b) => a - b);
     const median = times[Math.floor(times.length / 2)]!;
     const records = await walk({ query: { fields: ['updated_at'], filter: { and: [{ field: 'updated_at', operator: 'gte', value: 0 }] } } }, crm({ now: median + 60_000, syncLagMs: 60_000, pageSize: 1000 }));
-    expect(records.length).toBe(times.filter((t) => t <= median).length);
-    const defaultLag = await walk({ query: { fields: ['updated_at'], filter: { and: [{ field: 'updated_at', operator: 'gte', value: 0 }] } } }, crm({ now: median + 4_999, pageSize: 1000 }));
-    expect(defaultLag.length).toBe(times.filter((t) => t <= median - 1).length);
+    expect(records.length).toBe(times.filter((t) => t < median).length);
+    const defaultLag = await walk({ query: { fields: ['updated_at'], filter: { and: [{ field: 'updated_at', operator: 'gte', value: 0 }] } } }, crm({ now: median + 5_001, pageSize: 1000 }));
+    expect(defaultLag.length).toBe(times.filter((t) => t <= median).length);
   });
 
   it('accepts the returned ISO datetimes back as filter values, and the other operators', async () => {
@@ -188,7 +188,7 @@ describe('incremental sync with writes between pages', () => {
             quiet = round > 0;
             const batch = round === 0 ? writes.slice() : [];
             const options: ConnectorOptions = { catalog: env.crm.catalog, slug: 'contact', orgId: TENANT, tokenSecret: SECRET, pageSize, now: clock, syncLagMs: lag };
-            lastCutoff = clock - lag;
+            lastCutoff = clock - lag - 1;
             const records = await walk({ query: { fields: ['updated_at'], filter: { and: [{ field: 'updated_at', operator: 'gte', value: from }] } } }, options, async () => {
               const step = batch.shift();
               for (const w of step ?? []) {
