@@ -2,7 +2,8 @@ import { AUDIT_FIELDS } from '../catalog/audit-fields.js';
 import { columnSqlType } from '../catalog/ddl.js';
 import { quoteIdent, quoteQualified } from '../catalog/quote.js';
 import type { Catalog } from '../catalog/types.js';
-import { readRows, type Writable } from './db.js';
+import { databaseOf } from '../run/database.js';
+import type { Writable } from './db.js';
 
 /**
  * Start-up migration: adds the audit columns (created_at, updated_at, created_by, updated_by) to
@@ -14,7 +15,8 @@ import { readRows, type Writable } from './db.js';
  */
 export async function addMissingAuditColumns(db: Writable, catalog: Catalog): Promise<string[]> {
   const { schema } = catalog.mapping;
-  const rows = await readRows(db,
+  const database = databaseOf(db);
+  const { rows } = await database.query<{ table_name: string; column_name: string | null }>(
     `SELECT c.relname AS table_name, a.attname AS column_name
        FROM pg_catalog.pg_class c
        JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -35,7 +37,7 @@ export async function addMissingAuditColumns(db: Writable, catalog: Catalog): Pr
       const col = obj.columns.get(field.slug);
       const type = col && col.column !== null ? columnSqlType(col.type) : null;
       if (!col || type === null || have.has(col.column!)) continue;
-      await readRows(db, `ALTER TABLE ${quoteQualified(schema, obj.table)} ADD COLUMN IF NOT EXISTS ${quoteIdent(col.column!)} ${type}`, []);
+      await database.query(`ALTER TABLE ${quoteQualified(schema, obj.table)} ADD COLUMN IF NOT EXISTS ${quoteIdent(col.column!)} ${type}`, []);
       added.push(`${quoteQualified(schema, obj.table)}.${quoteIdent(col.column!)}`);
     }
   }
