@@ -18,6 +18,7 @@ export const RECORD_ERROR_CODES = Object.freeze({
   INVALID_RELATION: 'A relation names no live record of the related object in the caller\'s organization.',
   INVALID_RECORD: 'A record (or the request body) is not a JSON object of the expected shape.',
   INVALID_ID: 'An upsert element\'s id is not a string, or names no live record of the caller\'s organization.',
+  TOO_LONG: 'A text value is longer than its type allows (text 100,000 characters, url 2,048, email 254, phone 64).',
 } as const);
 
 export type RecordErrorCode = keyof typeof RECORD_ERROR_CODES;
@@ -113,6 +114,13 @@ type Converted = { ok: unknown } | { code: RecordErrorCode; message: string; met
 const EMAIL = /^[^\s@"(),:;<>[\\\]]+@[^\s@"(),:;<>[\\\]]+\.[^\s@"(),:;<>[\\\]]+$/;
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const DAY_MS = 86_400_000;
+
+/**
+ * The longest value of each text-like type, in UTF-16 code units as JSON carries them. Bounded on
+ * write so that no stored value is large enough for one query to build a response of hundreds of
+ * megabytes from it (docs/limits.md).
+ */
+export const MAX_TEXT_LENGTH = Object.freeze({ text: 100_000, email: 254, phone: 64, url: 2_048, enum: 200, relation: 200 } as const);
 const MAX_EPOCH_MS = 8.64e15;
 
 function convert(col: ColumnDef, v: unknown, phone: PhoneLibrary | null): Converted {
@@ -124,6 +132,8 @@ function convert(col: ColumnDef, v: unknown, phone: PhoneLibrary | null): Conver
     case 'enum':
     case 'relation': {
       if (typeof v !== 'string') return mismatch(v, 'a string');
+      const max = MAX_TEXT_LENGTH[col.type];
+      if (v.length > max) return { code: 'TOO_LONG', message: `is ${v.length} characters long; a ${col.type} value holds at most ${max}`, meta: `shorten it to ${max} characters` };
       const bad = unstorable(v);
       if (bad) return { code: 'PARSE_INVALID_FORMAT', message: bad };
       return textual(col, v, phone);

@@ -97,6 +97,35 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
   }
 }
 
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** A socket with no traffic at all for this long is closed (a request never finished, a stalled reader). */
+const CONNECTION_TIMEOUT_MS = 60_000;
+
+/**
+ * One client address may hold at most `max` open connections to a host; more are closed at once,
+ * so one client cannot use up the process's sockets (behind a proxy, set the cap above the
+ * proxy's own connection pool).
+ */
+function capConnectionsPerAddress(app: FastifyInstance, max: number): void {
+  const open = new Map<string, number>();
+  app.server.on('connection', (socket: import('node:net').Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const n = (open.get(address) ?? 0) + 1;
+    if (n > max) {
+      socket.destroy();
+      return;
+    }
+    open.set(address, n);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left <= 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
+}
+
 /** An http(s) URL without a trailing slash, or a clear error. */
 function publicUrl(name: string, value: string): string {
   let parsed: URL | undefined;
@@ -133,7 +162,14 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
     frameworkErrors,
     clientErrorHandler,
     forceCloseConnections: 'idle',
+    // Slow clients cannot hold sockets open: the whole request (headers and body) must arrive
+    // within these, and an idle keep-alive connection is closed soon.
+    connectionTimeout: CONNECTION_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    http: { headersTimeout: HEADERS_TIMEOUT_MS },
   });
+  capConnectionsPerAddress(app, ctx.config.maxConnectionsPerAddress);
   app.decorate('oql', ctx);
   installEnvelope(app);
   installRequestLog(app);
