@@ -1,0 +1,161 @@
+import { createServer, type OqlServer } from '../src/server/app.js';
+import { databaseOf } from '../src/run/database.js';
+import type { Database } from '../src/run/database.js';
+
+/**
+ * The hostile-neighbour scenario, shared by the load test (test/load/) and the benchmark
+ * (bench/run-hostile.ts): organization A runs a steady light mix while organization B, with
+ * several users and keys, sends at and beyond its budget every attack the availability work
+ * answers — reports that build huge strings, pages of large rows, slow correlated subqueries, long
+ * LIKE patterns, floods of concurrent filters from many keys, deep JSON, NULL-typed expressions,
+ * numbers beyond int8. Every request is bounded: the loops stop at the deadline.
+ */
+
+export interface Sample {
+  readonly who: 'A' | 'B';
+  readonly what: string;
+  readonly status: number;
+  /** 0 when the connection failed. */
+  readonly ms: number;
+  readonly envelope: boolean;
+  readonly code: string | null;
+}
+
+export interface ScenarioResult {
+  readonly samples: Sample[];
+  /** Largest resident set seen, in bytes. */
+  readonly peakRss: number;
+  /** A's latencies with B idle, measured first. */
+  readonly idle: Sample[];
+}
+
+export const A_KEY = 'oql_hostileNeighbourA_0123456789abcdefghijklmnopq';
+export const B_KEYS = Array.from({ length: 6 }, (_, i) => `oql_hostileNeighbourB${i}_0123456789abcdefghijklmnop`);
+const KEYS_ENV = [`${A_KEY}=org_a:admin:u_a`, ...B_KEYS.map((k, i) => `${k}=org_b:admin:u_b${i % 3}`)].join(',');
+
+const BIG = 'x'.repeat(99_000);
+
+export async function startScenarioServer(options: { database?: string; memory?: boolean; queryTimeoutMs: number }): Promise<{ server: OqlServer; url: string; db: Database }> {
+  const server = await createServer({
+    ...(options.database ? { database: options.database } : { memory: true }),
+    apiKeys: KEYS_ENV, env: {}, queryTimeoutMs: options.queryTimeoutMs, log: false,
+  });
+  await server.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = server.app.server.address() as { port: number };
+  return { server, url: `http://127.0.0.1:${address.port}`, db: databaseOf(server.db) };
+}
+
+async function call(url: string, who: 'A' | 'B', what: string, key: string, method: string, path: string, body?: unknown): Promise<Sample> {
+  const started = performance.now();
+  try {
+    const res = await fetch(url + path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      signal: AbortSignal.timeout(60_000),
+    });
+    const text = await res.text();
+    let json: any;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    const envelope = typeof json?.success === 'boolean' && (json.success || (typeof json.data?.error_code === 'string' && json.data.status_code === res.status));
+    return { who, what, status: res.status, ms: performance.now() - started, envelope, code: json?.data?.error_code ?? null };
+  } catch {
+    return { who, what, status: 0, ms: performance.now() - started, envelope: false, code: null };
+  }
+}
+
+/** Seeds both organizations through the API: A small, B with large texts. */
+export async function seed(url: string): Promise<void> {
+  const a = Array.from({ length: 40 }, (_, i) => ({ name: `Alpha ${i}`, city: `City ${i % 7}` }));
+  const okA = await call(url, 'A', 'seed', A_KEY, 'POST', '/api/v1/org/objects/account/record/bulk_create', a);
+  if (okA.status !== 200) throw new Error(`seeding A failed: ${okA.status}`);
+  for (let batch = 0; batch < 4; batch++) {
+    const b = Array.from({ length: 50 }, (_, i) => ({ name: `Beta ${batch}-${i}`, city: BIG }));
+    const ok = await call(url, 'B', 'seed', B_KEYS[0]!, 'POST', '/api/v1/org/objects/account/record/bulk_create', b);
+    if (ok.status !== 200) throw new Error(`seeding B failed: ${ok.status}`);
+  }
+  const contacts = Array.from({ length: 200 }, (_, i) => ({ name: `Person ${i}` }));
+  await call(url, 'B', 'seed', B_KEYS[0]!, 'POST', '/api/v1/org/objects/contact/record/bulk_create', contacts);
+}
+
+const nest = (depth: number): string => (depth === 0 ? 'city' : `concat(${nest(depth - 1)}, ${nest(depth - 1)})`);
+const deepJson = (depth: number): string => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
+
+/** B's attacks, each one request. */
+function attacks(url: string): Array<(key: string) => Promise<Sample>> {
+  const report = (what: string, query: string, slug = 'account') => (key: string) =>
+    call(url, 'B', what, key, 'POST', '/api/v1/reports/execute', { slug, query });
+  const filter = (what: string, body: unknown, slug = 'account') => (key: string) =>
+    call(url, 'B', what, key, 'POST', `/api/v1/org/objects/${slug}/filter`, body);
+  return [
+    report('huge string', `SELECT ${nest(7)} AS s FROM account LIMIT 1000`),
+    report('large rows', 'SELECT id, city, concat(city, city) AS twice FROM account LIMIT 1000'),
+    report('slow subquery', "SELECT COUNT(*) AS n FROM account WHERE EXISTS (SELECT 1 FROM contact WHERE contact.name ILIKE concat('%', account.city, '%') AND EXISTS (SELECT 1 FROM account a2 WHERE a2.city ILIKE concat('%', contact.name, '%'))) LIMIT 1"),
+    filter('big page', { query: { fields: ['name', 'city'], pagination: { page: 1, page_size: 1000 } } }),
+    filter('long pattern', { query: { fields: ['name'], filters: { and: [{ field: 'city', operator: 'contains', value: 'y'.repeat(9_000) }] } } }),
+    filter('flood', { query: { fields: ['name'], filters: { and: [{ field: 'city', operator: 'contains', value: 'zz' }] }, pagination: { page: 1, page_size: 1000 } } }),
+    (key) => call(url, 'B', 'connector page', key, 'POST', '/api/v1/flowconnector/objects/account/records', { query: { fields: ['name', 'city'] }, next_token: null }),
+    report('null typed', 'SELECT sum(NULL) AS s, - NULL AS m FROM account LIMIT 1'),
+    report('beyond int8', 'SELECT 99999999999999999999999 AS big, 1e400 AS huge FROM account LIMIT 1'),
+    (key) => call(url, 'B', 'deep json', key, 'POST', '/api/v1/org/objects/account/filter', `{"query":{"filters":{"and":${deepJson(5000)}}}}`),
+  ];
+}
+
+/** A's steady light mix, one request per step. */
+function steady(url: string, ids: string[]): Array<() => Promise<Sample>> {
+  return [
+    () => call(url, 'A', 'get one', A_KEY, 'GET', `/api/v1/org/objects/account/record/${ids[Math.floor(Math.random() * ids.length)]}`),
+    () => call(url, 'A', 'report', A_KEY, 'POST', '/api/v1/reports/execute', { slug: 'account', query: 'SELECT city, COUNT(*) AS n FROM account GROUP BY city ORDER BY n DESC LIMIT 10' }),
+    () => call(url, 'A', 'filter', A_KEY, 'POST', '/api/v1/org/objects/account/filter', { query: { fields: ['name', 'city'], pagination: { page: 1, page_size: 20 } } }),
+    () => call(url, 'A', 'write', A_KEY, 'POST', '/api/v1/org/objects/contact/record/bulk_create', [{ name: 'Steady writer' }]),
+    () => call(url, 'A', 'health', A_KEY, 'GET', '/health'),
+  ];
+}
+
+async function idsOfA(url: string): Promise<string[]> {
+  const res = await fetch(`${url}/api/v1/org/objects/account/filter`, {
+    method: 'POST', headers: { authorization: `Bearer ${A_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: { fields: ['id'], pagination: { page: 1, page_size: 100 } } }),
+  });
+  return ((await res.json()) as { data: { records: Array<{ id: string }> } }).data.records.map((r) => r.id);
+}
+
+/** A alone for `idleMs`, then A beside B's attackers for `attackMs`. */
+export async function runScenario(url: string, options: { idleMs: number; attackMs: number; attackers: number }): Promise<ScenarioResult> {
+  const ids = await idsOfA(url);
+  let peakRss = process.memoryUsage().rss;
+  const rss = setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  }, 100);
+  try {
+    const mixA = steady(url, ids);
+    const loopA = async (until: number, out: Sample[]) => {
+      for (let i = 0; Date.now() < until; i++) {
+        out.push(await mixA[i % mixA.length]!());
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const idle: Sample[] = [];
+    await loopA(Date.now() + options.idleMs, idle);
+    const samples: Sample[] = [];
+    const until = Date.now() + options.attackMs;
+    const all = attacks(url);
+    const attacker = async (n: number) => {
+      for (let i = n; Date.now() < until; i++) samples.push(await all[i % all.length]!(B_KEYS[n % B_KEYS.length]!));
+    };
+    await Promise.all([loopA(until, samples), ...Array.from({ length: options.attackers }, (_, n) => attacker(n))]);
+    return { samples, idle, peakRss };
+  } finally {
+    clearInterval(rss);
+  }
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
