@@ -294,3 +294,13 @@ export function planOf(text: string, options: CheckOptions): LogicalPlan {
   if (!p) throw new OqlError(diagnostics, text);
   return p;
 }
+
+/**
+ * A bound query made by another front end (the record filter, the connector) planned and emitted
+ * for one tenant, through the same stages as a query text: front ends build, only this reaches
+ * the emitter.
+ */
+export function compileBound(bound: BoundQuery, catalog: Catalog, orgId: string): { sql: string; params: unknown[]; columns: OutputColumn[] } {
+  const emitted = emitRows(plan(bound, catalog), { orgId }).query;
+  return { sql: emitted.sql, params: emitted.params, columns: bound.outputs.map((o) => ({ key: o.key, type: o.type })) };
+}

@@ -2,15 +2,10 @@ import type * as B from '../bind/bound.js';
 import type { Catalog, ColumnDef } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/suggest.js';
-import { decodeRows } from '../run/decode.js';
-import { tooLarge } from '../run/bounds.js';
-import type { Database } from '../run/database.js';
-import { readBounded, type ReadLimits } from '../run/read.js';
-import { checkTimeout, type Queryable } from '../run/transaction.js';
 import { ConditionBuilder } from './conditions.js';
 import { emitFor, emptyToNull, limitsOf, readFields, target, type CompiledFilter, type Target } from './filter.js';
 import { SPAN, columnNode } from './paths.js';
-import { clockCutoff, syncCutoff } from './sync-cutoff.js';
+import { clockCutoff } from './sync-cutoff.js';
 import { Problems, at, get, has, isPlainObject, kindOf } from './problems.js';
 import { TOKEN_TTL_MS, readToken, requestHash, signToken, type TokenPayload } from './token.js';
 import { binary, int8, isNull, logical, text } from './values.js';
@@ -215,29 +210,59 @@ function isoTimes(records: Record<string, unknown>[], columns: readonly { key: s
   }
 }
 
-/** One connector page and the token of the next one (null after the last page). */
-export async function connectorRecords(
-  db: Queryable | Database, body: unknown, options: ConnectorOptions & Omit<ReadLimits, 'catalog' | 'maxRows'>,
-): Promise<{ records: Record<string, unknown>[]; next_token: string | null }> {
+/**
+ * A connector request read and checked, before its page can be built: a sync's first page needs
+ * the cutoff, which only the database knows (src/run/connector.ts reads it); later pages carry it
+ * in their token.
+ */
+export interface ConnectorRequest {
+  /** The cutoff a token carries, or null when there is none to keep. */
+  readonly fixedCutoff: number | null;
+  /** Whether the first page of a sync needs the database's cutoff. */
+  readonly needsCutoff: boolean;
+  readonly lag: number;
+  /** The caller's pinned `now`, or null to take the database's clock. */
+  readonly now: number | null;
+  /** The page's statement for a cutoff, and how its rows become the response. */
+  page(cutoff: number | null): ConnectorPage;
+}
+
+export interface ConnectorPage {
+  readonly compiled: CompiledFilter;
+  /**
+   * The response from the page's decoded rows. `cutShort`: the database returned fewer rows than
+   * it had (the byte ceiling): the next token continues after the last record returned.
+   */
+  finish(records: Record<string, unknown>[], cutShort: boolean): { records: Record<string, unknown>[]; next_token: string | null };
+}
+
+export function connectorRequest(body: unknown, options: ConnectorOptions): ConnectorRequest {
   const r = readBody(body, options);
-  const tenant = options.tenant ?? options.orgId;
-  const timeoutMs = checkTimeout(options.timeoutMs);
-  const cutoff = r.position?.c ?? (r.sync ? await syncCutoff(db, { lag: r.lag, now: options.now === undefined ? null : r.now }, { timeoutMs, tenant }) : null);
-  const p = page(r, cutoff, options);
-  const statement = { sql: p.compiled.sql, params: p.compiled.params, columnCount: p.compiled.columns.length };
-  const { rows, overflow } = await readBounded(db, statement, { ...options, tenant });
-  // A page over the byte ceiling ends early: the next token continues after its last record.
-  if (overflow === 'bytes' && rows.length === 0) throw tooLarge(options.maxBytes!, 'record');
-  const records = emptyToNull(decodeRows(rows, p.compiled.columns));
-  const more = records.length > p.pageSize || overflow === 'bytes';
-  if (more) records.length = p.pageSize;
-  let next: string | null = null;
-  const last = records[records.length - 1];
-  if (more && last) {
-    const key = p.hasKey ? (last[SYNC_KEY] as number | null) : null;
-    next = signToken({ v: 1, r: p.hash, k: [key, last[p.idKey] as string], c: p.cutoff, x: p.now + TOKEN_TTL_MS }, options.tokenSecret);
-  }
-  if (p.hasKey) for (const r of records) delete r[SYNC_KEY];
-  isoTimes(records, p.compiled.columns);
-  return { records, next_token: next };
+  const fixedCutoff = r.position?.c ?? null;
+  return {
+    fixedCutoff,
+    needsCutoff: r.position === null && r.sync !== null,
+    lag: r.lag,
+    now: options.now === undefined ? null : r.now,
+    page(cutoff) {
+      const p = page(r, cutoff, options);
+      return {
+        compiled: p.compiled,
+        finish(decoded, cutShort) {
+          const records = emptyToNull(decoded);
+          const more = records.length > p.pageSize || cutShort;
+          if (records.length > p.pageSize) records.length = p.pageSize;
+          let next: string | null = null;
+          const last = records[records.length - 1];
+          if (more && last) {
+            const key = p.hasKey ? (last[SYNC_KEY] as number | null) : null;
+            next = signToken({ v: 1, r: p.hash, k: [key, last[p.idKey] as string], c: p.cutoff, x: p.now + TOKEN_TTL_MS }, options.tokenSecret);
+          }
+          if (p.hasKey) for (const rec of records) delete rec[SYNC_KEY];
+          isoTimes(records, p.compiled.columns);
+          return { records, next_token: next };
+        },
+      };
+    },
+  };
 }

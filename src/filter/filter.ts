@@ -1,15 +1,8 @@
 import type * as B from '../bind/bound.js';
 import type { Catalog, ColumnDef } from '../catalog/types.js';
-import type { OutputColumn } from '../compile.js';
+import { compileBound, type OutputColumn } from '../compile.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/suggest.js';
-import { emitQuery } from '../emit/emit.js';
-import { plan } from '../plan/plan.js';
-import { decodeRows } from '../run/decode.js';
-import { tooLarge } from '../run/bounds.js';
-import type { Database } from '../run/database.js';
-import { readBounded, type ReadLimits } from '../run/read.js';
-import type { Queryable } from '../run/transaction.js';
 import { ConditionBuilder, type ConditionLimits } from './conditions.js';
 import { SPAN, columnNode, resolvePath, splitPath, type ColumnPath } from './paths.js';
 import { Problems, at, get, has, isPlainObject, kindOf, show } from './problems.js';
@@ -237,9 +230,7 @@ export function bindFilter(body: unknown, options: FilterOptions): B.BoundQuery 
 
 /** Plans and emits a bound query for one tenant through the same stages `compile` uses. */
 export function emitFor(bound: B.BoundQuery, catalog: Catalog, orgId: string): CompiledFilter {
-  const p = plan(bound, catalog);
-  const emitted = emitQuery(p, { orgId });
-  return { sql: emitted.sql, params: emitted.params, columns: bound.outputs.map((o) => ({ key: o.key, type: o.type })) };
+  return compileBound(bound, catalog, orgId);
 }
 
 /**
@@ -259,19 +250,4 @@ export function emptyToNull(records: Record<string, unknown>[]): Record<string, 
     }
   }
   return records;
-}
-
-/**
- * Runs a filter body read-only (statement timeout, default 20 s) and returns decoded records. A
- * page over `maxBytes` is refused (RESPONSE_TOO_LARGE) unless `truncate` asks for what fits.
- */
-export async function filterRecords(
-  db: Queryable | Database, body: unknown, options: FilterOptions & Omit<ReadLimits, 'catalog'> & { truncate?: boolean },
-): Promise<{ records: Record<string, unknown>[]; truncated?: 'bytes' | 'rows' }> {
-  const compiled = compileFilter(body, options);
-  const statement = { sql: compiled.sql, params: compiled.params, columnCount: compiled.columns.length };
-  const { rows, overflow } = await readBounded(db, statement, { ...options, tenant: options.tenant ?? options.orgId });
-  if (overflow === 'bytes' && !options.truncate) throw tooLarge(options.maxBytes!, 'page');
-  const records = emptyToNull(decodeRows(rows, compiled.columns));
-  return overflow === null ? { records } : { records, truncated: overflow };
 }

@@ -99,9 +99,6 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
 
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
-const KEEP_ALIVE_TIMEOUT_MS = 5_000;
-/** A socket with no traffic at all for this long is closed (a request never finished, a stalled reader). */
-const CONNECTION_TIMEOUT_MS = 60_000;
 
 /**
  * One client address may hold at most `max` open connections to a host; more are closed at once,
@@ -162,11 +159,9 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
     frameworkErrors,
     clientErrorHandler,
     forceCloseConnections: 'idle',
-    // Slow clients cannot hold sockets open: the whole request (headers and body) must arrive
-    // within these, and an idle keep-alive connection is closed soon.
-    connectionTimeout: CONNECTION_TIMEOUT_MS,
+    // Slow clients cannot hold a request open: its headers, then the whole request, must arrive
+    // within these (Fastify's keep-alive timeout stays its default, above clients' own).
     requestTimeout: REQUEST_TIMEOUT_MS,
-    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     http: { headersTimeout: HEADERS_TIMEOUT_MS },
   });
   capConnectionsPerAddress(app, ctx.config.maxConnectionsPerAddress);

@@ -1,8 +1,7 @@
 import { entities, entitySchema } from '../catalog/entities.js';
 import { catalogPayload, objectPayload } from '../catalog/payload-out.js';
 import type { Catalog } from '../catalog/types.js';
-import { connectorRecords } from '../filter/connector.js';
-import { filterRecords } from '../filter/filter.js';
+import { connectorRecords, filterRecords } from '../run/filter.js';
 import { bulkCreate, bulkUpsert, getRecord, updateRecord } from '../records/index.js';
 import type { Database } from '../run/database.js';
 import { count, execute, type QueryRequest } from '../run/execute.js';
