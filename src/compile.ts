@@ -7,6 +7,7 @@ import { exactAggregates } from './plan/exact.js';
 import { maxScope, plan, type LogicalPlan } from './plan/plan.js';
 import { parseInto, type SyntaxLimits } from './syntax/parse.js';
 import { validate, type ValidateOptions } from './validate/validate.js';
+import { requireTenant } from './rules.js';
 
 export interface CheckOptions extends SyntaxLimits, ValidateOptions {
   readonly catalog: Catalog;
@@ -252,9 +253,7 @@ function bindParams(sql: EmittedSql, options: CompileOptions): unknown[] {
 }
 
 function checkOrg(options: CompileOptions): void {
-  if (typeof options.orgId !== 'string' || options.orgId.length === 0) {
-    throw OqlError.plain('INVALID_OPTIONS', 'orgId must be a non-empty string', 'pass the tenant of the caller, e.g. { orgId: "org_acme" }');
-  }
+  requireTenant(options.orgId);
 }
 
 /**

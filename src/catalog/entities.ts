@@ -1,6 +1,5 @@
-import { OqlError } from '../diagnostics/diagnostic.js';
-import { didYouMean } from '../diagnostics/suggest.js';
 import type { Catalog, ColumnDef, LogicalType, ObjectDef } from './types.js';
+import { invalidSlug } from '../rules.js';
 
 // The connector form of the catalog (spec 2.3, endpoints 4.12–4.15).
 
@@ -38,10 +37,7 @@ export interface EntitySchema extends EntityListItem {
 export function requireObject(catalog: Catalog, slug: unknown): ObjectDef {
   const obj = typeof slug === 'string' ? catalog.objects.get(slug) : undefined;
   if (obj) return obj;
-  const known = [...catalog.objects.keys()];
-  const hint = typeof slug === 'string' ? didYouMean(slug, known) : undefined;
-  const shown = typeof slug === 'string' ? slug.slice(0, 80) : String(slug);
-  throw OqlError.plain('INVALID_SLUG', `Invalid slug: there is no object '${shown}'`, hint ?? `the objects are ${known.join(', ')}`);
+  throw invalidSlug(slug, [...catalog.objects.keys()]);
 }
 
 /** Every object as a connector entity, in catalog order. */

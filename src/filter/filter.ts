@@ -7,6 +7,7 @@ import { ConditionBuilder, type ConditionLimits } from './conditions.js';
 import { SPAN, columnNode, resolvePath, splitPath, type ColumnPath } from './paths.js';
 import { Problems, at, get, has, isPlainObject, kindOf, show } from './problems.js';
 import { categoryOf, int8 } from './values.js';
+import { invalidSlug, requireTenant } from '../rules.js';
 
 export interface FilterOptions {
   readonly catalog: Catalog;
@@ -45,15 +46,11 @@ export interface Target {
 }
 
 export function target(options: { catalog: Catalog; slug: string; orgId: string; access?: Iterable<string> }): Target {
-  if (typeof options.orgId !== 'string' || options.orgId.length === 0) {
-    throw OqlError.plain('INVALID_OPTIONS', 'orgId must be a non-empty string', 'pass the tenant of the caller, e.g. { orgId: "org_acme" }');
-  }
+  requireTenant(options.orgId);
   const access = options.access === undefined ? null : new Set(options.access);
   const { catalog, slug } = options;
   if (typeof slug !== 'string' || !catalog.objects.has(slug) || (access && !access.has(slug))) {
-    const known = [...catalog.objects.keys()].filter((k) => !access || access.has(k));
-    const hint = typeof slug === 'string' ? didYouMean(slug, known) : undefined;
-    throw OqlError.plain('INVALID_SLUG', `Invalid slug: there is no object '${String(slug)}'`, hint ?? `the objects are ${known.join(', ')}`);
+    throw invalidSlug(slug, [...catalog.objects.keys()].filter((k) => !access || access.has(k)));
   }
   return { catalog, slug, access };
 }

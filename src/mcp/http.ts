@@ -10,6 +10,7 @@ import { resolveWorkspace, type Workspace } from '../service/store/workspaces.js
 import type { Principal } from '../service/types.js';
 import { buildMcpServer } from './tools.js';
 import { INVALID_REQUEST, jsonRpcError, MAX_JSON_DEPTH, nestsDeeperThan, PARSE_ERROR } from './jsonrpc.js';
+import { parseBearer } from '../rules.js';
 
 /**
  * The hosted MCP endpoint of every workspace, mounted on the MCP host's Fastify instance:
@@ -35,8 +36,6 @@ export interface McpRoutesOptions {
   readonly acceptApiKeys?: boolean | undefined;
 }
 
-/** The bearer of an Authorization header; anything else is no token at all. */
-const BEARER = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i;
 
 export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions): Promise<void> {
   const ctx = app.oql;
@@ -86,7 +85,7 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
       return oauthError(reply, 403, 'forbidden_origin', 'requests from this Origin or Host are not accepted: the MCP endpoint serves agents, not web pages');
     }
     const header = request.headers.authorization;
-    const token = typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined;
+    const token = parseBearer(header);
     const principal = token === undefined ? null : await authenticate(token, workspace, urls.resource);
     if (!principal) {
       // RFC 6750 section 3 and RFC 9728 section 5.1: the challenge points at the metadata, which

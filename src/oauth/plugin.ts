@@ -10,6 +10,8 @@ import { metadataRoutes } from './metadata.js';
 import { registerRoutes } from './register.js';
 import { tokenRoutes } from './token.js';
 import { randomBytes } from 'node:crypto';
+import { publicUrl } from '../rules.js';
+import { OqlError } from '../diagnostics/diagnostic.js';
 
 export interface OAuthOptions {
   readonly db: ServiceDb;
@@ -39,16 +41,12 @@ export const DEFAULT_REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive whole number of seconds`);
+  if (!Number.isSafeInteger(value) || value <= 0) throw OqlError.plain('INVALID_OPTIONS', `${name} must be a positive whole number of seconds, not ${String(value)}`);
   return value;
 }
 
 function urlGetter(name: string, value: string | (() => string)): () => string {
-  const check = (url: string): string => {
-    const parsed = new URL(url);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new RangeError(`${name} must be an http or https URL`);
-    return trimSlash(url);
-  };
+  const check = (url: string): string => publicUrl(name, url);
   if (typeof value === 'string') {
     const fixed = check(value);
     return () => fixed;

@@ -8,6 +8,7 @@ import type { Queryable } from '../run/transaction.js';
 import { cast, liveGuard, nameColumn, paramValue, put, recordSelect, searchText, selectRecords, storedColumns, tableOf, toRecord } from './shape.js';
 import { checkFields, isPlainRecord, isWritable, needsPhone, RecordProblems } from './values.js';
 import { requireObject } from '../catalog/entities.js';
+import { requireTenant } from '../rules.js';
 
 export interface WriteContext {
   readonly catalog: Catalog;
@@ -149,8 +150,8 @@ function setUp(slug: string, ctx: ReadContext & { userId?: unknown }, writes: bo
   if (typeof ctx !== 'object' || ctx === null || typeof ctx.catalog !== 'object' || ctx.catalog === null) {
     throw OqlError.plain('INVALID_OPTIONS', 'pass { catalog, orgId, userId } as the context');
   }
-  if (!isKey(ctx.orgId)) throw OqlError.plain('INVALID_OPTIONS', 'orgId must be a non-empty string without NUL characters');
-  if (writes && !isKey(ctx.userId)) throw OqlError.plain('INVALID_OPTIONS', 'userId must be a non-empty string without NUL characters');
+  requireTenant(ctx.orgId);
+  if (writes) requireTenant(ctx.userId, 'userId');
   if (ctx.now !== undefined && typeof ctx.now !== 'function') throw OqlError.plain('INVALID_OPTIONS', 'now must be a function returning epoch milliseconds');
   const m = ctx.maxRecords;
   if (m !== undefined && !(Number.isSafeInteger(m) && m > 0)) throw OqlError.plain('INVALID_OPTIONS', 'maxRecords must be a positive whole number');
@@ -168,10 +169,6 @@ function setUp(slug: string, ctx: ReadContext & { userId?: unknown }, writes: bo
 async function databaseClock(tx: Tx): Promise<number> {
   const [row] = await tx.rows('SELECT pg_current_xact_id()::text AS xid, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS at', []);
   return Number(row!.at);
-}
-
-function isKey(v: unknown): v is string {
-  return typeof v === 'string' && v.length > 0 && !v.includes('\u0000');
 }
 
 /** A record id as the database can hold it; anything else cannot name a record. */

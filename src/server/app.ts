@@ -19,7 +19,7 @@ import { reportRoutes } from './routes/reports.js';
 import { toolLogRoutes } from './routes/tool-logs.js';
 import type { AuthResolver, ServiceDb } from '../service/types.js';
 import { listeningUrl, mcpRoutes } from '../mcp/http.js';
-import { OqlError } from '../diagnostics/diagnostic.js';
+import { publicUrl } from '../rules.js';
 import { oauthPlugin, type OAuthServerOptions } from '../oauth/plugin.js';
 import { oauthAuthResolver } from '../oauth/store.js';
 
@@ -121,20 +121,6 @@ function capConnectionsPerAddress(app: FastifyInstance, max: number): void {
       else open.set(address, left);
     });
   });
-}
-
-/** An http(s) URL without a trailing slash, or a clear error. */
-function publicUrl(name: string, value: string): string {
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(value);
-  } catch {
-    parsed = undefined;
-  }
-  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.search || parsed.hash) {
-    throw OqlError.plain('INVALID_OPTIONS', `${name} must be an http or https URL without query or fragment, not '${value}'`, 'for example https://mcp.example.com');
-  }
-  return value.replace(/\/+$/, '');
 }
 
 interface HostUrls {

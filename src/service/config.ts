@@ -4,6 +4,7 @@ import { didYouMean } from '../diagnostics/suggest.js';
 import type { DatabaseOptions } from '../run/open.js';
 import type { LeaseStore } from './leases.js';
 import { isRole, type AuthResolver, type Role, type ServiceDb } from './types.js';
+import { isObjectSlug } from '../rules.js';
 
 export interface LogOptions {
   /** pino level. Default 'info'. */
@@ -152,7 +153,6 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
   };
 }
 
-const SLUG = /^[a-z][a-z0-9_]*$/;
 
 /**
  * OQL_ROLE_ACCESS: `role=slug,slug;role=slug`. A role may appear once; `member=` (no object)
@@ -170,7 +170,7 @@ export function parseRoleAccess(text: string): Partial<Record<Role, readonly str
     if (!isRole(role)) throw bad(`names the role '${role}'; the roles are member, admin and superadmin`);
     if (out[role] !== undefined) throw bad(`names the role ${role} twice`);
     const slugs = entry.slice(eq + 1).split(',').map((x) => x.trim()).filter((x) => x !== '');
-    const wrong = slugs.find((x) => !SLUG.test(x));
+    const wrong = slugs.find((x) => !isObjectSlug(x));
     if (wrong !== undefined) throw bad(`lists '${wrong}', which is not an object slug`);
     out[role] = [...new Set(slugs)];
   }

@@ -3,8 +3,8 @@ import { OqlError } from '../../diagnostics/diagnostic.js';
 import type { RouteAuth } from '../context.js';
 import type { AuthResolver } from '../../service/types.js';
 import { sendError } from './envelope.js';
+import { parseBearer } from '../../rules.js';
 
-const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
 
 /**
  * `Authorization: Bearer <token>` → the request's principal, through the resolvers in order (API
@@ -18,7 +18,7 @@ export function installAuth(app: FastifyInstance, resolvers: readonly AuthResolv
     const mode: RouteAuth = request.routeOptions.config?.auth ?? 'api_key';
     if (mode === false) return;
     const header = request.headers.authorization;
-    const token = typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined;
+    const token = parseBearer(header);
     if (token === undefined) {
       return sendError(reply, OqlError.plain('UNAUTHENTICATED', 'missing bearer token', 'send Authorization: Bearer <API key>'));
     }

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { OqlError } from '../../diagnostics/diagnostic.js';
 import { isRole, type Principal, type Role, type ServiceTx } from '../types.js';
 import { SERVICE_SCHEMA } from '../migrations.js';
+import { isOrgId, ORG_ID_RULE } from '../../rules.js';
 
 /** Keys are `oql_` and 43 base64url characters (256 random bits): recognisable in a leaked log or repository. */
 const KEY_PREFIX = 'oql_';
@@ -17,15 +18,14 @@ export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-const ORG_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 
 function checkKeyFields(o: NewApiKey): void {
-  if (typeof o.orgId !== 'string' || !ORG_ID.test(o.orgId)) {
-    throw OqlError.plain('INVALID_OPTIONS', `organization id '${String(o.orgId)}' must be 1 to 128 letters, digits, '_', '.' or '-'`);
+  if (typeof o.orgId !== 'string' || !isOrgId(o.orgId)) {
+    throw OqlError.plain('INVALID_OPTIONS', `organization id '${String(o.orgId)}' must be ${ORG_ID_RULE}`);
   }
   if (!isRole(o.role)) throw OqlError.plain('INVALID_OPTIONS', `role '${String(o.role)}' must be member, admin or superadmin`);
-  if (o.userId !== undefined && (typeof o.userId !== 'string' || !ORG_ID.test(o.userId))) {
-    throw OqlError.plain('INVALID_OPTIONS', `user id '${String(o.userId)}' must be 1 to 128 letters, digits, '_', '.' or '-'`);
+  if (o.userId !== undefined && (typeof o.userId !== 'string' || !isOrgId(o.userId))) {
+    throw OqlError.plain('INVALID_OPTIONS', `user id '${String(o.userId)}' must be ${ORG_ID_RULE}`);
   }
 }
 
@@ -168,8 +168,8 @@ export function parseApiKeysEnv(text: string): BootstrapKey[] {
     if (rest.length > 0 || !orgId || !role) bad('expected key=org:role[:user]');
     if (key.length < 16) bad('the key must be at least 16 characters long');
     if (!isRole(role)) bad(`role '${role}' must be member, admin or superadmin`);
-    if (!ORG_ID.test(orgId!)) bad(`organization id '${orgId}' must be letters, digits, '_', '.' or '-'`);
-    if (userId !== undefined && userId !== '' && !ORG_ID.test(userId)) bad(`user id '${userId}' must be letters, digits, '_', '.' or '-'`);
+    if (!isOrgId(orgId!)) bad(`organization id '${orgId}' must be letters, digits, '_', '.' or '-'`);
+    if (userId !== undefined && userId !== '' && !isOrgId(userId)) bad(`user id '${userId}' must be letters, digits, '_', '.' or '-'`);
     out.push({ key, orgId: orgId!, role: role as Role, userId: userId === '' ? undefined : userId });
   }
   return out;

@@ -1,6 +1,7 @@
 import { OqlError } from '../../diagnostics/diagnostic.js';
 import type { ServiceDb, ServiceTx } from '../types.js';
 import { SERVICE_SCHEMA } from '../migrations.js';
+import { isOrgId, ORG_ID_RULE } from '../../rules.js';
 
 /**
  * Workspaces: the subdomain in an OAuth or MCP URL names the organization whose data a token may
@@ -13,7 +14,6 @@ export interface Workspace {
 
 /** A DNS label in lower case: it becomes a host name in hosted deployments. */
 const SUBDOMAIN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-const ORG_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 
 export function isSubdomain(value: unknown): value is string {
   return typeof value === 'string' && SUBDOMAIN.test(value);
@@ -24,8 +24,8 @@ function checkWorkspace(w: Workspace, where = ''): void {
     throw OqlError.plain('INVALID_OPTIONS', `${where}subdomain '${String(w.subdomain)}' must be 1 to 63 lower-case letters, digits or '-', not starting or ending with '-'`,
       'for example --subdomain acme');
   }
-  if (typeof w.orgId !== 'string' || !ORG_ID.test(w.orgId)) {
-    throw OqlError.plain('INVALID_OPTIONS', `${where}organization id '${String(w.orgId)}' must be 1 to 128 letters, digits, '_', '.' or '-'`,
+  if (typeof w.orgId !== 'string' || !isOrgId(w.orgId)) {
+    throw OqlError.plain('INVALID_OPTIONS', `${where}organization id '${String(w.orgId)}' must be ${ORG_ID_RULE}`,
       'for example --org org_acme');
   }
 }
