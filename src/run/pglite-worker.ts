@@ -85,6 +85,7 @@ export class EmbeddedDatabase {
   private restarts = 0;
   private lastRestartMs: number | undefined;
   private restartStartedAt = 0;
+  private restartReason: 'timeout' | 'crash' = 'timeout';
   private restarting: Promise<void> = Promise.resolve();
   private closing: Promise<void> | undefined;
   private idle: (() => void)[] = [];
@@ -174,6 +175,8 @@ export class EmbeddedDatabase {
     // Statements run one after the other, even those fn starts without awaiting the previous one.
     const step = <X>(run: (t: PgliteThread) => Promise<X>, ms: number | undefined): Promise<X> => {
       const next = chain.then(async () => {
+        // The thread was replaced between two statements (it died): the transaction went with it.
+        if (this.generation !== generation) end(lostError(this.label, this.expectedRestartSeconds()));
         if (ended) throw ended.error;
         clearTimeout(idleTimer);
         try {
@@ -292,8 +295,9 @@ export class EmbeddedDatabase {
   private waitForRestart(waiter: Waiter): void {
     waiter.timer ??= setTimeout(() => {
       if (!this.queue.remove(waiter.tenant, waiter)) return;
+      const why = this.restartReason === 'timeout' ? 'a statement ran past its time budget' : 'its thread stopped';
       waiter.refuse(this.unavailable(
-        `the ${this.label} is restarting after a statement ran past its time budget, and did not come back within ${this.settings.restartWaitMs} ms`,
+        `the ${this.label} is being reopened after ${why}, and did not come back within ${this.settings.restartWaitMs} ms`,
       ));
       this.pump();
     }, this.settings.restartWaitMs);
@@ -317,7 +321,7 @@ export class EmbeddedDatabase {
   private async statement<X>(run: (thread: PgliteThread) => Promise<X>, timeoutMs: number): Promise<X> {
     const thread = this.thread;
     if (this.state !== 'ready' || thread === undefined) {
-      throw this.unavailable(`the ${this.label} is restarting`);
+      throw this.unavailable(`the ${this.label} is being reopened`);
     }
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -348,6 +352,7 @@ export class EmbeddedDatabase {
   private restart(reason: 'timeout' | 'crash', tenant: string | undefined, error: Error): void {
     if (this.state !== 'ready') return;
     this.state = 'restarting';
+    this.restartReason = reason;
     this.generation++;
     this.restarts++;
     this.restartStartedAt = Date.now();
@@ -428,6 +433,10 @@ function registerExitHook(): void {
 
 function closedError(label: string): OqlError {
   return runtimeError('DATABASE_ERROR', `the ${label} is closed`);
+}
+
+function lostError(label: string, retryAfterSeconds: number): OqlError {
+  return OqlError.retryLater('DATABASE_ERROR', `the ${label} stopped during the transaction; nothing of it was committed`, retryAfterSeconds);
 }
 
 function endedError(): OqlError {

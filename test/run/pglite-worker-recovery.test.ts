@@ -175,6 +175,36 @@ describe('while the thread is replaced', () => {
     expect(db.stats().restarts).toBe(restarts + 1);
   });
 
+  it('a thread that dies between two statements of a transaction takes the transaction along', async () => {
+    await reopen();
+    const restarts = db.stats().restarts;
+    let inserted: () => void = () => {};
+    const firstDone = new Promise<void>((r) => {
+      inserted = r;
+    });
+    let resume: () => void = () => {};
+    const paused = new Promise<void>((r) => {
+      resume = r;
+    });
+    const outcome = failure(db.transaction(async (tx) => {
+      await tx.query("INSERT INTO note VALUES (500, 'org_x', 'first')");
+      inserted();
+      await paused;
+      await tx.query("INSERT INTO note VALUES (501, 'org_x', 'second')");
+    }, { tenant: 'org_x' }));
+    await firstDone;
+    // The thread ends from outside while the transaction waits (as a native crash would end it).
+    await (db as unknown as { thread: { worker: { terminate(): Promise<number> } } }).thread.worker.terminate();
+    for (let i = 0; i < 1200 && (db.stats().restarts === restarts || db.stats().state !== 'ready'); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(db.stats()).toMatchObject({ state: 'ready', restarts: restarts + 1 });
+    // The new thread is up: the second statement must not run on it, outside any transaction.
+    resume();
+    const e = await outcome;
+    expect(e.code).toBe('DATABASE_ERROR');
+    expect(e.message).toContain('nothing of it was committed');
+    expect(await count('note', "tenant = 'org_x'")).toBe(0);
+  });
+
   it('close during a restart waits for the new thread and closes it cleanly', async () => {
     await reopen();
     await failure(db.query('SELECT pg_sleep(30)', [], { timeoutMs: 300 }));

@@ -1,6 +1,9 @@
 process.env.TZ = 'America/New_York'; // before anything makes a Date: results must not depend on it
 
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -283,6 +286,18 @@ describe('opening and closing', () => {
     expect(e.hint).toContain('--data-dir');
     expect(e.hint).toContain('--memory');
   });
+
+  it('a process that exits without close leaves neither its lock nor its temporary directory behind', async () => {
+    const module = resolve(import.meta.dirname, '../../src/run/pglite-worker.ts');
+    const script = `const { EmbeddedDatabase } = await import(${JSON.stringify(module)});
+      const db = await EmbeddedDatabase.open({ memory: true, extensions: false, timeoutMs: 60000 });
+      await db.query('SELECT 1');
+      process.stdout.write(db.dataDir);
+      process.exit(0);`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 240_000 });
+    expect(stdout).toMatch(/oql-pglite-/);
+    expect(existsSync(stdout)).toBe(false);
+  }, 240_000);
 
   it('close lets running and queued calls finish, then removes the lock and the temporary directory', async () => {
     const other = await EmbeddedDatabase.open({ memory: true, extensions: false });
