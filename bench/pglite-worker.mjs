@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The embedded database in its worker thread (src/run/pglite-worker.ts): what the thread costs and
+// The embedded database in its worker thread (src/run/drivers/pglite-worker.ts): what the thread costs and
 // how it recovers. `node --import tsx bench/pglite-worker.mjs`.
 //
 //   open       starting the thread and opening PGlite: an empty directory (initdb) and an existing one;
@@ -23,7 +23,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { amcheck } from '@electric-sql/pglite/contrib/amcheck';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { TEXT_PARSERS } from '../src/run/decode.ts';
-import { EmbeddedDatabase } from '../src/run/pglite-worker.ts';
+import { EmbeddedDatabase } from '../src/run/drivers/pglite-worker.ts';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.OQL_BENCH_ROUNDS ?? 20);
@@ -196,7 +196,7 @@ function section(open, main, recovery) {
     `| deadline to the next answer (median of 10) | ${fmt(main.untilAnswer, 0)} ms |`,
     `| small SELECT through the thread, p50 / p99 / mean (${QUERIES}) | ${fmt(main.overhead.worker.p50, 3)} / ${fmt(main.overhead.worker.p99, 3)} / ${fmt(main.overhead.worker.mean, 3)} ms |`,
     `| same SELECT on PGlite in this thread, p50 / p99 / mean (${QUERIES}) | ${fmt(main.overhead.inThread.p50, 3)} / ${fmt(main.overhead.inThread.p99, 3)} / ${fmt(main.overhead.inThread.mean, 3)} ms |`,
-    `| overhead of the thread hop, p50 / p99 | ${fmt(main.overhead.worker.p50 - main.overhead.inThread.p50, 3)} / ${fmt(main.overhead.worker.p99 - main.overhead.inThread.p99, 3)} ms |`,
+    `| overhead of the thread hop (difference of the medians) | ${fmt(main.overhead.worker.p50 - main.overhead.inThread.p50, 3)} ms |`,
     `| recovery after a kill during a large INSERT: clean rounds | ${recovery.clean} of ${ROUNDS} |`,
     `| restart after a kill during writes (median / max) | ${fmt(recovery.restart, 0)} / ${fmt(recovery.restartMax, 0)} ms |`,
     `| amcheck of every index after ${ROUNDS} kills (heapallindexed) | ${recovery.amcheck} |`,
@@ -204,6 +204,7 @@ function section(open, main, recovery) {
     `| RSS of the process, before / after ${ROUNDS} kills | ${fmt(recovery.rssBefore, 0)} / ${fmt(recovery.rssAfter, 0)} MB |`,
     '',
     'The small SELECT reads one row of five columns (int, text, numeric, timestamptz, text[]) by primary key; both sides decode with TEXT_PARSERS. ' +
+      'On a shared machine the p99s say more about the other work than about either side. ' +
       'A clean round: the killed INSERT answered QUERY_TIMEOUT, every committed row was there after the restart, and none of the killed statement\'s rows.',
   ];
   if (recovery.problems.length) lines.push('', 'Rounds that were not clean:', '', ...recovery.problems.map((p) => `- ${p}`));

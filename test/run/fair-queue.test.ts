@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FairQueue } from '../../src/run/fair-queue.js';
+import { FairQueue } from '../../src/run/drivers/fair-queue.js';
 
 /** Everything the queue gives, in order. */
 function serveAll<T>(q: FairQueue<T>): T[] {

@@ -1,6 +1,6 @@
-import { runtimeError } from './errors.js';
+import { runtimeError } from '../errors.js';
 import type { QueryResult, ThreadOptions } from './pglite-thread-client.js';
-import { checkTimeout } from './transaction.js';
+import { checkTimeout } from '../transaction.js';
 
 /** The options and shapes of EmbeddedDatabase (pglite-worker.ts), and the checks of those options. */
 
@@ -26,7 +26,10 @@ export interface EmbeddedDatabaseOptions {
   readonly timeoutMs?: number;
   /** How long a call waits for a database being reopened before SERVICE_UNAVAILABLE. Default 10000. */
   readonly restartWaitMs?: number;
-  /** Bounds each start of the thread (an empty directory is initialised first). Default 120000. */
+  /**
+   * Bounds each start of the thread (an empty directory is initialised first: seconds, or minutes
+   * on a machine busy with other work). Default 300000.
+   */
   readonly openTimeoutMs?: number;
   /**
    * The worker thread's JavaScript heap in MB, where result rows are built. A result that needs
@@ -81,7 +84,7 @@ export interface EmbeddedSettings {
   readonly onEvent: ((event: EmbeddedDatabaseEvent) => void) | undefined;
 }
 
-const DEFAULTS = { timeoutMs: 5_000, restartWaitMs: 10_000, openTimeoutMs: 120_000, maxThreadHeapMb: 1024 } as const;
+const DEFAULTS = { timeoutMs: 5_000, restartWaitMs: 10_000, openTimeoutMs: 300_000, maxThreadHeapMb: 1024 } as const;
 
 export function checkOptions(options: EmbeddedDatabaseOptions): EmbeddedSettings {
   const memory = options.memory === true;

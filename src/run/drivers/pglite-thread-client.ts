@@ -1,9 +1,9 @@
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { TEXT_PARSERS } from './decode.js';
+import { TEXT_PARSERS } from '../decode.js';
 
 /**
- * One PGlite worker thread (src/run/pglite-thread.js) seen from the main thread: start it, send
+ * One PGlite worker thread (src/run/drivers/pglite-thread.js) seen from the main thread: start it, send
  * it one statement at a time, and kill it. What to do when a statement runs too long or the thread
  * dies is EmbeddedDatabase's business (pglite-worker.ts); this file only speaks the thread's
  * protocol.
@@ -54,7 +54,7 @@ export class ThreadGone extends Error {
 const RAW_OIDS = Object.keys(TEXT_PARSERS).map(Number);
 
 /**
- * The thread's script, beside this module: src/run/ under vitest and tsx, dist/ in the package
+ * The thread's script, beside this module: src/run/drivers/ under vitest and tsx, dist/ in the package
  * (tsup builds it there under the same name). A CommonJS bundle has no import.meta.url.
  */
 function threadScript(): URL {

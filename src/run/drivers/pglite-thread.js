@@ -1,8 +1,8 @@
-// The worker thread of the embedded database (src/run/pglite-worker.ts starts it). It opens PGlite
+// The worker thread of the embedded database (src/run/drivers/pglite-worker.ts starts it). It opens PGlite
 // on a data directory and runs one statement per message, in the order they come.
 //
 // Plain JavaScript that imports nothing from src/: it is loaded by Node itself from three places
-// (src/run under vitest and tsx, dist/ in the package), none of which can give a worker thread a
+// (src/run/drivers under vitest and tsx, dist/ in the package), none of which can give a worker thread a
 // TypeScript loader. Keep it ASCII, like every built file.
 //
 // workerData: { dataDir: string, extensions: string[], rawOids: number[], sessionSql: string | undefined }

@@ -1,18 +1,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { OqlError } from '../diagnostics/diagnostic.js';
-import { lockDataDir } from './data-dir-lock.js';
-import { describeSeconds, runtimeError, timeoutError } from './errors.js';
+import { OqlError } from '../../diagnostics/diagnostic.js';
+import { lockDataDir } from '../data-dir-lock.js';
+import { describeSeconds, runtimeError, timeoutError } from '../errors.js';
 import { FairQueue } from './fair-queue.js';
 import {
   checkOptions, threadOptions, type CallOptions, type EmbeddedDatabaseEvent, type EmbeddedDatabaseOptions, type EmbeddedDatabaseStats,
   type EmbeddedSettings, type EmbeddedTx,
 } from './pglite-options.js';
 import { PgliteThread, ThreadGone, type QueryResult } from './pglite-thread-client.js';
-import { checkTimeout } from './transaction.js';
+import { checkTimeout } from '../transaction.js';
 
-export { dataDirOwner } from './data-dir-lock.js';
+export { dataDirOwner } from '../data-dir-lock.js';
 export type { Field, QueryResult } from './pglite-thread-client.js';
 export type {
   CallOptions, EmbeddedDatabaseEvent, EmbeddedDatabaseOptions, EmbeddedDatabaseStats, EmbeddedExtension, EmbeddedTx,
@@ -23,7 +23,7 @@ export type {
  *
  * PGlite runs Postgres on the thread that calls it, so no timer fires while a statement runs and
  * statement_timeout never ends one: a single runaway query used to freeze the whole service. Here
- * PGlite lives in a worker thread (src/run/pglite-thread.js); a statement that outlives its budget
+ * PGlite lives in a worker thread (./pglite-thread.js); a statement that outlives its budget
  * gets the thread terminated, and a fresh thread reopens the same directory. Postgres recovers the
  * directory from its write-ahead log, so what was committed stays and the transaction that was cut
  * off disappears whole.
@@ -56,6 +56,8 @@ export type {
  *   and dataDirOwner() tells a command whether a server holds it. `memory: true` uses a fresh
  *   temporary directory (a killed thread must reopen something), removed by close() or at exit.
  * - `onEvent` reports restarts (which tenant's statement, why, how long the reopening took) for logs.
+ *
+ * The service's `Database` over it is workerDatabase() in ./pglite-worker-database.ts.
  */
 
 interface Waiter {
