@@ -64,4 +64,15 @@ export default defineConfig([
     external: ['@electric-sql/pglite', 'pg', 'fastify', '@fastify/swagger'],
     define: GRAMMAR,
   },
+  {
+    // The embedded database's worker thread (src/run/drivers/pglite-thread.js, plain JavaScript). Built
+    // beside the bundles that start it, under the same name: they find it as
+    // new URL('./pglite-thread.js', import.meta.url), from src/run/drivers/ and from dist/ alike.
+    entry: { 'pglite-thread': 'src/run/drivers/pglite-thread.js' },
+    format: ['esm'],
+    target: 'node20',
+    sourcemap: false,
+    minify: false,
+    external: ['@electric-sql/pglite'],
+  },
 ]);

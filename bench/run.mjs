@@ -130,14 +130,15 @@ Written by \`npm run bench\` (\`node bench/run.mjs [compile|interleaved|sql|filt
 | Package | \`dist/index.js\` built ${builtAt.toISOString()} |
 | Parts this run | ${parts.join(', ')} |
 `;
-// The HTTP service section is written by `npm run bench:server` between its own markers: keep it.
-const serverBlock = (() => {
+// Sections written by other scripts between their own markers (`npm run bench:server`,
+// bench/pglite-worker.mjs): keep them.
+const OWN_BLOCK = /<!-- ([\w-]+)-bench: begin -->\n[\s\S]*?<!-- \1-bench: end -->\n/g;
+const ownBlocks = (() => {
   const file = join(BENCH, 'RESULTS.md');
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  const m = /<!-- server-bench: begin -->\n[\s\S]*?<!-- server-bench: end -->\n/.exec(text);
-  return m ? m[0] : '';
+  return [...text.matchAll(OWN_BLOCK)].map((m) => m[0]);
 })();
-const body = sections.map((text, i) => `<!-- part: ${PARTS[i]} -->\n${text.replace(/<!-- server-bench: begin -->\n[\s\S]*?<!-- server-bench: end -->\n/, '')}`).join('\n');
-writeFileSync(join(BENCH, 'RESULTS.md'), `${head}\n${body}${serverBlock ? `\n${serverBlock}` : ''}`);
+const body = sections.map((text, i) => `<!-- part: ${PARTS[i]} -->\n${text.replace(OWN_BLOCK, '')}`).join('\n');
+writeFileSync(join(BENCH, 'RESULTS.md'), `${head}\n${body}${ownBlocks.map((block) => `\n${block}`).join('')}`);
 log(`wrote ${join(BENCH, 'RESULTS.md')}`);
 process.exit(failed ? 1 : 0);

@@ -1,0 +1,361 @@
+process.env.TZ = 'America/New_York'; // before anything makes a Date: results must not depend on it
+
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { fixtureData, loadFixtureCatalog, loadIntoDatabase } from '../../fixtures/index.js';
+import { quoteQualified } from '../../src/catalog/quote.js';
+import { TEXT_PARSERS } from '../../src/run/decode.js';
+import { databaseError } from '../../src/run/errors.js';
+import { pgliteDatabase, type PgliteLike } from '../../src/run/drivers/pglite.js';
+import { dataDirOwner, EmbeddedDatabase, type EmbeddedTx } from '../../src/run/drivers/pglite-worker.js';
+import { workerDatabase } from '../../src/run/drivers/pglite-worker-database.js';
+import { failure } from '../support/failure.js';
+
+/**
+ * The embedded database in its worker thread, against PGlite on this thread as the oracle: the
+ * same statements must give the same JS values, errors and transaction outcomes.
+ */
+
+// Each open of PGlite takes seconds, and minutes on a machine shared with other work: bounds against hangs, not timings.
+vi.setConfig({ testTimeout: 600_000, hookTimeout: 600_000 });
+
+const catalog = loadFixtureCatalog('crm');
+const data = fixtureData('crm');
+
+let db: EmbeddedDatabase;
+let local: PGlite;
+
+/** Session settings both sides run with: a zone that is neither UTC nor the host's. */
+const SESSION = "SET TimeZone = 'Asia/Kolkata'; SET DateStyle = 'ISO, YMD'";
+
+beforeAll(async () => {
+  [db, local] = await Promise.all([EmbeddedDatabase.open({ memory: true, sessionSql: SESSION, timeoutMs: 60_000, openTimeoutMs: 600_000 }), PGlite.create({ extensions: { pg_trgm } })]);
+  await local.exec(SESSION);
+  await loadIntoDatabase(db, catalog, data);
+  await loadIntoDatabase(local, catalog, data);
+});
+
+afterAll(async () => {
+  await Promise.all([db?.close(), local?.close()]);
+});
+
+/** In-thread PGlite with the decoders the worker's caller gets. */
+function localQuery(sql: string, params: unknown[] = []) {
+  return local.query<Record<string, unknown>>(sql, params, { parsers: { ...TEXT_PARSERS } });
+}
+
+describe('values', () => {
+  it('every table of the example catalog reads back as PGlite on this thread reads it', async () => {
+    let compared = 0;
+    for (const obj of catalog.objects.values()) {
+      const sql = `SELECT * FROM ${quoteQualified(catalog.mapping.schema, obj.table)} ORDER BY id`;
+      const [mine, theirs] = [await db.query(sql), await localQuery(sql)];
+      expect(mine.rows, obj.slug).toStrictEqual(theirs.rows);
+      expect(mine.fields, obj.slug).toStrictEqual(theirs.fields);
+      compared += mine.rows.length;
+    }
+    expect(compared).toBeGreaterThan(100);
+  });
+
+  const TYPES = `CREATE TABLE every_type (
+    id int PRIMARY KEY, t text, b bigint, n numeric, flag boolean, tags text[], doc jsonb,
+    d date, ts timestamp, tz timestamptz, i int, f float8, big bigint[], days date[], iv interval, tm time
+  )`;
+  const ROWS: unknown[][] = [
+    [1, 'plain', 42, '12.50', true, ['a', 'b c', null], { k: [1, 'x', null], nested: { y: true } },
+      '2024-05-01', '2024-05-01 13:14:15.5', '2024-05-01 13:14:15+02', 7, 1.25, [1, 9007199254740993n], ['2024-01-02'], '1 day 02:00', '23:59:59'],
+    [2, "O'Brien \u00fcn\u00efcode", '9007199254740993', 'NaN', false, [], [], '0001-01-01', '1999-12-31 23:59:59', '1970-01-01 00:00:00+00', -1, -0.5, [], [], '-1 mons', '00:00'],
+    [3, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null],
+  ];
+
+  beforeAll(async () => {
+    for (const side of [db, local] as const) {
+      await side.exec(TYPES);
+      for (const row of ROWS) {
+        await side.query(`INSERT INTO every_type VALUES (${row.map((_, i) => `$${i + 1}`).join(', ')})`, row);
+      }
+    }
+  });
+
+  it('text, bigint, numeric, boolean, text[], jsonb, date, timestamp, timestamptz and NULLs, as on this thread', async () => {
+    const sql = 'SELECT * FROM every_type ORDER BY id';
+    const [mine, theirs] = [await db.query(sql), await localQuery(sql)];
+    expect(mine.rows).toStrictEqual(theirs.rows);
+    expect(mine.fields).toStrictEqual(theirs.fields);
+  });
+
+  it('decodes our types as decode.ts says, not as PGlite would by default', async () => {
+    const { rows } = await db.query('SELECT b, n, d, ts, tz, tags, doc, flag FROM every_type ORDER BY id');
+    // Written from the inserted literals and the session zone (Asia/Kolkata, +05:30), not read from any output.
+    expect(rows[0]).toStrictEqual({
+      b: 42, n: 12.5, d: '2024-05-01', ts: '2024-05-01 13:14:15.5', tz: '2024-05-01 16:44:15+05:30',
+      tags: ['a', 'b c', null], doc: { k: [1, 'x', null], nested: { y: true } }, flag: true,
+    });
+    // Beyond 2^53 and NaN: the text, as no JSON number holds them (parseNumber).
+    expect(rows[1]).toMatchObject({ b: '9007199254740993', n: 'NaN', d: '0001-01-01', tz: '1970-01-01 05:30:00+05:30', tags: [], doc: [] });
+    expect(rows[2]).toStrictEqual({ b: null, n: null, d: null, ts: null, tz: null, tags: null, doc: null, flag: null });
+  });
+
+  it('parameters of every kind arrive as PGlite on this thread takes them', async () => {
+    const sql = 'SELECT $1::timestamptz AS at, $2::text[] AS list, $3::jsonb AS doc, $4::int8 AS big, $5::bytea AS bytes, $6::boolean AS yes';
+    const params = [new Date(Date.UTC(2024, 4, 1, 12)), ['x', 'y'], JSON.stringify({ a: 1 }), 12345678901234n, new Uint8Array([0, 255]), true];
+    const [mine, theirs] = [await db.query(sql, params), await localQuery(sql, params)];
+    expect(mine.rows).toStrictEqual(theirs.rows);
+    expect(mine.rows[0]!['at']).toBe('2024-05-01 17:30:00+05:30');
+  });
+
+  it('a repeated column name keeps its last value, as PGlite does', async () => {
+    const sql = "SELECT 1::int8 AS a, 'x' AS a, now()::date AS b, 2.5::numeric AS b";
+    const [mine, theirs] = [await db.query(sql), await localQuery(sql)];
+    expect(mine.rows).toStrictEqual(theirs.rows);
+    expect(mine.rows[0]).toStrictEqual({ a: 'x', b: 2.5 });
+  });
+
+  it('exec runs several statements and answers each', async () => {
+    const results = await db.exec('CREATE TEMP TABLE scratch (x int8); INSERT INTO scratch VALUES (1), (2); SELECT sum(x) AS s FROM scratch');
+    expect(results).toHaveLength(3);
+    expect(results[1]!.affectedRows).toBe(2);
+    expect(results[2]!.rows).toStrictEqual([{ s: 3 }]);
+  });
+
+  it('pg_trgm is loaded', async () => {
+    await db.exec('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+    const { rows } = await db.query("SELECT similarity('harbor', 'harbour') > 0.4 AS close");
+    expect(rows).toStrictEqual([{ close: true }]);
+  });
+});
+
+describe('errors', () => {
+  it('a SQL error keeps the fields callers read (code, constraint), as on this thread', async () => {
+    const insert = 'INSERT INTO every_type (id) VALUES (1)';
+    const mine = await db.query(insert).then(() => null, (e: unknown) => e as Record<string, unknown>);
+    const theirs = await local.query(insert).then(() => null, (e: unknown) => e as Record<string, unknown>);
+    expect(mine).toBeInstanceOf(Error);
+    for (const key of ['message', 'code', 'constraint', 'table', 'detail', 'severity']) expect(mine![key], key).toBe(theirs![key]);
+    expect(mine!['code']).toBe('23505');
+    expect(databaseError(mine, 5000).code).toBe(databaseError(theirs, 5000).code);
+  });
+
+  it('division by zero maps to the same OqlError as on this thread', async () => {
+    const e = await db.query('SELECT 1 / 0').then(() => null, (x: unknown) => x);
+    expect(databaseError(e, 5000)).toMatchObject({ code: 'QUERY_FAILED', status: 400, message: expect.stringContaining('division by zero') });
+  });
+
+  it('a parameter that cannot cross to the thread is an error of that call only', async () => {
+    await expect(db.query('SELECT $1::text AS x', [() => 1])).rejects.toThrow(/could not be cloned/);
+    expect((await db.query("SELECT 'still here' AS x")).rows).toStrictEqual([{ x: 'still here' }]);
+    expect(db.stats().restarts).toBe(0);
+  });
+});
+
+describe('transactions', () => {
+  beforeAll(async () => {
+    await db.exec('CREATE TABLE ledger (id serial PRIMARY KEY, tenant text NOT NULL, note text)');
+  });
+  const countOf = async (tenant: string): Promise<number> =>
+    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM ledger WHERE tenant = $1', [tenant])).rows[0]!.n;
+
+  it('commits when the function resolves and answers its value', async () => {
+    const value = await db.transaction(async (tx) => {
+      await tx.query('INSERT INTO ledger (tenant, note) VALUES ($1, $2), ($1, $3)', ['org_a', 'one', 'two']);
+      return (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM ledger WHERE tenant = $1', ['org_a'])).rows[0]!.n;
+    }, { tenant: 'org_a' });
+    expect(value).toBe(2);
+    expect(await countOf('org_a')).toBe(2);
+  });
+
+  it('rolls back when the function throws, and rethrows its error', async () => {
+    const boom = new Error('boom');
+    await expect(db.transaction(async (tx) => {
+      await tx.query("INSERT INTO ledger (tenant) VALUES ('org_b')");
+      throw boom;
+    })).rejects.toBe(boom);
+    expect(await countOf('org_b')).toBe(0);
+  });
+
+  it("another tenant's call never runs inside a transaction in progress", async () => {
+    let otherSettled = false;
+    let other: Promise<number> | undefined;
+    await expect(db.transaction(async (tx) => {
+      await tx.query("INSERT INTO ledger (tenant) VALUES ('org_c')");
+      // Issued while the transaction holds the connection: it must wait for the end.
+      other = countOf('org_c').finally(() => {
+        otherSettled = true;
+      });
+      for (let i = 0; i < 5; i++) await tx.query('SELECT 1');
+      expect(otherSettled).toBe(false);
+      throw new Error('undo');
+    }, { tenant: 'org_c' })).rejects.toThrow('undo');
+    // Had it run inside, it would have counted the row that was rolled back.
+    expect(await other).toBe(0);
+  });
+
+  it('statements a function starts without awaiting run in order inside it', async () => {
+    await db.transaction(async (tx) => {
+      await Promise.all([1, 2, 3, 4].map((i) => tx.query('INSERT INTO ledger (tenant, note) VALUES ($1, $2)', ['org_d', `n${i}`])));
+    });
+    const { rows } = await db.query<{ note: string }>("SELECT note FROM ledger WHERE tenant = 'org_d' ORDER BY id");
+    expect(rows.map((r) => r.note)).toEqual(['n1', 'n2', 'n3', 'n4']);
+  });
+
+  it('a transaction that pauses longer than its budget is rolled back without a restart', async () => {
+    const restarts = db.stats().restarts;
+    let resume: () => void = () => {};
+    const paused = new Promise<void>((r) => {
+      resume = r;
+    });
+    let body: Promise<void> | undefined;
+    const e = await failure(db.transaction((tx) => (body = (async () => {
+      await tx.query("INSERT INTO ledger (tenant) VALUES ('org_e')", [], { timeoutMs: 60_000 });
+      await paused; // work that is not SQL, longer than the budget
+      await tx.query("INSERT INTO ledger (tenant) VALUES ('org_e')");
+    })()), { timeoutMs: 1000 }));
+    expect(e.code).toBe('QUERY_TIMEOUT');
+    expect(e.status).toBe(504);
+    expect(e.message).toContain('without running a statement');
+    resume();
+    // The function's next statement is refused with the same error.
+    await expect(body).rejects.toBe(e);
+    expect(await countOf('org_e')).toBe(0);
+    expect(db.stats().restarts).toBe(restarts);
+  });
+
+  it('tx.rollback() undoes the work and the call answers the value without committing', async () => {
+    let kept: EmbeddedTx | undefined;
+    const value = await db.transaction(async (tx) => {
+      kept = tx;
+      await tx.query("INSERT INTO ledger (tenant) VALUES ('org_f')");
+      await tx.rollback();
+      return 'kept';
+    });
+    expect(value).toBe('kept');
+    expect(await countOf('org_f')).toBe(0);
+    expect((await failure(kept!.query('SELECT 1'))).message).toContain('the transaction has ended');
+  });
+
+  it('the transaction object is dead once the transaction has ended', async () => {
+    let kept: EmbeddedTx | undefined;
+    await db.transaction(async (tx) => {
+      kept = tx;
+    });
+    const e = await failure(kept!.query('SELECT 1'));
+    expect(e.message).toContain('the transaction has ended');
+  });
+
+  it('an error inside leaves the connection usable for everyone after the rollback', async () => {
+    await expect(db.transaction(async (tx) => {
+      await tx.query('SELECT 1 / 0');
+    })).rejects.toMatchObject({ code: '22012' });
+    expect((await db.query("SELECT 'ok' AS x")).rows).toStrictEqual([{ x: 'ok' }]);
+  });
+});
+
+describe('the queue', () => {
+  it("one tenant's 50 queued calls delay another tenant's single call by at most one statement", async () => {
+    const done: string[] = [];
+    const flood = Array.from({ length: 50 }, (_, i) =>
+      db.query('SELECT count(*) FROM generate_series(1, 2000)', [], { tenant: 'flood' }).then(() => done.push(`flood${i}`)));
+    const single = db.query('SELECT 1', [], { tenant: 'quiet' }).then(() => done.push('quiet'));
+    expect(db.stats().queued).toBeGreaterThanOrEqual(50);
+    await Promise.all([...flood, single]);
+    // The first flood call took the free connection at once; the quiet one is next.
+    expect(done.indexOf('quiet')).toBeLessThanOrEqual(1);
+    expect(done).toHaveLength(51);
+    expect(db.stats().queued).toBe(0);
+  });
+
+  it('calls without a tenant share one turn and keep their order', async () => {
+    const done: number[] = [];
+    await Promise.all([0, 1, 2, 3].map((i) => db.query('SELECT $1::int AS i', [i]).then(() => done.push(i))));
+    expect(done).toEqual([0, 1, 2, 3]);
+  });
+});
+
+describe('as the service\'s Database', () => {
+  const service = () => workerDatabase(db);
+  const inThread = () => pgliteDatabase(local as unknown as PgliteLike, 'PGlite');
+
+  it('read answers what the in-thread driver answers, in UTC whatever the session zone', async () => {
+    const sql = 'SELECT id, b, n, d, ts, tz, tags, doc FROM every_type WHERE id < $1 ORDER BY id';
+    const [mine, theirs] = [await service().read(sql, [10], { timeoutMs: 60_000 }), await inThread().read(sql, [10], { timeoutMs: 60_000 })];
+    expect(mine.rows).toStrictEqual(theirs.rows);
+    expect(mine.rows[0]!['tz']).toBe('2024-05-01 11:14:15+00');
+  });
+
+  it('read is read-only in the database, and sends nothing but a SELECT', async () => {
+    await db.exec('CREATE SEQUENCE IF NOT EXISTS counter');
+    const e = await failure(service().read("SELECT nextval('counter')", [], { timeoutMs: 60_000 }));
+    expect(e).toMatchObject({ code: 'QUERY_FAILED', message: expect.stringContaining('read-only') });
+    expect((await failure(service().read('DELETE FROM ledger', [], { timeoutMs: 60_000 }))).message).toContain('not a SELECT');
+    expect((await db.query<{ n: number }>("SELECT last_value::int AS n FROM counter")).rows).toStrictEqual([{ n: 1 }]);
+  });
+
+  it('read plans instead of running when asked', async () => {
+    const { rows } = await service().read('SELECT * FROM every_type WHERE id = $1', [1], { timeoutMs: 60_000, explain: true });
+    expect(JSON.stringify(rows[0])).toContain('every_type');
+  });
+
+  it('transaction commits, query runs a plain statement, ping answers without a statement', async () => {
+    const database = service();
+    expect(database.kind).toBe('pglite');
+    expect(database.label).toBe(db.label);
+    await database.transaction((tx) => tx.query("INSERT INTO ledger (tenant, note) VALUES ('org_g', 'via Database')"), { tenant: 'org_g' });
+    expect((await database.query<{ note: string }>("SELECT note FROM ledger WHERE tenant = 'org_g'")).rows).toStrictEqual([{ note: 'via Database' }]);
+    expect(await database.ping(1000)).toBe(true);
+    const e = await failure(database.query('SELECT * FROM no_such_table'));
+    expect(e.code).toBe('QUERY_FAILED');
+  });
+});
+
+describe('opening and closing', () => {
+  it('refuses inconsistent options before starting anything', async () => {
+    expect((await failure(EmbeddedDatabase.open({ memory: true, dataDir: '/tmp/x' }))).code).toBe('INVALID_OPTIONS');
+    expect((await failure(EmbeddedDatabase.open({}))).code).toBe('INVALID_OPTIONS');
+    expect((await failure(EmbeddedDatabase.open({ memory: true, extensions: ['postgis' as 'pg_trgm'] }))).message).toContain("no extension 'postgis'");
+    expect((await failure(EmbeddedDatabase.open({ memory: true, timeoutMs: 0 }))).code).toBe('INVALID_OPTIONS');
+  });
+
+  it('a directory open in this process cannot be opened again', async () => {
+    expect(dataDirOwner(db.dataDir)).toEqual({ pid: process.pid, host: expect.any(String) });
+    const e = await failure(EmbeddedDatabase.open({ dataDir: db.dataDir }));
+    expect(e.code).toBe('DATABASE_ERROR');
+    expect(e.status).toBe(503);
+    expect(e.hint).toContain('--data-dir');
+    expect(e.hint).toContain('--memory');
+  });
+
+  it('a process that exits without close leaves neither its lock nor its temporary directory behind', async () => {
+    const module = resolve(import.meta.dirname, '../../src/run/drivers/pglite-worker.ts');
+    const script = `const { EmbeddedDatabase } = await import(${JSON.stringify(module)});
+      const db = await EmbeddedDatabase.open({ memory: true, extensions: false, timeoutMs: 60000 });
+      await db.query('SELECT 1');
+      process.stdout.write(db.dataDir);
+      process.exit(0);`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 540_000 });
+    expect(stdout).toMatch(/oql-pglite-/);
+    expect(existsSync(stdout)).toBe(false);
+  });
+
+  it('close lets running and queued calls finish, then removes the lock and the temporary directory', async () => {
+    const other = await EmbeddedDatabase.open({ memory: true, extensions: false });
+    expect(other.label).toBe('embedded PostgreSQL (PGlite) in memory');
+    const running = other.query('SELECT count(*)::int AS n FROM generate_series(1, 200000)', [], { tenant: 'a' });
+    const queued = other.query('SELECT 2 AS two', [], { tenant: 'b' });
+    const closed = other.close();
+    const late = await failure(other.query('SELECT 3'));
+    expect(late.code).toBe('DATABASE_ERROR');
+    expect(late.message).toContain('is closed');
+    expect((await running).rows).toStrictEqual([{ n: 200000 }]);
+    expect((await queued).rows).toStrictEqual([{ two: 2 }]);
+    await closed;
+    expect(other.stats().state).toBe('closed');
+    expect(dataDirOwner(other.dataDir)).toBeNull();
+    expect(existsSync(other.dataDir)).toBe(false);
+    await other.close(); // twice is fine
+  });
+});
