@@ -1,7 +1,6 @@
 import { OqlError } from '../diagnostics/diagnostic.js';
 import type { Database } from './database.js';
 import { poolDatabase, type PgPoolLike } from './drivers/pool.js';
-import { pgliteDatabase, type PgliteLike } from './drivers/pglite.js';
 
 export interface DatabaseOptions {
   /** A PostgreSQL server (node-postgres Pool): postgres://user:password@host:5432/db. */
@@ -36,19 +35,16 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   return openPglite(options.memory ? undefined : options.dataDir ?? DEFAULT_DATA_DIR);
 }
 
+/**
+ * Embedded PGlite in a worker thread (drivers/pglite-worker.ts): a statement that outlives its
+ * budget ends the thread, which reopens on the same directory, so a runaway query cannot freeze
+ * the service; `memory` uses a temporary directory for the same reason.
+ */
 async function openPglite(dataDir: string | undefined): Promise<Database> {
-  const [{ PGlite }, { pg_trgm }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm')]);
-  let db: PgliteLike;
-  try {
-    // pg_trgm is always loaded (it costs nothing measurable at start): a data directory whose
-    // tables carry trigram indexes cannot be written without it, whatever this start asked for.
-    db = (await PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), extensions: { pg_trgm } })) as unknown as PgliteLike;
-  } catch (e) {
-    throw OqlError.plain('DATABASE_ERROR', `cannot open the embedded database in '${dataDir}': ${(e as Error).message}`,
-      'is another oql serve using this directory? Use --data-dir for another one, or --memory');
-  }
-  const label = dataDir === undefined ? 'embedded PostgreSQL (PGlite) in memory' : `embedded PostgreSQL (PGlite) in ${dataDir}`;
-  return pgliteDatabase(db, label, () => db.close());
+  const { EmbeddedDatabase } = await import('./drivers/pglite-worker.js');
+  const { EMBEDDED_SESSION_SQL, workerDatabase } = await import('./drivers/pglite-worker-database.js');
+  const db = await EmbeddedDatabase.open({ ...(dataDir === undefined ? { memory: true } : { dataDir }), sessionSql: EMBEDDED_SESSION_SQL });
+  return workerDatabase(db);
 }
 
 async function openPool(url: string, options: DatabaseOptions): Promise<Database> {

@@ -9,6 +9,8 @@ import type { ServerConfig } from './config.js';
 import type { Policy, RequestContext } from './policy.js';
 import { listToolLogs } from './store/tool-logs.js';
 
+const WRITE_TIMEOUT_MS = 30_000;
+
 /**
  * The service's operations, each once: the policy point's admission and limits around one library
  * call. REST routes, MCP tools and the console call these and only render the result, so a
@@ -64,7 +66,8 @@ export class Operations {
 
   private writeContext(ctx: RequestContext, slug: string) {
     this.policy.checkObject(ctx, slug);
-    return { catalog: this.catalog, orgId: ctx.org, userId: ctx.principal.userId, maxRecords: this.config.maxBulkRecords, timeoutMs: this.policy.timeoutMs };
+    // Writes carry validated records, not a caller's query: a longer budget than reads, still one.
+    return { catalog: this.catalog, orgId: ctx.org, userId: ctx.principal.userId, maxRecords: this.config.maxBulkRecords, timeoutMs: Math.max(this.policy.timeoutMs, WRITE_TIMEOUT_MS) };
   }
 
   bulkCreate(ctx: RequestContext, slug: string, records: unknown) {
