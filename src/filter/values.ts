@@ -1,4 +1,5 @@
 import type * as B from '../bind/bound.js';
+import { decimalOf } from '../catalog/decimal.js';
 import type { LogicalType } from '../catalog/types.js';
 
 /** How the filter treats a logical type: which operators apply and what a value must be. */
@@ -107,14 +108,10 @@ export function epochOf(v: unknown): number | null {
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|[+-]\d{2}:\d{2})?)?$/;
 
-/** A finite number from a number or a plain decimal string. */
+/** A finite number from a number or a decimal string (catalog/decimal.ts, shared with record writes). */
 export function numberOf(v: unknown): number | null {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
-  if (typeof v === 'string' && /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(v)) {
-    const n = Number(v);
-    return Number.isFinite(n) ? n : null;
-  }
-  return null;
+  const n = typeof v === 'number' ? v : typeof v === 'string' ? decimalOf(v) : null;
+  return n !== null && Number.isFinite(n) ? n : null;
 }
 
 export function booleanOf(v: unknown): boolean | null {

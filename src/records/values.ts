@@ -1,6 +1,7 @@
+import { MAX_DECIMAL_LENGTH, decimalOf } from '../catalog/decimal.js';
+import type { ColumnDef, ObjectDef } from '../catalog/types.js';
 import type { ValidationError } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/suggest.js';
-import type { ColumnDef, ObjectDef } from '../catalog/types.js';
 import { checkPhone, phoneRules, type PhoneLibrary } from './phone.js';
 
 /**
@@ -111,7 +112,6 @@ function isEmpty(v: unknown): boolean {
 type Converted = { ok: unknown } | { code: RecordErrorCode; message: string; meta?: string };
 
 const EMAIL = /^[^\s@"(),:;<>[\\\]]+@[^\s@"(),:;<>[\\\]]+\.[^\s@"(),:;<>[\\\]]+$/;
-const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const DAY_MS = 86_400_000;
 const MAX_EPOCH_MS = 8.64e15;
 
@@ -131,8 +131,11 @@ function convert(col: ColumnDef, v: unknown, phone: PhoneLibrary | null): Conver
     case 'number':
     case 'currency':
     case 'integer': {
-      const n = typeof v === 'number' ? v : typeof v === 'string' && DECIMAL.test(v.trim()) ? Number(v.trim()) : undefined;
-      if (n === undefined) return typeof v === 'string' ? { code: 'PARSE_INVALID_FORMAT', message: `is not a number: ${show(v)}` } : mismatch(v, 'a number');
+      if (typeof v === 'string' && v.length > MAX_DECIMAL_LENGTH) {
+        return { code: 'PARSE_INVALID_FORMAT', message: `is not a number: a decimal has at most ${MAX_DECIMAL_LENGTH.toLocaleString('en-US')} characters, not ${v.length.toLocaleString('en-US')}` };
+      }
+      const n = typeof v === 'number' ? v : typeof v === 'string' ? decimalOf(v) : null;
+      if (n === null) return typeof v === 'string' ? { code: 'PARSE_INVALID_FORMAT', message: `is not a number: ${show(v)}` } : mismatch(v, 'a number');
       if (!Number.isFinite(n)) return { code: 'PARSE_INVALID_FORMAT', message: 'must be a finite number' };
       if (col.type === 'integer' && !Number.isSafeInteger(n)) return { code: 'PARSE_INVALID_FORMAT', message: `must be a whole number between -(2^53-1) and 2^53-1, not ${String(n)}` };
       return { ok: n };
