@@ -171,6 +171,12 @@ export class ConditionBuilder {
       this.problems.add('INVALID_BODY', at(path, 'value'), fieldName, `the condition has no value; '${op}' needs one`);
       ok = false;
     }
+    // Presence operators take no value (service 4.5): one given is refused rather than ignored,
+    // so a client that meant another operator hears so, and no unread value is kept or hashed.
+    if (ok && NO_VALUE.has(op) && value !== undefined && value !== null) {
+      this.problems.add('INVALID_VALUE', at(path, 'value'), fieldName, `'${op}' takes no value, not ${kindOf(value)}; leave value out or send null`);
+      ok = false;
+    }
     if (!ok) return null;
     if (op === 'global_search') return this.globalSearch(fieldName, value, path);
     const segments = splitPath(fieldName);
@@ -280,6 +286,12 @@ export class ConditionBuilder {
 
   /** One value for a field, as a bind parameter of the field's type. */
   private scalar(cat: Category, def: ColumnDef, v: unknown, path: string, field: string): B.BValue | null {
+    // The length cap before any reading of the text, whatever the type: nothing below is worth
+    // running on more than MAX_STRING_LENGTH characters.
+    if (typeof v === 'string' && v.length > MAX_STRING_LENGTH) {
+      this.problems.add('LIMIT_EXCEEDED', path, field, `the value is longer than ${MAX_STRING_LENGTH} characters`);
+      return null;
+    }
     switch (cat) {
       case 'text':
       case 'relation': {
