@@ -78,7 +78,8 @@ export class ConditionBuilder {
       return null;
     }
     for (const key of Object.keys(v)) {
-      if (key !== 'and') this.problems.add('INVALID_BODY', at(path, key), key, `the connector filter takes only 'and' (a list of conditions)${key === 'or' ? '' : `; '${key}' is not allowed`}`);
+      if (this.problems.full) break;
+      if (key !== 'and') this.problems.add('INVALID_BODY', at(path, key), key, () => `the connector filter takes only 'and' (a list of conditions)${key === 'or' ? '' : `; '${key}' is not allowed`}`);
     }
     if (!has(v, 'and')) return null;
     return this.group(get(v, 'and'), at(path, 'and'), 'AND', 1, true);
@@ -101,10 +102,13 @@ export class ConditionBuilder {
       return null;
     }
     for (const key of Object.keys(v)) {
+      if (this.problems.full) break;
       if (CONDITION_KEYS.includes(key) && !(flat && (key === 'and' || key === 'or'))) continue;
-      const hint = flat ? undefined : didYouMean(key, CONDITION_KEYS);
-      const why = flat && (key === 'and' || key === 'or') ? 'connector conditions do not nest' : `'${key}' is not a key of a condition (they are field, operator, value, and, or)${hint ? `; ${hint}` : ''}`;
-      this.problems.add('INVALID_BODY', at(path, key), key, why);
+      this.problems.add('INVALID_BODY', at(path, key), key, () => {
+        if (flat && (key === 'and' || key === 'or')) return 'connector conditions do not nest';
+        const hint = flat ? undefined : didYouMean(key, CONDITION_KEYS);
+        return `'${key}' is not a key of a condition (they are field, operator, value, and, or)${hint ? `; ${hint}` : ''}`;
+      });
     }
     const parts: (B.BExpr | null)[] = [];
     const leaf = has(v, 'field') || has(v, 'operator') || has(v, 'value');
@@ -155,8 +159,10 @@ export class ConditionBuilder {
       this.problems.add('INVALID_BODY', at(path, 'operator'), fieldName, operator === undefined ? 'the condition has no operator' : `operator must be a string, not ${kindOf(operator)}`);
       ok = false;
     } else if (!OPERATOR_SET.has(operator)) {
-      const hint = didYouMean(operator, OPERATORS);
-      this.problems.add('UNKNOWN_OPERATOR', at(path, 'operator'), fieldName, `unknown operator ${show(operator)}${hint ? `; ${hint}` : `; the operators are ${OPERATORS.join(', ')}`}`);
+      this.problems.add('UNKNOWN_OPERATOR', at(path, 'operator'), fieldName, () => {
+        const hint = didYouMean(operator, OPERATORS);
+        return `unknown operator ${show(operator)}${hint ? `; ${hint}` : `; the operators are ${OPERATORS.join(', ')}`}`;
+      });
       ok = false;
     }
     if (typeof field !== 'string') {
@@ -174,7 +180,7 @@ export class ConditionBuilder {
     // Presence operators take no value (service 4.5): one given is refused rather than ignored,
     // so a client that meant another operator hears so, and no unread value is kept or hashed.
     if (ok && NO_VALUE.has(op) && value !== undefined && value !== null) {
-      this.problems.add('INVALID_VALUE', at(path, 'value'), fieldName, `'${op}' takes no value, not ${kindOf(value)}; leave value out or send null`);
+      this.problems.add('INVALID_VALUE', at(path, 'value'), fieldName, () => `'${op}' takes no value, not ${kindOf(value)}; leave value out or send null`);
       ok = false;
     }
     if (!ok) return null;
@@ -255,7 +261,7 @@ export class ConditionBuilder {
   private globalSearch(field: string, value: unknown, path: string): B.BExpr | null {
     let ok = true;
     if (field !== '') {
-      this.problems.add('INVALID_BODY', at(path, 'field'), field, `global_search searches every text field of the object: send field "" (not ${show(field)})`);
+      this.problems.add('INVALID_BODY', at(path, 'field'), field, () => `global_search searches every text field of the object: send field "" (not ${show(field)})`);
       ok = false;
     }
     const s = this.string(value, at(path, 'value'), field);
@@ -304,8 +310,10 @@ export class ConditionBuilder {
         if (s === null) return null;
         const options = def.options ?? [];
         if (!options.includes(s)) {
-          const hint = didYouMean(s, options);
-          this.problems.add('UNKNOWN_OPTION', path, field, `${show(s)} is not an option of '${field}'${hint ? ` (${hint})` : ''}; the options are ${options.join(', ')}`);
+          this.problems.add('UNKNOWN_OPTION', path, field, () => {
+            const hint = didYouMean(s, options);
+            return `${show(s)} is not an option of '${field}'${hint ? ` (${hint})` : ''}; the options are ${options.join(', ')}`;
+          });
           return null;
         }
         return text(s);
@@ -313,7 +321,7 @@ export class ConditionBuilder {
       case 'number': {
         const n = numberOf(v);
         if (n === null) {
-          this.problems.add('INVALID_VALUE', path, field, `'${field}' is a number: expects a finite number, not ${show(v)}`);
+          this.problems.add('INVALID_VALUE', path, field, () => `'${field}' is a number: expects a finite number, not ${show(v)}`);
           return null;
         }
         return numeric(n);
@@ -321,7 +329,7 @@ export class ConditionBuilder {
       case 'time': {
         const ms = epochOf(v);
         if (ms === null) {
-          this.problems.add('INVALID_VALUE', path, field, `'${field}' is a ${def.type}: expects epoch milliseconds (an integer) or an ISO 8601 date-time such as 2024-05-01T10:00:00Z, not ${show(v)}`);
+          this.problems.add('INVALID_VALUE', path, field, () => `'${field}' is a ${def.type}: expects epoch milliseconds (an integer) or an ISO 8601 date-time such as 2024-05-01T10:00:00Z, not ${show(v)}`);
           return null;
         }
         return int8(ms);
@@ -329,7 +337,7 @@ export class ConditionBuilder {
       case 'boolean': {
         const b = booleanOf(v);
         if (b === null) {
-          this.problems.add('INVALID_VALUE', path, field, `'${field}' is a boolean: expects true or false (or 1 or 0), not ${show(v)}`);
+          this.problems.add('INVALID_VALUE', path, field, () => `'${field}' is a boolean: expects true or false (or 1 or 0), not ${show(v)}`);
           return null;
         }
         return bool(b);
@@ -367,8 +375,7 @@ export class ConditionBuilder {
   private predicate(c: B.BColumn, def: ColumnDef, op: Operator, value: unknown, path: string, field: string): B.BExpr | null {
     const cat = categoryOf(def.type);
     if (!APPLIES[cat].has(op)) {
-      const takes = [...APPLIES[cat]].join(', ');
-      this.problems.add('OPERATOR_NOT_APPLICABLE', at(path, 'operator'), field, `operator '${op}' does not apply to '${field}' (${def.type}); it takes ${takes}`);
+      this.problems.add('OPERATOR_NOT_APPLICABLE', at(path, 'operator'), field, () => `operator '${op}' does not apply to '${field}' (${def.type}); it takes ${[...APPLIES[cat]].join(', ')}`);
       return null;
     }
     const vpath = at(path, 'value');
@@ -398,7 +405,7 @@ export class ConditionBuilder {
         if (!items) return null;
         const [low, high] = items as [B.BValue, B.BValue];
         if ((low.value as number) > (high.value as number)) {
-          this.problems.add('INVALID_RANGE', vpath, field, `the range is reversed: ${show(value)} has its low end above its high end`);
+          this.problems.add('INVALID_RANGE', vpath, field, () => `the range is reversed: ${show(value)} has its low end above its high end`);
           return null;
         }
         return { kind: 'Between', operand: c, low, high, negated: false, type: 'boolean', span: SPAN };

@@ -99,18 +99,21 @@ export function readFields(t: Target, v: unknown, path: string, problems: Proble
   }
   const outputs: B.BoundOutput[] = [];
   const fields: string[] = [];
-  v.forEach((f, i) => {
+  const seen = new Set<string>();
+  for (let i = 0; i < v.length && !problems.full; i++) {
+    const f: unknown = v[i];
     if (typeof f !== 'string') {
       problems.add('INVALID_BODY', at(path, i), '', `a field name must be a string, not ${kindOf(f)}`);
-      return;
+      continue;
     }
-    if (fields.includes(f)) return; // a repeated field is returned once
+    if (seen.has(f)) continue; // a repeated field is returned once
     const o = fieldOutput(t, f, at(path, i), problems);
     if (o) {
       outputs.push(o.out);
       fields.push(f);
+      seen.add(f);
     }
-  });
+  }
   return { outputs, fields };
 }
 
@@ -127,7 +130,8 @@ function readSort(t: Target, v: unknown, path: string, problems: Problems): B.Bo
           return;
         }
         for (const key of Object.keys(s)) {
-          if (key !== 'field' && key !== 'direction') problems.add('INVALID_BODY', at(p, key), key, `'${key}' is not a key of a sort entry (they are field and direction)`);
+          if (problems.full) break;
+          if (key !== 'field' && key !== 'direction') problems.add('INVALID_BODY', at(p, key), key, () => `'${key}' is not a key of a sort entry (they are field and direction)`);
         }
         const field = get(s, 'field');
         const direction = get(s, 'direction') ?? 'asc';
@@ -164,7 +168,8 @@ function readPagination(v: unknown, path: string, problems: Problems, maxPageSiz
     return out;
   }
   for (const key of Object.keys(v)) {
-    if (key !== 'page' && key !== 'page_size') problems.add('INVALID_BODY', at(path, key), key, `'${key}' is not a key of pagination (they are page and page_size)`);
+    if (problems.full) break;
+    if (key !== 'page' && key !== 'page_size') problems.add('INVALID_BODY', at(path, key), key, () => `'${key}' is not a key of pagination (they are page and page_size)`);
   }
   const page = get(v, 'page');
   const size = get(v, 'page_size');
@@ -191,6 +196,8 @@ export function limitsOf(options: { maxDepth?: number; maxConditions?: number })
   return { maxDepth: positive('maxDepth', options.maxDepth, DEFAULT_MAX_DEPTH), maxConditions: positive('maxConditions', options.maxConditions, DEFAULT_MAX_CONDITIONS) };
 }
 
+const QUERY_KEYS = ['fields', 'filters', 'sort', 'pagination'];
+
 /** The bound query of a filter body; throws the body's every problem as one 400. */
 export function bindFilter(body: unknown, options: FilterOptions): B.BoundQuery {
   const t = target(options);
@@ -204,9 +211,12 @@ export function bindFilter(body: unknown, options: FilterOptions): B.BoundQuery 
   }
   const q = query as Record<string, unknown>;
   for (const key of Object.keys(q)) {
-    if (!['fields', 'filters', 'sort', 'pagination'].includes(key)) {
-      const hint = didYouMean(key, ['fields', 'filters', 'sort', 'pagination']);
-      problems.add('INVALID_BODY', at('query', key), key, `'${key}' is not a key of query (they are fields, filters, sort, pagination)${hint ? `; ${hint}` : ''}`);
+    if (problems.full) break;
+    if (!QUERY_KEYS.includes(key)) {
+      problems.add('INVALID_BODY', at('query', key), key, () => {
+        const hint = didYouMean(key, QUERY_KEYS);
+        return `'${key}' is not a key of query (they are fields, filters, sort, pagination)${hint ? `; ${hint}` : ''}`;
+      });
     }
   }
   const { outputs } = readFields(t, get(q, 'fields'), 'query.fields', problems, false);

@@ -44,6 +44,11 @@ export class RecordProblems {
   get size(): number {
     return this.list.length;
   }
+
+  /** No further problem will be listed: work done only for a message (a hint) can be skipped. */
+  get full(): boolean {
+    return this.list.length >= MAX_PROBLEMS;
+  }
 }
 
 export function isPlainRecord(v: unknown): v is Record<string, unknown> {
@@ -70,14 +75,16 @@ export function checkFields(
   phone: PhoneLibrary | null, problems: RecordProblems, allowId = false,
 ): Map<string, unknown> {
   const values = new Map<string, unknown>();
+  let writable: string[] | undefined;
   for (const key of Object.keys(input)) {
     const raw = input[key];
     if (key === 'id' && allowId) continue;
     const col = obj.columns.get(key);
     if (!col) {
       if (SYSTEM_FIELDS.has(key)) problems.add(index, key, 'READ_ONLY_FIELD', `'${key}' is set by the service and cannot be written`);
-      else {
-        const writable = [...obj.columns.values()].filter(isWritable).map((c) => c.slug);
+      else if (!problems.full) {
+        // The hint only for a problem that is listed: a record of 100,000 unknown keys gets no 100,000 searches.
+        writable ??= [...obj.columns.values()].filter(isWritable).map((c) => c.slug);
         problems.add(index, key, 'UNKNOWN_FIELD', `'${key}' is not a field of '${obj.slug}'`, didYouMean(key, writable) ?? null);
       }
       continue;
