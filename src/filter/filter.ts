@@ -22,7 +22,7 @@ export interface FilterOptions {
   readonly access?: Iterable<string>;
   /** Largest page_size accepted. Default 1000. */
   readonly maxPageSize?: number;
-  /** Deepest nesting of and/or groups. Default 10. */
+  /** Deepest nesting of and/or groups. Default 10, at most 64. */
   readonly maxDepth?: number;
   /** Most conditions (groups and leaves) in one body. Default 200. */
   readonly maxConditions?: number;
@@ -32,6 +32,11 @@ export const DEFAULT_PAGE_SIZE = 100;
 export const DEFAULT_MAX_PAGE_SIZE = 1000;
 export const DEFAULT_MAX_DEPTH = 10;
 export const DEFAULT_MAX_CONDITIONS = 200;
+/**
+ * The highest `maxDepth` a caller may set: the builder, planner and emitter walk the condition
+ * tree recursively, so its depth is capped here, as the query language caps its nesting at 64.
+ */
+export const MAX_DEPTH_OPTION = 64;
 const MAX_FIELDS = 500;
 const MAX_SORT = 20;
 
@@ -186,14 +191,19 @@ function readPagination(v: unknown, path: string, problems: Problems, maxPageSiz
   return out;
 }
 
-function positive(name: string, v: number | undefined, fallback: number): number {
+function positive(name: string, v: number | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   const n = v ?? fallback;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) throw OqlError.plain('INVALID_OPTIONS', `${name} must be a whole number of at least 1, not ${String(v)}`);
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1 || n > max) {
+    throw OqlError.plain('INVALID_OPTIONS', `${name} must be a whole number ${max === Number.MAX_SAFE_INTEGER ? 'of at least 1' : `from 1 to ${max}`}, not ${String(v)}`);
+  }
   return n;
 }
 
 export function limitsOf(options: { maxDepth?: number; maxConditions?: number }): ConditionLimits {
-  return { maxDepth: positive('maxDepth', options.maxDepth, DEFAULT_MAX_DEPTH), maxConditions: positive('maxConditions', options.maxConditions, DEFAULT_MAX_CONDITIONS) };
+  return {
+    maxDepth: positive('maxDepth', options.maxDepth, DEFAULT_MAX_DEPTH, MAX_DEPTH_OPTION),
+    maxConditions: positive('maxConditions', options.maxConditions, DEFAULT_MAX_CONDITIONS),
+  };
 }
 
 const QUERY_KEYS = ['fields', 'filters', 'sort', 'pagination'];
