@@ -40,6 +40,17 @@ const CONDITION_KEYS = ['field', 'operator', 'value', 'and', 'or'];
 /** Longest string value accepted, and most items of an `in`/`nin` list. */
 export const MAX_STRING_LENGTH = 10_000;
 export const MAX_LIST_LENGTH = 1_000;
+/**
+ * Most values of one body in all, each list item counting one: every value is a bind parameter
+ * (a PostgreSQL statement takes at most 65,535) and costs the compiler a few microseconds, so
+ * 200 conditions of 1,000-item lists would be a 200,000-parameter statement no server runs.
+ */
+export const MAX_VALUES = 5_000;
+/**
+ * Most characters of all the string values of one body together: each is read a few times
+ * (checked, escaped, hashed), and twenty values of the longest length are more than any filter needs.
+ */
+export const MAX_TEXT = 200_000;
 
 export interface ConditionLimits {
   /** Deepest nesting of and/or groups. */
@@ -55,7 +66,10 @@ export interface ConditionLimits {
 export class ConditionBuilder {
   private nextScope = 1;
   private conditions = 0;
-  private overCount = false;
+  private values = 0;
+  private textLength = 0;
+  /** A limit of the whole body was exceeded: it is reported once and nothing more is read. */
+  private stopped = false;
 
   constructor(
     private readonly catalog: Catalog,
@@ -93,8 +107,7 @@ export class ConditionBuilder {
 
   private node(v: unknown, path: string, depth: number, flat: boolean): B.BExpr | null {
     if (++this.conditions > this.limits.maxConditions) {
-      if (!this.overCount) this.problems.add('LIMIT_EXCEEDED', path, '', `the filter has more than ${this.limits.maxConditions} conditions`);
-      this.overCount = true;
+      this.stop(path, '', `the filter has more than ${this.limits.maxConditions} conditions`);
       return null;
     }
     if (!isPlainObject(v)) {
@@ -141,7 +154,7 @@ export class ConditionBuilder {
     const out: B.BExpr[] = [];
     let failed = false;
     for (let i = 0; i < v.length; i++) {
-      if (this.overCount) return null;
+      if (this.stopped) return null;
       const e = this.node(v[i], at(path, i), depth + 1, flat);
       if (e) out.push(e);
       else failed = true;
@@ -264,6 +277,7 @@ export class ConditionBuilder {
       this.problems.add('INVALID_BODY', at(path, 'field'), field, () => `global_search searches every text field of the object: send field "" (not ${show(field)})`);
       ok = false;
     }
+    if (!this.takeValues(1, at(path, 'value'), field)) return null;
     const s = this.string(value, at(path, 'value'), field);
     if (!ok || s === null) return null;
     const columns = searchColumns(this.catalog, this.root).map((c) => ({ kind: 'Column', scope: 0, hops: [], object: this.root, column: c, logical: 'text', type: 'text', span: SPAN }) as B.BColumn);
@@ -273,15 +287,40 @@ export class ConditionBuilder {
     return logical('OR', columns.map((c) => like(c, pattern, true)));
   }
 
+  private stop(path: string, field: string, message: string): void {
+    if (!this.stopped) this.problems.add('LIMIT_EXCEEDED', path, field, message);
+    this.stopped = true;
+  }
+
+  /** Counts `n` more values against MAX_VALUES before any of them is read. */
+  private takeValues(n: number, path: string, field: string): boolean {
+    this.values += n;
+    if (this.values <= MAX_VALUES) return true;
+    this.stop(path, field, `the filter has more than ${MAX_VALUES} values in all (each item of a list counts one)`);
+    return false;
+  }
+
+  /**
+   * The caps on a string value, checked before a character of it is read as text, number or
+   * date: its own length, then the characters of all string values of the body so far.
+   */
+  private sized(v: string, path: string, field: string): boolean {
+    if (v.length > MAX_STRING_LENGTH) {
+      this.problems.add('LIMIT_EXCEEDED', path, field, `the value is longer than ${MAX_STRING_LENGTH} characters`);
+      return false;
+    }
+    this.textLength += v.length;
+    if (this.textLength <= MAX_TEXT) return true;
+    this.stop(path, field, `the filter's string values hold more than ${MAX_TEXT} characters in all`);
+    return false;
+  }
+
   private string(v: unknown, path: string, field: string): string | null {
     if (typeof v !== 'string') {
       this.problems.add('INVALID_VALUE', path, field, v === undefined ? 'a string value is required' : `expects a string, not ${kindOf(v)}`);
       return null;
     }
-    if (v.length > MAX_STRING_LENGTH) {
-      this.problems.add('LIMIT_EXCEEDED', path, field, `the value is longer than ${MAX_STRING_LENGTH} characters`);
-      return null;
-    }
+    if (!this.sized(v, path, field)) return null;
     // PostgreSQL text cannot hold NUL: say so here rather than let the database fail.
     if (v.includes('\u0000')) {
       this.problems.add('INVALID_VALUE', path, field, 'the value contains a NUL character (\\u0000), which no field can hold');
@@ -292,12 +331,7 @@ export class ConditionBuilder {
 
   /** One value for a field, as a bind parameter of the field's type. */
   private scalar(cat: Category, def: ColumnDef, v: unknown, path: string, field: string): B.BValue | null {
-    // The length cap before any reading of the text, whatever the type: nothing below is worth
-    // running on more than MAX_STRING_LENGTH characters.
-    if (typeof v === 'string' && v.length > MAX_STRING_LENGTH) {
-      this.problems.add('LIMIT_EXCEEDED', path, field, `the value is longer than ${MAX_STRING_LENGTH} characters`);
-      return null;
-    }
+    if (typeof v === 'string' && (cat === 'number' || cat === 'time') && !this.sized(v, path, field)) return null;
     switch (cat) {
       case 'text':
       case 'relation': {
@@ -361,9 +395,11 @@ export class ConditionBuilder {
       this.problems.add('LIMIT_EXCEEDED', path, field, `the list has more than ${MAX_LIST_LENGTH} values`);
       return null;
     }
+    if (!this.takeValues(v.length, path, field)) return null;
     const out: B.BValue[] = [];
     let failed = false;
     for (let i = 0; i < v.length; i++) {
+      if (this.stopped) return null;
       const x = this.scalar(cat, def, v[i], at(path, i), field);
       if (x) out.push(x);
       else failed = true;
@@ -416,6 +452,7 @@ export class ConditionBuilder {
       case 'ends_with':
       case 'contains':
       case 'not_contains': {
+        if (!this.takeValues(1, vpath, field)) return null;
         const s = this.string(value, vpath, field);
         if (s === null) return null;
         if (op === 'like' || op === 'ilike') return like(c, escapeLike(s, true), op === 'ilike');
@@ -424,6 +461,7 @@ export class ConditionBuilder {
         return op === 'not_contains' ? orEmpty(c, like(c, pattern, true)) : like(c, pattern, true);
       }
       default: {
+        if (!this.takeValues(1, vpath, field)) return null;
         const x = this.scalar(cat, def, value, vpath, field);
         if (!x) return null;
         if (cat === 'multiselect') {
