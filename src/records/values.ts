@@ -29,10 +29,16 @@ export const SYSTEM_FIELDS: ReadonlySet<string> = new Set([
 ]);
 
 const MAX_PROBLEMS = 10_000;
+/**
+ * Did-you-mean searches of one write: enough for every typo a person makes, not one per key of
+ * a generated record (10,000 unknown keys cost 40 ms of searching for hints nobody reads).
+ */
+const MAX_HINTS = 100;
 
 /** Every problem of every record, in the service's section-7 shape. */
 export class RecordProblems {
   readonly list: ValidationError[] = [];
+  private hints = 0;
   constructor(private readonly objectSlug: string) {}
 
   add(recordIndex: number | null, field: string, code: RecordErrorCode, message: string, metaData: string | null = null): void {
@@ -45,9 +51,16 @@ export class RecordProblems {
     return this.list.length;
   }
 
-  /** No further problem will be listed: work done only for a message (a hint) can be skipped. */
+  /** No further problem will be listed: the rest of a record need not be read (its write fails anyway). */
   get full(): boolean {
     return this.list.length >= MAX_PROBLEMS;
+  }
+
+  /** Whether the next problem may search a did-you-mean: it will be listed, and is among the first MAX_HINTS to ask. */
+  takeHint(): boolean {
+    if (this.full || this.hints >= MAX_HINTS) return false;
+    this.hints++;
+    return true;
   }
 }
 
@@ -77,15 +90,16 @@ export function checkFields(
   const values = new Map<string, unknown>();
   let writable: string[] | undefined;
   for (const key of Object.keys(input)) {
+    if (problems.full) break;
     const raw = input[key];
     if (key === 'id' && allowId) continue;
     const col = obj.columns.get(key);
     if (!col) {
       if (SYSTEM_FIELDS.has(key)) problems.add(index, key, 'READ_ONLY_FIELD', `'${key}' is set by the service and cannot be written`);
-      else if (!problems.full) {
-        // The hint only for a problem that is listed: a record of 100,000 unknown keys gets no 100,000 searches.
-        writable ??= [...obj.columns.values()].filter(isWritable).map((c) => c.slug);
-        problems.add(index, key, 'UNKNOWN_FIELD', `'${key}' is not a field of '${obj.slug}'`, didYouMean(key, writable) ?? null);
+      else {
+        let hint: string | undefined;
+        if (problems.takeHint()) hint = didYouMean(key, (writable ??= [...obj.columns.values()].filter(isWritable).map((c) => c.slug)));
+        problems.add(index, key, 'UNKNOWN_FIELD', `'${key}' is not a field of '${obj.slug}'`, hint ?? null);
       }
       continue;
     }
