@@ -110,6 +110,8 @@ export class ConditionBuilder {
       this.stop(path, '', `the filter has more than ${this.limits.maxConditions} conditions`);
       return null;
     }
+    // Once the report is full the body is refused whatever the rest holds: reading it is wasted.
+    if (this.problems.full) return null;
     if (!isPlainObject(v)) {
       this.problems.add('INVALID_BODY', path, '', `a condition must be an object, not ${kindOf(v)}`);
       return null;
@@ -154,7 +156,7 @@ export class ConditionBuilder {
     const out: B.BExpr[] = [];
     let failed = false;
     for (let i = 0; i < v.length; i++) {
-      if (this.stopped) return null;
+      if (this.stopped || this.problems.full) return null;
       const e = this.node(v[i], at(path, i), depth + 1, flat);
       if (e) out.push(e);
       else failed = true;
