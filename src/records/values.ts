@@ -240,8 +240,27 @@ function unstorable(s: string): string | null {
   return null;
 }
 
+/** Deepest nesting of a json value a record may store (and of any value a write echoes back). */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Whether `v` nests arrays or objects more than `max` levels deep. Walks with a stack of its
+ * own and stops at the first path too deep: a value nested 100,000 deep costs `max` steps down it.
+ */
+export function nestedDeeperThan(v: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[v, 0]];
+  while (stack.length > 0) {
+    const [x, depth] = stack.pop()!;
+    if (typeof x !== 'object' || x === null) continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(x) ? x : Object.values(x)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** Why a json value cannot be stored, or null. Recursive, but it checks the depth before each level, so never more than MAX_JSON_DEPTH + 1 calls deep. */
 function unstorableJson(v: unknown, depth: number): string | null {
-  if (depth > 64) return 'is nested more than 64 levels deep';
+  if (depth > MAX_JSON_DEPTH) return `is nested more than ${MAX_JSON_DEPTH} levels deep`;
   if (v === null) return null;
   if (typeof v === 'string') return unstorable(v);
   if (typeof v === 'number') return Number.isFinite(v) ? null : 'holds a number JSON cannot represent';

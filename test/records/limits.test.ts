@@ -81,6 +81,31 @@ describe('number strings', () => {
   });
 });
 
+function nested(levels: number): unknown {
+  let v: unknown = 1;
+  for (let i = 0; i < levels; i++) v = [v];
+  return v;
+}
+
+describe('values nested deep', () => {
+  it('a json value of 64 levels is stored; 65 and 100,000 are refused without overflowing the stack', async () => {
+    await bulkCreate(db, 'thing', [{ name: 'deep 64', extra: nested(64) }], ctx);
+    const id = (await db.query<{ id: string }>("SELECT id FROM thing WHERE name = 'deep 64'")).rows[0]!.id;
+    expect((await getRecord(db, 'thing', id, ctx))['extra']).toEqual(nested(64));
+    for (const levels of [65, 100_000]) {
+      const e = await rejection(bulkCreate(db, 'thing', [{ name: 'deep', extra: nested(levels) }], ctx));
+      expect(e.validationErrors!.map((v) => [v.field, v.error_code, v.message])).toEqual([['extra', 'PARSE_INVALID_FORMAT', "'extra' is nested more than 64 levels deep"]]);
+    }
+  });
+
+  it('an upsert element fails on a value nested 100,000 deep and echoes it as null, so the answer can be serialized', async () => {
+    const r = await bulkUpsert(db, 'thing', { values: [{ name: 'echo', extra: nested(100_000), score: nested(5_000), count: nested(64) }] }, ctx);
+    const [item] = r.failed_records!;
+    expect(item).toMatchObject({ action: 'FAILED', name: 'echo', extra: null, score: null, count: nested(64) });
+    expect(() => JSON.stringify(r)).not.toThrow();
+  });
+});
+
 describe('records of many unknown keys', () => {
   it('100,000 unknown keys list the first 10,000, the first 100 with a hint search', async () => {
     const record: Record<string, unknown> = { name: 'wide', nmae: 'typo' };
