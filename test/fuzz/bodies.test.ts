@@ -19,7 +19,8 @@ import { checkSqlStructure, loadSqlParser } from './sql-structure.js';
  * - nothing is thrown but an OqlError with a code, a 4xx status and entries of known codes;
  * - every accepted filter or connector body gives SQL the PostgreSQL parser accepts, with the
  *   tenant ($1) and soft-delete predicates on every table reference (sql-structure.ts);
- * - no body takes more than 50 ms to compile or validate, by the rule of `withinBudget`.
+ * - no body takes more than 50 ms to compile or validate, by the rule of `withinBudget`;
+ * - a write's answer (failed upsert elements echo their fields) can be serialized.
  */
 
 configureFastCheck('fuzz/bodies');
@@ -194,7 +195,11 @@ describe('fuzz: filter, connector and record bodies', () => {
         const what = `write ${target.name}.${slug}`;
         await bulkCreate(db, slug, records, ctx).then(() => stats.accepted++, (e: unknown) => libraryError(e, RECORD_ERROR_CODES, `create ${what}`));
         await bulkUpsert(db, slug, { values: records }, ctx).then(
-          (r) => expect(r.records).toHaveLength(records.length),
+          (r) => {
+            expect(r.records).toHaveLength(records.length);
+            // The answer goes out through JSON.stringify, which recurses: it must be serializable.
+            expect(() => JSON.stringify(r)).not.toThrow();
+          },
           (e: unknown) => libraryError(e, RECORD_ERROR_CODES, `upsert ${what}`),
         );
       }),
