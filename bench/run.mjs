@@ -7,6 +7,7 @@
 //   node bench/run.mjs sql           emitted vs hand-written SQL on PostgreSQL 15
 //   node bench/run.mjs filter        record filter and connector vs hand-written SQL on PostgreSQL 15
 //   node bench/run.mjs fanout        fanout: 'exact' vs the fan-out vs hand-written pre-aggregation on PostgreSQL 15
+//   node bench/run.mjs bodies        compile time of filter and connector bodies against their size, up to the caps
 //
 // OQL_BENCH_BASELINE=<another build's index.js> makes the interleaved and cold-start parts measure that build
 // too, in the same rounds, for before/after ratios.
@@ -24,12 +25,12 @@ import { fileURLToPath } from 'node:url';
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH);
 const DATA = join(BENCH, '.data');
-const PARTS = ['compile', 'interleaved', 'sql', 'filter', 'fanout'];
+const PARTS = ['compile', 'interleaved', 'sql', 'filter', 'fanout', 'bodies'];
 
 const asked = process.argv.slice(2);
 const unknown = asked.filter((a) => !PARTS.includes(a));
 if (unknown.length) {
-  console.error(`unknown part ${unknown.join(', ')}; usage: node bench/run.mjs [compile] [interleaved] [sql] [filter] [fanout]`);
+  console.error(`unknown part ${unknown.join(', ')}; usage: node bench/run.mjs [compile] [interleaved] [sql] [filter] [fanout] [bodies]`);
   process.exit(2);
 }
 const parts = asked.length ? PARTS.filter((p) => asked.includes(p)) : PARTS;
@@ -117,7 +118,7 @@ const sections = PARTS.map((part) => {
 
 const head = `# Benchmark results
 
-Written by \`npm run bench\` (\`node bench/run.mjs [compile|interleaved|sql|filter|fanout]\`); overwritten on every run. Sources: bench/.
+Written by \`npm run bench\` (\`node bench/run.mjs [compile|interleaved|sql|filter|fanout|bodies]\`); overwritten on every run. Sources: bench/.
 
 | | |
 | --- | --- |

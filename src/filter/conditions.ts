@@ -40,6 +40,17 @@ const CONDITION_KEYS = ['field', 'operator', 'value', 'and', 'or'];
 /** Longest string value accepted, and most items of an `in`/`nin` list. */
 export const MAX_STRING_LENGTH = 10_000;
 export const MAX_LIST_LENGTH = 1_000;
+/**
+ * Most values of one body in all, each list item counting one: every value is a bind parameter
+ * (a PostgreSQL statement takes at most 65,535) and costs the compiler a few microseconds, so
+ * 200 conditions of 1,000-item lists would be a 200,000-parameter statement no server runs.
+ */
+export const MAX_VALUES = 5_000;
+/**
+ * Most characters of all the string values of one body together: each is read a few times
+ * (checked, escaped, hashed), and twenty values of the longest length are more than any filter needs.
+ */
+export const MAX_TEXT = 200_000;
 
 export interface ConditionLimits {
   /** Deepest nesting of and/or groups. */
@@ -55,7 +66,10 @@ export interface ConditionLimits {
 export class ConditionBuilder {
   private nextScope = 1;
   private conditions = 0;
-  private overCount = false;
+  private values = 0;
+  private textLength = 0;
+  /** A limit of the whole body was exceeded: it is reported once and nothing more is read. */
+  private stopped = false;
 
   constructor(
     private readonly catalog: Catalog,
@@ -78,7 +92,8 @@ export class ConditionBuilder {
       return null;
     }
     for (const key of Object.keys(v)) {
-      if (key !== 'and') this.problems.add('INVALID_BODY', at(path, key), key, `the connector filter takes only 'and' (a list of conditions)${key === 'or' ? '' : `; '${key}' is not allowed`}`);
+      if (this.problems.full) break;
+      if (key !== 'and') this.problems.add('INVALID_BODY', at(path, key), key, () => `the connector filter takes only 'and' (a list of conditions)${key === 'or' ? '' : `; '${key}' is not allowed`}`);
     }
     if (!has(v, 'and')) return null;
     return this.group(get(v, 'and'), at(path, 'and'), 'AND', 1, true);
@@ -92,19 +107,23 @@ export class ConditionBuilder {
 
   private node(v: unknown, path: string, depth: number, flat: boolean): B.BExpr | null {
     if (++this.conditions > this.limits.maxConditions) {
-      if (!this.overCount) this.problems.add('LIMIT_EXCEEDED', path, '', `the filter has more than ${this.limits.maxConditions} conditions`);
-      this.overCount = true;
+      this.stop(path, '', `the filter has more than ${this.limits.maxConditions} conditions`);
       return null;
     }
+    // Once the report is full the body is refused whatever the rest holds: reading it is wasted.
+    if (this.problems.full) return null;
     if (!isPlainObject(v)) {
       this.problems.add('INVALID_BODY', path, '', `a condition must be an object, not ${kindOf(v)}`);
       return null;
     }
     for (const key of Object.keys(v)) {
+      if (this.problems.full) break;
       if (CONDITION_KEYS.includes(key) && !(flat && (key === 'and' || key === 'or'))) continue;
-      const hint = flat ? undefined : didYouMean(key, CONDITION_KEYS);
-      const why = flat && (key === 'and' || key === 'or') ? 'connector conditions do not nest' : `'${key}' is not a key of a condition (they are field, operator, value, and, or)${hint ? `; ${hint}` : ''}`;
-      this.problems.add('INVALID_BODY', at(path, key), key, why);
+      this.problems.add('INVALID_BODY', at(path, key), key, () => {
+        if (flat && (key === 'and' || key === 'or')) return 'connector conditions do not nest';
+        const hint = flat ? undefined : didYouMean(key, CONDITION_KEYS);
+        return `'${key}' is not a key of a condition (they are field, operator, value, and, or)${hint ? `; ${hint}` : ''}`;
+      });
     }
     const parts: (B.BExpr | null)[] = [];
     const leaf = has(v, 'field') || has(v, 'operator') || has(v, 'value');
@@ -137,7 +156,7 @@ export class ConditionBuilder {
     const out: B.BExpr[] = [];
     let failed = false;
     for (let i = 0; i < v.length; i++) {
-      if (this.overCount) return null;
+      if (this.stopped || this.problems.full) return null;
       const e = this.node(v[i], at(path, i), depth + 1, flat);
       if (e) out.push(e);
       else failed = true;
@@ -155,8 +174,10 @@ export class ConditionBuilder {
       this.problems.add('INVALID_BODY', at(path, 'operator'), fieldName, operator === undefined ? 'the condition has no operator' : `operator must be a string, not ${kindOf(operator)}`);
       ok = false;
     } else if (!OPERATOR_SET.has(operator)) {
-      const hint = didYouMean(operator, OPERATORS);
-      this.problems.add('UNKNOWN_OPERATOR', at(path, 'operator'), fieldName, `unknown operator ${show(operator)}${hint ? `; ${hint}` : `; the operators are ${OPERATORS.join(', ')}`}`);
+      this.problems.add('UNKNOWN_OPERATOR', at(path, 'operator'), fieldName, () => {
+        const hint = didYouMean(operator, OPERATORS);
+        return `unknown operator ${show(operator)}${hint ? `; ${hint}` : `; the operators are ${OPERATORS.join(', ')}`}`;
+      });
       ok = false;
     }
     if (typeof field !== 'string') {
@@ -169,6 +190,12 @@ export class ConditionBuilder {
     const op = operator as Operator;
     if (ok && flat && !NO_VALUE.has(op) && !has(v, 'value')) {
       this.problems.add('INVALID_BODY', at(path, 'value'), fieldName, `the condition has no value; '${op}' needs one`);
+      ok = false;
+    }
+    // Presence operators take no value (service 4.5): one given is refused rather than ignored,
+    // so a client that meant another operator hears so, and no unread value is kept or hashed.
+    if (ok && NO_VALUE.has(op) && value !== undefined && value !== null) {
+      this.problems.add('INVALID_VALUE', at(path, 'value'), fieldName, () => `'${op}' takes no value, not ${kindOf(value)}; leave value out or send null`);
       ok = false;
     }
     if (!ok) return null;
@@ -249,9 +276,10 @@ export class ConditionBuilder {
   private globalSearch(field: string, value: unknown, path: string): B.BExpr | null {
     let ok = true;
     if (field !== '') {
-      this.problems.add('INVALID_BODY', at(path, 'field'), field, `global_search searches every text field of the object: send field "" (not ${show(field)})`);
+      this.problems.add('INVALID_BODY', at(path, 'field'), field, () => `global_search searches every text field of the object: send field "" (not ${show(field)})`);
       ok = false;
     }
+    if (!this.takeValues(1, at(path, 'value'), field)) return null;
     const s = this.string(value, at(path, 'value'), field);
     if (!ok || s === null) return null;
     const columns = searchColumns(this.catalog, this.root).map((c) => ({ kind: 'Column', scope: 0, hops: [], object: this.root, column: c, logical: 'text', type: 'text', span: SPAN }) as B.BColumn);
@@ -261,15 +289,40 @@ export class ConditionBuilder {
     return logical('OR', columns.map((c) => like(c, pattern, true)));
   }
 
+  private stop(path: string, field: string, message: string): void {
+    if (!this.stopped) this.problems.add('LIMIT_EXCEEDED', path, field, message);
+    this.stopped = true;
+  }
+
+  /** Counts `n` more values against MAX_VALUES before any of them is read. */
+  private takeValues(n: number, path: string, field: string): boolean {
+    this.values += n;
+    if (this.values <= MAX_VALUES) return true;
+    this.stop(path, field, `the filter has more than ${MAX_VALUES} values in all (each item of a list counts one)`);
+    return false;
+  }
+
+  /**
+   * The caps on a string value, checked before a character of it is read as text, number or
+   * date: its own length, then the characters of all string values of the body so far.
+   */
+  private sized(v: string, path: string, field: string): boolean {
+    if (v.length > MAX_STRING_LENGTH) {
+      this.problems.add('LIMIT_EXCEEDED', path, field, `the value is longer than ${MAX_STRING_LENGTH} characters`);
+      return false;
+    }
+    this.textLength += v.length;
+    if (this.textLength <= MAX_TEXT) return true;
+    this.stop(path, field, `the filter's string values hold more than ${MAX_TEXT} characters in all`);
+    return false;
+  }
+
   private string(v: unknown, path: string, field: string): string | null {
     if (typeof v !== 'string') {
       this.problems.add('INVALID_VALUE', path, field, v === undefined ? 'a string value is required' : `expects a string, not ${kindOf(v)}`);
       return null;
     }
-    if (v.length > MAX_STRING_LENGTH) {
-      this.problems.add('LIMIT_EXCEEDED', path, field, `the value is longer than ${MAX_STRING_LENGTH} characters`);
-      return null;
-    }
+    if (!this.sized(v, path, field)) return null;
     // PostgreSQL text cannot hold NUL: say so here rather than let the database fail.
     if (v.includes('\u0000')) {
       this.problems.add('INVALID_VALUE', path, field, 'the value contains a NUL character (\\u0000), which no field can hold');
@@ -280,6 +333,7 @@ export class ConditionBuilder {
 
   /** One value for a field, as a bind parameter of the field's type. */
   private scalar(cat: Category, def: ColumnDef, v: unknown, path: string, field: string): B.BValue | null {
+    if (typeof v === 'string' && (cat === 'number' || cat === 'time') && !this.sized(v, path, field)) return null;
     switch (cat) {
       case 'text':
       case 'relation': {
@@ -292,8 +346,10 @@ export class ConditionBuilder {
         if (s === null) return null;
         const options = def.options ?? [];
         if (!options.includes(s)) {
-          const hint = didYouMean(s, options);
-          this.problems.add('UNKNOWN_OPTION', path, field, `${show(s)} is not an option of '${field}'${hint ? ` (${hint})` : ''}; the options are ${options.join(', ')}`);
+          this.problems.add('UNKNOWN_OPTION', path, field, () => {
+            const hint = didYouMean(s, options);
+            return `${show(s)} is not an option of '${field}'${hint ? ` (${hint})` : ''}; the options are ${options.join(', ')}`;
+          });
           return null;
         }
         return text(s);
@@ -301,7 +357,7 @@ export class ConditionBuilder {
       case 'number': {
         const n = numberOf(v);
         if (n === null) {
-          this.problems.add('INVALID_VALUE', path, field, `'${field}' is a number: expects a finite number, not ${show(v)}`);
+          this.problems.add('INVALID_VALUE', path, field, () => `'${field}' is a number: expects a finite number, not ${show(v)}`);
           return null;
         }
         return numeric(n);
@@ -309,7 +365,7 @@ export class ConditionBuilder {
       case 'time': {
         const ms = epochOf(v);
         if (ms === null) {
-          this.problems.add('INVALID_VALUE', path, field, `'${field}' is a ${def.type}: expects epoch milliseconds (an integer) or an ISO 8601 date-time such as 2024-05-01T10:00:00Z, not ${show(v)}`);
+          this.problems.add('INVALID_VALUE', path, field, () => `'${field}' is a ${def.type}: expects epoch milliseconds (an integer) or an ISO 8601 date-time such as 2024-05-01T10:00:00Z, not ${show(v)}`);
           return null;
         }
         return int8(ms);
@@ -317,7 +373,7 @@ export class ConditionBuilder {
       case 'boolean': {
         const b = booleanOf(v);
         if (b === null) {
-          this.problems.add('INVALID_VALUE', path, field, `'${field}' is a boolean: expects true or false (or 1 or 0), not ${show(v)}`);
+          this.problems.add('INVALID_VALUE', path, field, () => `'${field}' is a boolean: expects true or false (or 1 or 0), not ${show(v)}`);
           return null;
         }
         return bool(b);
@@ -341,9 +397,11 @@ export class ConditionBuilder {
       this.problems.add('LIMIT_EXCEEDED', path, field, `the list has more than ${MAX_LIST_LENGTH} values`);
       return null;
     }
+    if (!this.takeValues(v.length, path, field)) return null;
     const out: B.BValue[] = [];
     let failed = false;
     for (let i = 0; i < v.length; i++) {
+      if (this.stopped) return null;
       const x = this.scalar(cat, def, v[i], at(path, i), field);
       if (x) out.push(x);
       else failed = true;
@@ -355,8 +413,7 @@ export class ConditionBuilder {
   private predicate(c: B.BColumn, def: ColumnDef, op: Operator, value: unknown, path: string, field: string): B.BExpr | null {
     const cat = categoryOf(def.type);
     if (!APPLIES[cat].has(op)) {
-      const takes = [...APPLIES[cat]].join(', ');
-      this.problems.add('OPERATOR_NOT_APPLICABLE', at(path, 'operator'), field, `operator '${op}' does not apply to '${field}' (${def.type}); it takes ${takes}`);
+      this.problems.add('OPERATOR_NOT_APPLICABLE', at(path, 'operator'), field, () => `operator '${op}' does not apply to '${field}' (${def.type}); it takes ${[...APPLIES[cat]].join(', ')}`);
       return null;
     }
     const vpath = at(path, 'value');
@@ -386,7 +443,7 @@ export class ConditionBuilder {
         if (!items) return null;
         const [low, high] = items as [B.BValue, B.BValue];
         if ((low.value as number) > (high.value as number)) {
-          this.problems.add('INVALID_RANGE', vpath, field, `the range is reversed: ${show(value)} has its low end above its high end`);
+          this.problems.add('INVALID_RANGE', vpath, field, () => `the range is reversed: ${show(value)} has its low end above its high end`);
           return null;
         }
         return { kind: 'Between', operand: c, low, high, negated: false, type: 'boolean', span: SPAN };
@@ -397,6 +454,7 @@ export class ConditionBuilder {
       case 'ends_with':
       case 'contains':
       case 'not_contains': {
+        if (!this.takeValues(1, vpath, field)) return null;
         const s = this.string(value, vpath, field);
         if (s === null) return null;
         if (op === 'like' || op === 'ilike') return like(c, escapeLike(s, true), op === 'ilike');
@@ -405,6 +463,7 @@ export class ConditionBuilder {
         return op === 'not_contains' ? orEmpty(c, like(c, pattern, true)) : like(c, pattern, true);
       }
       default: {
+        if (!this.takeValues(1, vpath, field)) return null;
         const x = this.scalar(cat, def, value, vpath, field);
         if (!x) return null;
         if (cat === 'multiselect') {

@@ -111,9 +111,12 @@ function readBody(body: unknown, options: ConnectorOptions): ReadBody {
   }
   const q = query as Record<string, unknown>;
   for (const key of Object.keys(q)) {
+    if (problems.full) break;
     if (key !== 'fields' && key !== 'filter') {
-      const hint = didYouMean(key, ['fields', 'filter']);
-      problems.add('INVALID_BODY', at('query', key), key, `'${key}' is not a key of query (they are fields and filter)${hint ? `; ${hint}` : ''}`);
+      problems.add('INVALID_BODY', at('query', key), key, () => {
+        const hint = didYouMean(key, ['fields', 'filter']);
+        return `'${key}' is not a key of query (they are fields and filter)${hint ? `; ${hint}` : ''}`;
+      });
     }
   }
   const token = isPlainObject(body) && has(body, 'next_token') ? get(body, 'next_token') : null;

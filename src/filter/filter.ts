@@ -19,7 +19,7 @@ export interface FilterOptions {
   readonly access?: Iterable<string>;
   /** Largest page_size accepted. Default 1000. */
   readonly maxPageSize?: number;
-  /** Deepest nesting of and/or groups. Default 10. */
+  /** Deepest nesting of and/or groups. Default 10, at most 64. */
   readonly maxDepth?: number;
   /** Most conditions (groups and leaves) in one body. Default 200. */
   readonly maxConditions?: number;
@@ -29,6 +29,11 @@ export const DEFAULT_PAGE_SIZE = 100;
 export const DEFAULT_MAX_PAGE_SIZE = 1000;
 export const DEFAULT_MAX_DEPTH = 10;
 export const DEFAULT_MAX_CONDITIONS = 200;
+/**
+ * The highest `maxDepth` a caller may set: the builder, planner and emitter walk the condition
+ * tree recursively, so its depth is capped here, as the query language caps its nesting at 64.
+ */
+export const MAX_DEPTH_OPTION = 64;
 const MAX_FIELDS = 500;
 const MAX_SORT = 20;
 
@@ -92,18 +97,21 @@ export function readFields(t: Target, v: unknown, path: string, problems: Proble
   }
   const outputs: B.BoundOutput[] = [];
   const fields: string[] = [];
-  v.forEach((f, i) => {
+  const seen = new Set<string>();
+  for (let i = 0; i < v.length && !problems.full; i++) {
+    const f: unknown = v[i];
     if (typeof f !== 'string') {
       problems.add('INVALID_BODY', at(path, i), '', `a field name must be a string, not ${kindOf(f)}`);
-      return;
+      continue;
     }
-    if (fields.includes(f)) return; // a repeated field is returned once
+    if (seen.has(f)) continue; // a repeated field is returned once
     const o = fieldOutput(t, f, at(path, i), problems);
     if (o) {
       outputs.push(o.out);
       fields.push(f);
+      seen.add(f);
     }
-  });
+  }
   return { outputs, fields };
 }
 
@@ -120,7 +128,8 @@ function readSort(t: Target, v: unknown, path: string, problems: Problems): B.Bo
           return;
         }
         for (const key of Object.keys(s)) {
-          if (key !== 'field' && key !== 'direction') problems.add('INVALID_BODY', at(p, key), key, `'${key}' is not a key of a sort entry (they are field and direction)`);
+          if (problems.full) break;
+          if (key !== 'field' && key !== 'direction') problems.add('INVALID_BODY', at(p, key), key, () => `'${key}' is not a key of a sort entry (they are field and direction)`);
         }
         const field = get(s, 'field');
         const direction = get(s, 'direction') ?? 'asc';
@@ -157,7 +166,8 @@ function readPagination(v: unknown, path: string, problems: Problems, maxPageSiz
     return out;
   }
   for (const key of Object.keys(v)) {
-    if (key !== 'page' && key !== 'page_size') problems.add('INVALID_BODY', at(path, key), key, `'${key}' is not a key of pagination (they are page and page_size)`);
+    if (problems.full) break;
+    if (key !== 'page' && key !== 'page_size') problems.add('INVALID_BODY', at(path, key), key, () => `'${key}' is not a key of pagination (they are page and page_size)`);
   }
   const page = get(v, 'page');
   const size = get(v, 'page_size');
@@ -174,15 +184,22 @@ function readPagination(v: unknown, path: string, problems: Problems, maxPageSiz
   return out;
 }
 
-function positive(name: string, v: number | undefined, fallback: number): number {
+function positive(name: string, v: number | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   const n = v ?? fallback;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) throw OqlError.plain('INVALID_OPTIONS', `${name} must be a whole number of at least 1, not ${String(v)}`);
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1 || n > max) {
+    throw OqlError.plain('INVALID_OPTIONS', `${name} must be a whole number ${max === Number.MAX_SAFE_INTEGER ? 'of at least 1' : `from 1 to ${max}`}, not ${String(v)}`);
+  }
   return n;
 }
 
 export function limitsOf(options: { maxDepth?: number; maxConditions?: number }): ConditionLimits {
-  return { maxDepth: positive('maxDepth', options.maxDepth, DEFAULT_MAX_DEPTH), maxConditions: positive('maxConditions', options.maxConditions, DEFAULT_MAX_CONDITIONS) };
+  return {
+    maxDepth: positive('maxDepth', options.maxDepth, DEFAULT_MAX_DEPTH, MAX_DEPTH_OPTION),
+    maxConditions: positive('maxConditions', options.maxConditions, DEFAULT_MAX_CONDITIONS),
+  };
 }
+
+const QUERY_KEYS = ['fields', 'filters', 'sort', 'pagination'];
 
 /** The bound query of a filter body; throws the body's every problem as one 400. */
 export function bindFilter(body: unknown, options: FilterOptions): B.BoundQuery {
@@ -197,9 +214,12 @@ export function bindFilter(body: unknown, options: FilterOptions): B.BoundQuery 
   }
   const q = query as Record<string, unknown>;
   for (const key of Object.keys(q)) {
-    if (!['fields', 'filters', 'sort', 'pagination'].includes(key)) {
-      const hint = didYouMean(key, ['fields', 'filters', 'sort', 'pagination']);
-      problems.add('INVALID_BODY', at('query', key), key, `'${key}' is not a key of query (they are fields, filters, sort, pagination)${hint ? `; ${hint}` : ''}`);
+    if (problems.full) break;
+    if (!QUERY_KEYS.includes(key)) {
+      problems.add('INVALID_BODY', at('query', key), key, () => {
+        const hint = didYouMean(key, QUERY_KEYS);
+        return `'${key}' is not a key of query (they are fields, filters, sort, pagination)${hint ? `; ${hint}` : ''}`;
+      });
     }
   }
   const { outputs } = readFields(t, get(q, 'fields'), 'query.fields', problems, false);

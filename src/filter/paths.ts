@@ -2,6 +2,7 @@ import type * as B from '../bind/bound.js';
 import { columnValueType } from '../bind/types.js';
 import type { Catalog, ColumnDef, ObjectDef, VirtualRelation } from '../catalog/types.js';
 import { didYouMean } from '../diagnostics/suggest.js';
+import type { Message } from './problems.js';
 
 /** Most relation hops in one dot path (as the query language's default). */
 export const MAX_PATH_HOPS = 6;
@@ -31,7 +32,8 @@ export interface VirtualPath {
 
 export type ResolvedPath = ColumnPath | VirtualPath;
 
-export type PathResult = { ok: ResolvedPath } | { error: string };
+/** The error's message is written (with its did-you-mean search) only if it is reported. */
+export type PathResult = { ok: ResolvedPath } | { error: Message };
 
 /**
  * Resolves `owner.manager.email` from `object`: each segment but the last must be a relation.
@@ -45,8 +47,8 @@ export function resolvePath(catalog: Catalog, object: string, segments: readonly
     const def = obj.columns.get(seg);
     const where = i === 0 ? `'${obj.slug}'` : `'${obj.slug}' (reached by '${segments.slice(0, i).join('.')}')`;
     if (!def) {
-      const hint = didYouMean(seg, obj.columns.keys());
-      return { error: `${where} has no field '${seg}'${hint ? `; ${hint}` : ''}` };
+      const columns = obj.columns;
+      return { error: () => `${where} has no field '${seg}'${withHint(didYouMean(seg, columns.keys()))}` };
     }
     const last = i === segments.length - 1;
     if (def.relation?.kind === 'virtual') {
@@ -62,6 +64,10 @@ export function resolvePath(catalog: Catalog, object: string, segments: readonly
     obj = target;
   }
   return { error: 'the field is empty' };
+}
+
+function withHint(hint: string | undefined): string {
+  return hint ? `; ${hint}` : '';
 }
 
 /** Splits a field into path segments; null when it is not a well-formed dot path. */

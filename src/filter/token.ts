@@ -74,13 +74,43 @@ export function readToken(token: unknown, secret: string | Uint8Array, requestHa
   return p;
 }
 
-/** JSON with object keys sorted, so the same request always hashes the same. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+/**
+ * JSON with object keys sorted, so the same request always hashes the same. Written with its own
+ * stack of pending pieces, not recursion: how deep a value is nested must not decide whether
+ * hashing it overflows the call stack (the bodies that reach here are validated, but this
+ * function does not rely on it).
+ */
+export function canonical(root: unknown): string {
+  const out: string[] = [];
+  // Pending pieces, the next on top: literal text (brackets, commas, keys) or a value to write.
+  const pending: ({ text: string } | { value: unknown })[] = [{ value: root }];
+  while (pending.length > 0) {
+    const piece = pending.pop()!;
+    if ('text' in piece) {
+      out.push(piece.text);
+      continue;
+    }
+    const v = piece.value;
+    if (Array.isArray(v)) {
+      pending.push({ text: ']' });
+      for (let i = v.length - 1; i >= 0; i--) {
+        pending.push({ value: v[i] });
+        if (i > 0) pending.push({ text: ',' });
+      }
+      pending.push({ text: '[' });
+    } else if (v !== null && typeof v === 'object') {
+      const keys = Object.keys(v).sort();
+      pending.push({ text: '}' });
+      for (let i = keys.length - 1; i >= 0; i--) {
+        pending.push({ value: (v as Record<string, unknown>)[keys[i]!] });
+        pending.push({ text: `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:` });
+      }
+      pending.push({ text: '{' });
+    } else {
+      out.push(JSON.stringify(v) ?? 'null');
+    }
   }
-  return JSON.stringify(v) ?? 'null';
+  return out.join('');
 }
 
 export function requestHash(orgId: string, slug: string, fields: unknown, filter: unknown): string {

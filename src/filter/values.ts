@@ -1,4 +1,5 @@
 import type * as B from '../bind/bound.js';
+import { decimalOf } from '../catalog/decimal.js';
 import type { LogicalType } from '../catalog/types.js';
 
 /** How the filter treats a logical type: which operators apply and what a value must be. */
@@ -78,8 +79,23 @@ export function like(operand: B.BExpr, pattern: string, caseInsensitive: boolean
  * so `\`, `_` and (unless kept as the wildcard) `%` are escaped with it; no ESCAPE clause needed.
  */
 export function escapeLike(value: string, keepPercent: boolean): string {
-  return value.replace(keepPercent ? /[\\_]/g : /[\\_%]/g, (c) => `\\${c}`);
+  // One pass that copies the runs between escapes: a replace() callback per match cost three
+  // times as much on a search of 5,000 characters that are all `%` and `_`.
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === BACKSLASH || c === UNDERSCORE || (c === PERCENT && !keepPercent)) {
+      out += `${value.slice(from, i)}\\`;
+      from = i;
+    }
+  }
+  return out === '' ? value : out + value.slice(from);
 }
+
+const BACKSLASH = 0x5c;
+const UNDERSCORE = 0x5f;
+const PERCENT = 0x25;
 
 // ---- Values of a body.
 
@@ -107,14 +123,10 @@ export function epochOf(v: unknown): number | null {
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|[+-]\d{2}:\d{2})?)?$/;
 
-/** A finite number from a number or a plain decimal string. */
+/** A finite number from a number or a decimal string (catalog/decimal.ts, shared with record writes). */
 export function numberOf(v: unknown): number | null {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
-  if (typeof v === 'string' && /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(v)) {
-    const n = Number(v);
-    return Number.isFinite(n) ? n : null;
-  }
-  return null;
+  const n = typeof v === 'number' ? v : typeof v === 'string' ? decimalOf(v) : null;
+  return n !== null && Number.isFinite(n) ? n : null;
 }
 
 export function booleanOf(v: unknown): boolean | null {

@@ -1,6 +1,7 @@
+import { MAX_DECIMAL_LENGTH, decimalOf } from '../catalog/decimal.js';
+import type { ColumnDef, ObjectDef } from '../catalog/types.js';
 import type { ValidationError } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/suggest.js';
-import type { ColumnDef, ObjectDef } from '../catalog/types.js';
 import { checkPhone, phoneRules, type PhoneLibrary } from './phone.js';
 
 /**
@@ -29,10 +30,16 @@ export const SYSTEM_FIELDS: ReadonlySet<string> = new Set([
 ]);
 
 const MAX_PROBLEMS = 10_000;
+/**
+ * Did-you-mean searches of one write: enough for every typo a person makes, not one per key of
+ * a generated record (10,000 unknown keys cost 40 ms of searching for hints nobody reads).
+ */
+const MAX_HINTS = 100;
 
 /** Every problem of every record, in the service's section-7 shape. */
 export class RecordProblems {
   readonly list: ValidationError[] = [];
+  private hints = 0;
   constructor(private readonly objectSlug: string) {}
 
   add(recordIndex: number | null, field: string, code: RecordErrorCode, message: string, metaData: string | null = null): void {
@@ -43,6 +50,18 @@ export class RecordProblems {
 
   get size(): number {
     return this.list.length;
+  }
+
+  /** No further problem will be listed: the rest of a record need not be read (its write fails anyway). */
+  get full(): boolean {
+    return this.list.length >= MAX_PROBLEMS;
+  }
+
+  /** Whether the next problem may search a did-you-mean: it will be listed, and is among the first MAX_HINTS to ask. */
+  takeHint(): boolean {
+    if (this.full || this.hints >= MAX_HINTS) return false;
+    this.hints++;
+    return true;
   }
 }
 
@@ -70,15 +89,18 @@ export function checkFields(
   phone: PhoneLibrary | null, problems: RecordProblems, allowId = false,
 ): Map<string, unknown> {
   const values = new Map<string, unknown>();
+  let writable: string[] | undefined;
   for (const key of Object.keys(input)) {
+    if (problems.full) break;
     const raw = input[key];
     if (key === 'id' && allowId) continue;
     const col = obj.columns.get(key);
     if (!col) {
       if (SYSTEM_FIELDS.has(key)) problems.add(index, key, 'READ_ONLY_FIELD', `'${key}' is set by the service and cannot be written`);
       else {
-        const writable = [...obj.columns.values()].filter(isWritable).map((c) => c.slug);
-        problems.add(index, key, 'UNKNOWN_FIELD', `'${key}' is not a field of '${obj.slug}'`, didYouMean(key, writable) ?? null);
+        let hint: string | undefined;
+        if (problems.takeHint()) hint = didYouMean(key, (writable ??= [...obj.columns.values()].filter(isWritable).map((c) => c.slug)));
+        problems.add(index, key, 'UNKNOWN_FIELD', `'${key}' is not a field of '${obj.slug}'`, hint ?? null);
       }
       continue;
     }
@@ -112,7 +134,6 @@ function isEmpty(v: unknown): boolean {
 type Converted = { ok: unknown } | { code: RecordErrorCode; message: string; meta?: string };
 
 const EMAIL = /^[^\s@"(),:;<>[\\\]]+@[^\s@"(),:;<>[\\\]]+\.[^\s@"(),:;<>[\\\]]+$/;
-const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const DAY_MS = 86_400_000;
 
 /**
@@ -141,8 +162,11 @@ function convert(col: ColumnDef, v: unknown, phone: PhoneLibrary | null): Conver
     case 'number':
     case 'currency':
     case 'integer': {
-      const n = typeof v === 'number' ? v : typeof v === 'string' && DECIMAL.test(v.trim()) ? Number(v.trim()) : undefined;
-      if (n === undefined) return typeof v === 'string' ? { code: 'PARSE_INVALID_FORMAT', message: `is not a number: ${show(v)}` } : mismatch(v, 'a number');
+      if (typeof v === 'string' && v.length > MAX_DECIMAL_LENGTH) {
+        return { code: 'PARSE_INVALID_FORMAT', message: `is not a number: a decimal has at most ${MAX_DECIMAL_LENGTH.toLocaleString('en-US')} characters, not ${v.length.toLocaleString('en-US')}` };
+      }
+      const n = typeof v === 'number' ? v : typeof v === 'string' ? decimalOf(v) : null;
+      if (n === null) return typeof v === 'string' ? { code: 'PARSE_INVALID_FORMAT', message: `is not a number: ${show(v)}` } : mismatch(v, 'a number');
       if (!Number.isFinite(n)) return { code: 'PARSE_INVALID_FORMAT', message: 'must be a finite number' };
       if (col.type === 'integer' && !Number.isSafeInteger(n)) return { code: 'PARSE_INVALID_FORMAT', message: `must be a whole number between -(2^53-1) and 2^53-1, not ${String(n)}` };
       return { ok: n };
@@ -226,8 +250,27 @@ function unstorable(s: string): string | null {
   return null;
 }
 
+/** Deepest nesting of a json value a record may store (and of any value a write echoes back). */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Whether `v` nests arrays or objects more than `max` levels deep. Walks with a stack of its
+ * own and stops at the first path too deep: a value nested 100,000 deep costs `max` steps down it.
+ */
+export function nestedDeeperThan(v: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[v, 0]];
+  while (stack.length > 0) {
+    const [x, depth] = stack.pop()!;
+    if (typeof x !== 'object' || x === null) continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(x) ? x : Object.values(x)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** Why a json value cannot be stored, or null. Recursive, but it checks the depth before each level, so never more than MAX_JSON_DEPTH + 1 calls deep. */
 function unstorableJson(v: unknown, depth: number): string | null {
-  if (depth > 64) return 'is nested more than 64 levels deep';
+  if (depth > MAX_JSON_DEPTH) return `is nested more than ${MAX_JSON_DEPTH} levels deep`;
   if (v === null) return null;
   if (typeof v === 'string') return unstorable(v);
   if (typeof v === 'number') return Number.isFinite(v) ? null : 'holds a number JSON cannot represent';

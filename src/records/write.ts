@@ -6,7 +6,7 @@ import { newRecordId } from './ids.js';
 import { phoneLibrary, type PhoneLibrary } from './phone.js';
 import type { Queryable } from '../run/transaction.js';
 import { cast, liveGuard, nameColumn, paramValue, put, recordSelect, searchText, selectRecords, storedColumns, tableOf, toRecord } from './shape.js';
-import { checkFields, isPlainRecord, isWritable, needsPhone, RecordProblems } from './values.js';
+import { MAX_JSON_DEPTH, checkFields, isPlainRecord, isWritable, needsPhone, nestedDeeperThan, RecordProblems } from './values.js';
 import { requireObject } from '../catalog/entities.js';
 import { requireTenant } from '../rules.js';
 
@@ -233,7 +233,9 @@ async function upsertOne(
 
 function failed(element: Record<string, unknown>, id: unknown, message: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(element)) put(out, key, element[key]);
+  // A value nested deeper than any field stores is echoed as null: the answer is serialized by
+  // JSON.stringify, which recurses, and a 5,000-deep echo would overflow the stack there.
+  for (const key of Object.keys(element)) put(out, key, nestedDeeperThan(element[key], MAX_JSON_DEPTH) ? null : element[key]);
   put(out, 'action', 'FAILED');
   put(out, 'error_message', message);
   put(out, 'id', id ?? null);
