@@ -50,6 +50,11 @@ const EXAMPLES: Partial<Record<DiagnosticCode, Example>> = {
   INVALID_ARGUMENT: { wrong: 'SELECT date_part(year, NOW()) AS y FROM opportunity LIMIT 1', right: "SELECT date_part('year', NOW()) AS y FROM opportunity LIMIT 1" },
   NESTED_AGGREGATE: { wrong: 'SELECT SUM(COUNT(id)) AS s FROM opportunity LIMIT 10', right: 'SELECT COUNT(id) AS s FROM opportunity LIMIT 10' },
   AGGREGATE_NOT_ALLOWED: { wrong: 'SELECT owner FROM opportunity WHERE SUM(amount) > 5 GROUP BY owner LIMIT 10', right: 'SELECT owner FROM opportunity GROUP BY owner HAVING SUM(amount) > 5 LIMIT 10' },
+  NUMBER_OUT_OF_RANGE: {
+    detail: 'Integer literals are sent exactly as written: as bigint up to 9223372036854775807, as numeric beyond. A number beyond double precision (about 1.8e308), or too small for it and not zero, could not come back in a result as a number, so it is refused rather than rounded.',
+    wrong: 'SELECT id FROM opportunity WHERE amount < 1e400 LIMIT 10',
+    right: 'SELECT id FROM opportunity WHERE amount < 1e308 LIMIT 10',
+  },
   UNSUPPORTED_DATE_KEYWORD: { wrong: 'SELECT id FROM opportunity WHERE close_date >= CURRENT_DATE LIMIT 10', right: "SELECT id FROM opportunity WHERE close_date >= date_part('epoch', date_trunc('day', NOW() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')*1000 LIMIT 10" },
   DATE_STRING_COMPARISON: { detail: 'The operator is kept; = with a whole day becomes the day\'s range, read in the query\'s zone or the timeZone option (UTC by default).', wrong: "SELECT id FROM opportunity WHERE created_at < '2024-01-01' LIMIT 10", right: 'SELECT id FROM opportunity WHERE created_at < 1704067200000 LIMIT 10' },
   TO_TIMESTAMP_COMPARISON: { wrong: 'SELECT id FROM opportunity WHERE to_timestamp(created_at / 1000) > NOW() LIMIT 10', right: "SELECT id FROM opportunity WHERE created_at > date_part('epoch', NOW())*1000 LIMIT 10" },

@@ -4,6 +4,7 @@ import { didYouMean } from '../diagnostics/suggest.js';
 import type * as A from '../syntax/ast.js';
 import { forEachChild } from '../syntax/ast.js';
 import { FUNCTIONS, UNSUPPORTED_FUNCTIONS } from './functions.js';
+import { INT8_MAX, numberLiteral, offsetFits } from './numbers.js';
 
 /** Dialect rules that need no schema (service 4.10). */
 export interface ValidateOptions {
@@ -115,6 +116,8 @@ class Validator {
     }
     if (s.offset && !s.offset.isInteger) {
       this.bag.error('INVALID_LIMIT', s.offset.span, `OFFSET ${s.offset.text} is not a whole number`, 'write a whole number of rows to skip, such as OFFSET 100');
+    } else if (s.offset && !offsetFits(s.offset.text)) {
+      this.bag.error('NUMBER_OUT_OF_RANGE', s.offset.span, `OFFSET ${s.offset.text} is beyond the largest bigint (${INT8_MAX})`, `write an OFFSET of at most ${INT8_MAX}`);
     }
   }
 
@@ -149,6 +152,11 @@ class Validator {
         forEachChild(e, (c) => this.expr(c as A.Expr, ctx));
         if (ctx.clause === 'where') for (const item of e.items) this.dateComparison(e.operand, item, 'in', e.span);
         return;
+      case 'Number': {
+        const n = numberLiteral(e.text);
+        if (!n.ok) this.bag.error('NUMBER_OUT_OF_RANGE', e.span, n.problem, n.hint);
+        return;
+      }
       case 'Path':
         for (const part of e.parts) if (!part.quoted && part.name.startsWith('pg_')) this.systemReference(part);
         return;
