@@ -370,6 +370,14 @@ class SqlWriter {
         this.list(e.right);
         this.raw(')');
         return;
+      case 'InGroup':
+        if (wrap) this.raw('(');
+        this.expr(e.operand, true);
+        this.raw(' = ANY(array_agg(');
+        this.expr(e.member, false);
+        this.raw('))');
+        if (wrap) this.raw(')');
+        return;
       default: {
         const never: never = e;
         throw new Error(`unhandled bound node ${(never as B.BExpr).kind}`);

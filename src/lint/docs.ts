@@ -92,7 +92,7 @@ const EXAMPLES: Partial<Record<DiagnosticCode, Example>> = {
     right: "SELECT COUNT(*) AS n FROM account p WHERE (EXISTS (SELECT 1 FROM contact x WHERE x.account = p.id AND (x.status = 'bounced')) OR EXISTS (SELECT 1 FROM opportunity x WHERE x.account = p.id AND (x.stage = 'won'))) LIMIT 10",
   },
   FANOUT_EXACT_UNSUPPORTED: {
-    detail: "Raised only under fanout: 'exact' (oql --fanout exact). Exact aggregates count each record once per group; a query whose rows are the children (a one-to-many column grouped or selected), or whose one condition or aggregate pairs the children of two relations, has no such reading, so it is refused rather than given a number that could be wrong.",
+    detail: "Raised only under fanout: 'exact' (oql --fanout exact). Exact aggregates read each record once per group, among the rows the query keeps; conditions across relations (AND, OR, NOT, one condition reading two relations), DISTINCT aggregates and relations reached through a to-one hop all have that reading and compile. Three shapes have none and are refused rather than given a number that could be wrong: a one-to-many column outside an aggregate (the children become the rows, so COUNT(*) could count parents or children); one aggregate reading two relations (its values are pairs of children, and a pair with the row of NULLs is no record); and an aggregate over a relation reached through a to-one hop that also reads the query's own row (pairs of a row and a child, for the same reason).",
     slug: 'account',
     options: { fanout: 'exact' },
     wrong: 'SELECT contacts.status AS status, SUM(opportunities.amount) AS pipeline FROM account GROUP BY 1 LIMIT 10',
