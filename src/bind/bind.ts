@@ -11,6 +11,7 @@ import { NameResolver, existsForm, existsParts, nullAt, sourceOf, type Scope } f
 import { bindCall } from './functions.js';
 import { commonType, compareTypes, describe, isNumeric } from './types.js';
 import { numberLiteral } from '../validate/numbers.js';
+import { exampleCondition, examplesFor } from '../syntax/examples.js';
 import { typeNull, typeOutput, unifyNulls } from './nulls.js';
 
 export interface BindOptions {
@@ -289,7 +290,7 @@ class Binder {
   /** `b`, which must be a condition: reported when it is not, typed boolean when it is NULL. */
   private expectBoolean(b: B.BExpr, where: string): B.BExpr {
     if (b.type !== 'boolean' && b.type !== 'null') {
-      this.bag.error('TYPE_MISMATCH', b.span, `${where} needs a condition, but '${sourceOf(this.bag, b)}' is a ${describe(b.type)}`, 'compare it with something, e.g. is_active = 1 or amount > 0');
+      this.bag.error('TYPE_MISMATCH', b.span, `${where} needs a condition, but '${sourceOf(this.bag, b)}' is a ${describe(b.type)}`, `compare it with something, e.g. ${exampleCondition(examplesFor(this.options))}`);
     }
     return typeNull(b, 'boolean');
   }
@@ -310,7 +311,7 @@ class Binder {
         this.bag.error('SYNTAX_ERROR', e.span, '* is only accepted as the whole select list or in count(*)', 'name the columns');
         return nullAt(e.span);
       case 'Call':
-        return bindCall(e, (a) => this.expr(a, ctx), this.bag, this.zone);
+        return bindCall(e, (a) => this.expr(a, ctx), this.bag, this.zone, () => examplesFor(this.options));
       case 'Unary':
         return this.unary(e, ctx);
       case 'Binary':
@@ -371,7 +372,8 @@ class Binder {
         const items = e.items.map((i) => this.expr(i, ctx));
         for (const i of items) {
           if (i.type !== 'text' && i.type !== 'null') {
-            this.bag.error('TYPE_MISMATCH', i.span, `multiselect arrays hold option slugs (text), but '${sourceOf(this.bag, i)}' is a ${describe(i.type)}`, "quote the option: ARRAY['web']");
+            const quoted = i.kind === 'Value' ? `'${String(i.value).replace(/'/g, "''")}'` : `'${examplesFor(this.options).multiselect?.option ?? 'option'}'`;
+            this.bag.error('TYPE_MISMATCH', i.span, `multiselect arrays hold option slugs (text), but '${sourceOf(this.bag, i)}' is a ${describe(i.type)}`, `quote the option: ARRAY[${quoted}]`);
           }
         }
         return { kind: 'Array', items, type: 'text[]', span: e.span };

@@ -2,6 +2,7 @@ import type { DiagnosticBag, Fix } from '../diagnostics/diagnostic.js';
 import type * as A from '../syntax/ast.js';
 import { FUNCTIONS } from '../validate/functions.js';
 import type * as B from './bound.js';
+import { exampleCondition, type Examples } from '../syntax/examples.js';
 import { typeNull } from './nulls.js';
 import { commonType, describe, isNumeric } from './types.js';
 
@@ -18,7 +19,7 @@ const DATE_TRUNC_FIELDS = new Set(['microseconds', 'milliseconds', 'second', 'mi
  * Types a whitelisted function call. Arity and the whitelist itself were checked by the
  * validator; calls it rejected bind to NULL so binding can go on and report more.
  */
-export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: DiagnosticBag, zone: () => string = () => 'UTC'): B.BExpr {
+export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: DiagnosticBag, zone: () => string, examples: () => Examples): B.BExpr {
   const spec = FUNCTIONS.get(e.name.name);
   const star = e.args.length === 1 && e.args[0]!.kind === 'Star';
   if (!spec || e.args.length < spec.minArgs || e.args.length > spec.maxArgs || (star && spec.name !== 'count')) {
@@ -110,7 +111,8 @@ export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: Diagno
     case 'if': {
       const cond = args[0]!;
       if (cond.type !== 'boolean' && cond.type !== 'null') {
-        bag.error('TYPE_MISMATCH', cond.span, `the first argument of if() must be a condition, but '${show(cond)}' is a ${describe(cond.type)}`, "write if(stage = 'won', amount, 0)");
+        const ex = examples();
+        bag.error('TYPE_MISMATCH', cond.span, `the first argument of if() must be a condition, but '${show(cond)}' is a ${describe(cond.type)}`, `write if(${exampleCondition(ex)}, ${ex.number ?? '1'}, 0)`);
       }
       const type = commonType(args.slice(1), bag, show);
       return call(type, [typeNull(cond, 'boolean'), typeNull(args[1]!, type), typeNull(args[2]!, type)]);

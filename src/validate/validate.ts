@@ -1,13 +1,14 @@
 import { hintZone, repairDateString, type DateComparisonOp } from '../diagnostics/dates.js';
 import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/suggest.js';
+import { examplesFor, type Examples, type HintSource } from '../syntax/examples.js';
 import type * as A from '../syntax/ast.js';
 import { forEachChild } from '../syntax/ast.js';
 import { FUNCTIONS, UNSUPPORTED_FUNCTIONS } from './functions.js';
 import { INT8_MAX, numberLiteral, offsetFits } from './numbers.js';
 
-/** Dialect rules that need no schema (service 4.10). */
-export interface ValidateOptions {
+/** Dialect rules that need no schema (service 4.10); hints take their example names from `catalog` when given. */
+export interface ValidateOptions extends HintSource {
   /** Largest accepted LIMIT. Default 10,000. */
   maxLimit?: number;
   /** Most select items accepted in one select list. Default 200. */
@@ -19,7 +20,9 @@ export interface ValidateOptions {
   timeZone?: string;
 }
 
-export const DEFAULT_VALIDATE_OPTIONS: Required<ValidateOptions> = { maxLimit: 10_000, maxSelectItems: 200, timeZone: 'UTC' };
+type Limits = Required<Omit<ValidateOptions, keyof HintSource>>;
+
+export const DEFAULT_VALIDATE_OPTIONS: Limits = { maxLimit: 10_000, maxSelectItems: 200, timeZone: 'UTC' };
 
 type Clause = 'select' | 'where' | 'group' | 'having' | 'order';
 
@@ -38,12 +41,12 @@ function isDateString(s: string): boolean {
 const COMPARISON = new Set(['=', '<>', '!=', '<', '<=', '>', '>=']);
 
 export function validate(select: A.Select, bag: DiagnosticBag, options: ValidateOptions = {}): void {
-  const limits: Required<ValidateOptions> = {
+  const limits: Limits = {
     maxLimit: options.maxLimit ?? DEFAULT_VALIDATE_OPTIONS.maxLimit,
     maxSelectItems: options.maxSelectItems ?? DEFAULT_VALIDATE_OPTIONS.maxSelectItems,
     timeZone: options.timeZone ?? DEFAULT_VALIDATE_OPTIONS.timeZone,
   };
-  new Validator(bag, limits).select(select, true);
+  new Validator(bag, limits, options).select(select, true);
 }
 
 class Validator {
@@ -51,8 +54,14 @@ class Validator {
 
   constructor(
     private readonly bag: DiagnosticBag,
-    private readonly options: Required<ValidateOptions>,
+    private readonly options: Limits,
+    private readonly hints: HintSource,
   ) {}
+
+  /** Example names for hints, from the catalog in hand. */
+  private get examples(): Examples {
+    return examplesFor(this.hints);
+  }
 
   /** The zone hints speak in; only looked up when a hint needs it. */
   private get zone(): string {
@@ -205,8 +214,8 @@ class Validator {
     if (!spec) {
       if (name.startsWith('pg_')) this.systemReference(e.name);
       else if (UNSUPPORTED_FUNCTIONS.has(name)) {
-        const hint = UNSUPPORTED_FUNCTIONS.get(name)!;
-        this.bag.error('UNSUPPORTED_FUNCTION', e.name.span, `${name}() is not supported`, hint.includes('{zone}') ? hint.replaceAll('{zone}', quoteZone(this.zone)) : hint);
+        const hint = UNSUPPORTED_FUNCTIONS.get(name)!({ examples: this.examples, zone: quoteZone(this.zone) });
+        this.bag.error('UNSUPPORTED_FUNCTION', e.name.span, `${name}() is not supported`, hint);
       } else {
         this.bag.error(
           'UNKNOWN_FUNCTION',
@@ -319,7 +328,7 @@ class Validator {
       if (ts) {
         const other = side === a ? b : a;
         const arg = ts.args[0];
-        const column = arg ? epochColumn(src, arg) : 'created_at';
+        const column = arg ? epochColumn(src, arg) : (this.examples.date ?? 'the date column');
         const seconds = arg !== undefined && arg.kind === 'Binary' && arg.op === '/' && arg.right.kind === 'Number' && arg.right.text === '1000';
         const unit = seconds ? '' : ` (note: to_timestamp takes seconds and ${column} holds milliseconds, so it would need to_timestamp(${column} / 1000))`;
         const direct = side === ts && other !== null && other.kind !== 'String' && other.kind !== 'Number' && op !== 'between' && op !== 'in';
