@@ -1,5 +1,5 @@
 import type { Catalog, ObjectDef } from '../catalog/types.js';
-import { hintZone, repairDateString, type DateComparisonOp } from '../diagnostics/dates.js';
+import { hintZone, isZone, parseDateText, repairDateString, type DateComparisonOp } from '../diagnostics/dates.js';
 import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
 import type { Span } from '../diagnostics/span.js';
 import { didYouMean } from '../diagnostics/suggest.js';
@@ -515,6 +515,7 @@ class Binder {
   private comparable(a: B.BExpr, b: B.BExpr, span: Span, op: DateComparisonOp = 'in'): void {
     const problem = compareTypes(a.type, b.type);
     if (!problem) return;
+    if (this.timestampWithDateString(a, b, span, op) || this.timestampWithDateString(b, a, span, op)) return;
     const [col, lit] = a.type === 'epoch' ? [a, b] : [b, a];
     if (col.type === 'epoch' && lit.type === 'text') {
       const text = lit.kind === 'Value' ? String(lit.value) : sourceOf(this.bag, lit);
@@ -536,6 +537,33 @@ class Binder {
       `cannot compare '${sourceOf(this.bag, a)}' (${describe(a.type)}) with '${sourceOf(this.bag, b)}' (${describe(b.type)})`,
       problem,
     );
+  }
+
+  /**
+   * `to_timestamp(created_at / 1000) AT TIME ZONE 'z' > '2024-01-01'`: a timestamp compared with
+   * a date string. Dates are epoch milliseconds, so the settled form compares the column itself
+   * with the string's instant, read in the expression's own zone; replacing only the string
+   * would compare a timestamp with a number. Reported as DATE_STRING_COMPARISON, like the
+   * column compared with the string directly. True when it reported.
+   */
+  private timestampWithDateString(ts: B.BExpr, lit: B.BExpr, span: Span, op: DateComparisonOp): boolean {
+    if (!(ts.type === 'timestamp' || ts.type === 'timestamptz' || ts.type === 'calendar_date')) return false;
+    if (lit.kind !== 'Value' || typeof lit.value !== 'string' || parseDateText(lit.value, 'UTC') === null) return false;
+    const form = epochForm(ts);
+    const zone = form?.zone ?? this.zone();
+    const column = form ? sourceOf(this.bag, form.column) : null;
+    const whole = op === 'in' || op === 'between' ? lit.span : span;
+    // Only a comparison of its own can become `column op ms`; in BETWEEN and IN the operand is shared.
+    const repair = column !== null && op !== 'in' && op !== 'between' ? repairDateString(this.bag.source, lit.span, lit.value, ts.span, op, whole, zone, column) : null;
+    const ms = parseDateText(lit.value, zone)!.epoch;
+    this.bag.error(
+      'DATE_STRING_COMPARISON',
+      lit.span,
+      `'${sourceOf(this.bag, ts)}' is a timestamp and '${lit.value}' a date string: dates are epoch milliseconds, compared as numbers`,
+      repair?.hint ?? (column !== null ? `compare ${column} itself with epoch milliseconds, e.g. ${column} >= ${ms}` : `compare the epoch milliseconds column itself, e.g. with ${ms} for '${lit.value}'`),
+      repair?.fix,
+    );
+    return true;
   }
 
   /** An enum compared with an option slug it does not have is almost always a typo. */
@@ -665,6 +693,21 @@ class Binder {
 }
 
 /** A number literal as a parameter of the type PostgreSQL gives it (see numberLiteral). */
+/** `to_timestamp(x / 1000)` or `to_timestamp(x / 1000) AT TIME ZONE 'z'` of an epoch column: x, and z. */
+function epochForm(e: B.BExpr): { column: B.BExpr; zone: string | null } | null {
+  let zone: string | null = null;
+  let inner = e;
+  if (e.kind === 'AtTimeZone') {
+    if (e.zone.kind !== 'Value' || typeof e.zone.value !== 'string' || !isZone(e.zone.value)) return null;
+    zone = e.zone.value;
+    inner = e.operand;
+  }
+  if (inner.kind !== 'Call' || inner.fn !== 'to_timestamp') return null;
+  const arg = inner.args[0];
+  if (arg?.kind !== 'Binary' || arg.op !== '/' || arg.left.type !== 'epoch' || arg.right.kind !== 'Value' || arg.right.value !== 1000) return null;
+  return { column: arg.left, zone };
+}
+
 function numberValue(e: A.NumberLit): B.BExpr {
   const n = numberLiteral(e.text);
   // Out of range was reported by the validator; NULL lets binding go on.

@@ -108,7 +108,7 @@ const EXAMPLES: Partial<Record<DiagnosticCode, Example>> = {
     right: "SELECT date_trunc('month', to_timestamp(created_at / 1000) AT TIME ZONE 'UTC') AS m, COUNT(*) AS n FROM opportunity GROUP BY 1 LIMIT 10",
   },
   LIMIT_WITHOUT_ORDER: { wrong: "SELECT id, name FROM opportunity WHERE stage = 'won' LIMIT 10", right: "SELECT id, name FROM opportunity WHERE stage = 'won' ORDER BY id LIMIT 10" },
-  RELATION_ID_COMPARISON: { detail: 'The service\'s rule 5: the relation column holds the id, so comparing it needs no join.', wrong: "SELECT id FROM opportunity WHERE owner.id = 'usr_1' ORDER BY id LIMIT 10", right: "SELECT id FROM opportunity WHERE owner = 'usr_1' ORDER BY id LIMIT 10" },
+  RELATION_ID_COMPARISON: { detail: 'The service\'s rule 5: the relation column holds the id, so comparing it needs no join. The two differ where the relation names a record the caller cannot see (deleted or missing): its .id is NULL, the column still holds the id. So --fix leaves it to a person.', wrong: "SELECT id FROM opportunity WHERE owner.id = 'usr_1' ORDER BY id LIMIT 10", right: "SELECT id FROM opportunity WHERE owner = 'usr_1' ORDER BY id LIMIT 10" },
   INVALID_REPORT_FILE: { detail: 'A .sql or .oql file names its slug in a header comment (-- slug: opportunity) or gets --slug; a .json file is an array of {"name", "slug", "query"}.' },
 };
 

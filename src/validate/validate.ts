@@ -78,11 +78,13 @@ class Validator {
         'split the report into several queries',
       );
     }
+    let taken: Set<string> | undefined;
     for (const item of s.items) {
       this.expr(item.expr, { clause: 'select', aggregate: null });
       if (top && !item.alias && item.expr.kind !== 'Path' && item.expr.kind !== 'Star') {
         const text = this.bag.source.slice(item.expr.span.start, item.expr.span.end);
-        const alias = suggestAlias(item.expr);
+        const alias = freeAlias(suggestAlias(item.expr), (taken ??= this.namesIn(s)));
+        taken.add(alias);
         this.bag.error(
           'MISSING_ALIAS',
           item.expr.span,
@@ -98,6 +100,26 @@ class Validator {
     if (s.having) this.expr(s.having, { clause: 'having', aggregate: null });
     for (const o of s.orderBy) this.expr(o.expr, { clause: 'order', aggregate: null });
     this.limit(s, top);
+  }
+
+  /**
+   * The names an alias must not take: the other output keys (a second one is DUPLICATE_KEY) and
+   * every name the query reads (in ORDER BY an output alias wins over a column of that name, so
+   * it would change what the query orders by). With `*`, the columns of the object it expands to.
+   */
+  private namesIn(s: A.Select): Set<string> {
+    const names = new Set<string>();
+    for (const item of s.items) {
+      if (item.alias) names.add(item.alias.name);
+      else if (item.expr.kind === 'Path') names.add(item.expr.parts.map((p) => p.name).join('.'));
+      else if (item.expr.kind === 'Star') for (const c of this.hints.catalog?.objects.get(s.from.object.name)?.columns.keys() ?? []) names.add(c);
+    }
+    const visit = (n: A.Node): void => {
+      if (n.kind === 'Path') for (const p of n.parts) names.add(p.name);
+      else forEachChild(n, visit);
+    };
+    visit(s);
+    return names;
   }
 
   private from(f: A.FromItem): void {
@@ -302,27 +324,15 @@ class Validator {
   }
 
   /**
-   * Dates are epoch milliseconds, so a date string or a to_timestamp(...) value on either side
-   * of a WHERE comparison is wrong: say so with the epoch form of what the user meant, keeping
-   * the user's operator and bounds.
+   * Dates are epoch milliseconds, so a to_timestamp(...) value on either side of a WHERE
+   * comparison is wrong: say so with the epoch form of what the user meant, keeping the user's
+   * operator and bounds. A date string compared with a date column (or with a timestamp) needs
+   * the column's type, so the binder reports it (DATE_STRING_COMPARISON); here a comparison with
+   * a date string is left to it.
    */
   private dateComparison(a: A.Expr, b: A.Expr | null, op: DateComparisonOp, whole: A.Expr['span']): void {
     const src = this.bag.source;
-    for (const [side, other] of [[a, b], [b, a]] as const) {
-      if (side?.kind === 'String' && isDateString(side.value)) {
-        // The column is the compared operand (never a BETWEEN bound or another IN item).
-        const column = other && other !== side && !(op === 'between' && other.kind === 'String') ? other : op === 'between' || op === 'in' ? a : null;
-        const repair = repairDateString(src, side.span, side.value, column?.span ?? null, op, op === 'between' || op === 'in' ? side.span : whole, this.zone);
-        this.bag.error(
-          'DATE_STRING_COMPARISON',
-          side.span,
-          `the date string ${quote(side.value)} cannot be compared: dates are epoch milliseconds`,
-          repair?.hint ?? 'compare with an epoch value in milliseconds',
-          repair?.fix,
-        );
-        return;
-      }
-    }
+    if ([a, b].some((side) => side?.kind === 'String' && isDateString(side.value))) return;
     for (const side of [a, b]) {
       const ts = side && findToTimestamp(side);
       if (ts) {
@@ -381,6 +391,12 @@ function quote(s: string): string {
 
 function shorten(s: string): string {
   return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}
+
+/** `alias`, or `alias_2`, `alias_3`... when the query already has that name. */
+function freeAlias(alias: string, taken: ReadonlySet<string>): string {
+  if (!taken.has(alias)) return alias;
+  for (let i = 2; ; i++) if (!taken.has(`${alias}_${i}`)) return `${alias}_${i}`;
 }
 
 /** A readable alias for an expression: `sum_amount` for SUM(amount), `count` for COUNT(*). */
