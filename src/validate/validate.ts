@@ -1,4 +1,4 @@
-import { hintZone, repairDateString, type DateComparisonOp } from '../diagnostics/dates.js';
+import { hintZone, type DateComparisonOp } from '../diagnostics/dates.js';
 import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import { examplesFor, type Examples, type HintSource } from '../syntax/examples.js';
