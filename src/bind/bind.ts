@@ -1,5 +1,5 @@
 import type { Catalog, ObjectDef } from '../catalog/types.js';
-import { hintZone, repairDateString, type DateComparisonOp } from '../diagnostics/dates.js';
+import { hintZone, isZone, parseDateText, repairDateString, type DateComparisonOp } from '../diagnostics/dates.js';
 import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
 import type { Span } from '../diagnostics/span.js';
 import { didYouMean } from '../diagnostics/suggest.js';
@@ -10,6 +10,9 @@ import { forEachBoundChild, isAggregate, sameExpr } from './exprs.js';
 import { NameResolver, existsForm, existsParts, nullAt, sourceOf, type Scope } from './names.js';
 import { bindCall } from './functions.js';
 import { commonType, compareTypes, describe, isNumeric } from './types.js';
+import { numberLiteral } from '../validate/numbers.js';
+import { exampleCondition, examplesFor } from '../syntax/examples.js';
+import { typeNull, typeOutput, unifyNulls } from './nulls.js';
 
 export interface BindOptions {
   readonly catalog: Catalog;
@@ -99,7 +102,10 @@ class Binder {
   }
 
   private limitValue(n: A.NumberLit): B.BValue {
-    return { kind: 'Value', value: Number(n.text), pgType: 'int8', type: 'number', span: n.span };
+    // The validator kept LIMIT within its maximum and OFFSET within bigint; above 2^53 the text is exact.
+    const value = Number(n.text);
+    const exact = n.isInteger && !Number.isSafeInteger(value) ? BigInt(n.text).toString() : value;
+    return { kind: 'Value', value: exact, pgType: 'int8', type: 'number', span: n.span };
   }
 
   // ---- select list ----
@@ -278,15 +284,15 @@ class Binder {
   // ---- expressions ----
 
   private condition(e: A.Expr, ctx: Ctx): B.BExpr {
-    const b = this.expr(e, ctx);
-    this.expectBoolean(b, ctx.clause === 'where' ? 'WHERE' : 'HAVING');
-    return b;
+    return this.expectBoolean(this.expr(e, ctx), ctx.clause === 'where' ? 'WHERE' : 'HAVING');
   }
 
-  private expectBoolean(b: B.BExpr, where: string): void {
+  /** `b`, which must be a condition: reported when it is not, typed boolean when it is NULL. */
+  private expectBoolean(b: B.BExpr, where: string): B.BExpr {
     if (b.type !== 'boolean' && b.type !== 'null') {
-      this.bag.error('TYPE_MISMATCH', b.span, `${where} needs a condition, but '${sourceOf(this.bag, b)}' is a ${describe(b.type)}`, 'compare it with something, e.g. is_active = 1 or amount > 0');
+      this.bag.error('TYPE_MISMATCH', b.span, `${where} needs a condition, but '${sourceOf(this.bag, b)}' is a ${describe(b.type)}`, `compare it with something, e.g. ${exampleCondition(examplesFor(this.options))}`);
     }
+    return typeNull(b, 'boolean');
   }
 
   expr(e: A.Expr, ctx: Ctx): B.BExpr {
@@ -305,29 +311,27 @@ class Binder {
         this.bag.error('SYNTAX_ERROR', e.span, '* is only accepted as the whole select list or in count(*)', 'name the columns');
         return nullAt(e.span);
       case 'Call':
-        return bindCall(e, (a) => this.expr(a, ctx), this.bag, this.zone);
+        return bindCall(e, (a) => this.expr(a, ctx), this.bag, this.zone, () => examplesFor(this.options));
       case 'Unary':
         return this.unary(e, ctx);
       case 'Binary':
         return this.binary(e, ctx);
       case 'Logical': {
-        const operands = e.operands.map((o) => this.expr(o, ctx));
-        for (const o of operands) this.expectBoolean(o, e.op);
+        const operands = e.operands.map((o) => this.expectBoolean(this.expr(o, ctx), e.op));
         return { kind: 'Logical', op: e.op, operands, type: 'boolean', span: e.span };
       }
       case 'IsNull':
         return { kind: 'IsNull', operand: this.expr(e.operand, ctx), negated: e.negated, type: 'boolean', span: e.span };
       case 'Between': {
-        const operand = this.expr(e.operand, ctx);
-        const low = this.coerce(this.expr(e.low, ctx), operand);
-        const high = this.coerce(this.expr(e.high, ctx), operand);
+        const bare = this.expr(e.operand, ctx);
+        const [operand, low, high] = unifyNulls([bare, this.coerce(this.expr(e.low, ctx), bare), this.coerce(this.expr(e.high, ctx), bare)]) as [B.BExpr, B.BExpr, B.BExpr];
         this.comparable(operand, low, e.span, 'between');
         this.comparable(operand, high, e.span, 'between');
         return { kind: 'Between', operand, low, high, negated: e.negated, type: 'boolean', span: e.span };
       }
       case 'Like': {
-        const operand = this.expr(e.operand, ctx);
-        const pattern = this.expr(e.pattern, ctx);
+        const operand = typeNull(this.expr(e.operand, ctx), 'text');
+        const pattern = typeNull(this.expr(e.pattern, ctx), 'text');
         for (const side of [operand, pattern]) {
           if (side.type !== 'text' && side.type !== 'null') {
             this.bag.error('TYPE_MISMATCH', side.span, `${e.caseInsensitive ? 'ILIKE' : 'LIKE'} matches text, but '${sourceOf(this.bag, side)}' is a ${describe(side.type)}`, 'compare numbers and dates with = < > or BETWEEN');
@@ -345,8 +349,8 @@ class Binder {
         return { kind: 'Like', operand, pattern, caseInsensitive: e.caseInsensitive, negated: e.negated, type: 'boolean', span: e.span };
       }
       case 'InList': {
-        const operand = this.expr(e.operand, ctx);
-        const items = e.items.map((i) => this.coerce(this.expr(i, ctx), operand));
+        const bare = this.expr(e.operand, ctx);
+        const [operand, ...items] = unifyNulls([bare, ...e.items.map((i) => this.coerce(this.expr(i, ctx), bare))]) as [B.BExpr, ...B.BExpr[]];
         for (const i of items) {
           this.comparable(operand, i, i.span, 'in');
           this.checkOption(operand, i);
@@ -368,7 +372,8 @@ class Binder {
         const items = e.items.map((i) => this.expr(i, ctx));
         for (const i of items) {
           if (i.type !== 'text' && i.type !== 'null') {
-            this.bag.error('TYPE_MISMATCH', i.span, `multiselect arrays hold option slugs (text), but '${sourceOf(this.bag, i)}' is a ${describe(i.type)}`, "quote the option: ARRAY['web']");
+            const quoted = i.kind === 'Value' ? `'${String(i.value).replace(/'/g, "''")}'` : `'${examplesFor(this.options).multiselect?.option ?? 'option'}'`;
+            this.bag.error('TYPE_MISMATCH', i.span, `multiselect arrays hold option slugs (text), but '${sourceOf(this.bag, i)}' is a ${describe(i.type)}`, `quote the option: ARRAY[${quoted}]`);
           }
         }
         return { kind: 'Array', items, type: 'text[]', span: e.span };
@@ -388,8 +393,9 @@ class Binder {
         return { kind: 'Cast', operand, to: 'date', type: 'calendar_date', span: e.span };
       }
       case 'AtTimeZone': {
-        const operand = this.expr(e.operand, ctx);
-        const zone = this.expr(e.zone, ctx);
+        // A NULL instant reads as timestamptz (AT TIME ZONE then gives a local timestamp, as typed below).
+        const operand = typeNull(this.expr(e.operand, ctx), 'timestamptz');
+        const zone = typeNull(this.expr(e.zone, ctx), 'text');
         if (zone.type !== 'text' && zone.type !== 'null') {
           this.bag.error('TYPE_MISMATCH', zone.span, 'AT TIME ZONE needs a zone name', `write AT TIME ZONE '${this.zone()}'`);
         }
@@ -417,32 +423,32 @@ class Binder {
   }
 
   private unary(e: A.Unary, ctx: Ctx): B.BExpr {
-    const operand = this.expr(e.operand, ctx);
-    if (e.op === 'NOT') {
-      this.expectBoolean(operand, 'NOT');
-      return { kind: 'Unary', op: 'NOT', operand, type: 'boolean', span: e.span };
-    }
+    const bare = this.expr(e.operand, ctx);
+    if (e.op === 'NOT') return { kind: 'Unary', op: 'NOT', operand: this.expectBoolean(bare, 'NOT'), type: 'boolean', span: e.span };
+    const operand = typeNull(bare, 'number');
     if (!isNumeric(operand.type) && operand.type !== 'null') {
       this.bag.error('TYPE_MISMATCH', e.span, `unary ${e.op} needs a number, but '${sourceOf(this.bag, operand)}' is a ${describe(operand.type)}`);
     }
     if (e.op === '+') return operand;
     // Fold the sign into a number literal so `-5` is one parameter, not an expression.
     if (operand.kind === 'Value' && typeof operand.value === 'number') return { ...operand, value: -operand.value, span: e.span };
-    if (operand.kind === 'Value' && typeof operand.value === 'string' && operand.pgType === 'numeric') {
+    if (operand.kind === 'Value' && typeof operand.value === 'string' && (operand.pgType === 'numeric' || operand.pgType === 'int8')) {
       return { ...operand, value: operand.value.startsWith('-') ? operand.value.slice(1) : `-${operand.value}`, span: e.span };
     }
     return { kind: 'Unary', op: '-', operand, type: operand.type === 'epoch' ? 'number' : operand.type, span: e.span };
   }
 
   private binary(e: A.Binary, ctx: Ctx): B.BExpr {
-    const left = this.expr(e.left, ctx);
-    const right = this.expr(e.right, ctx);
+    const bareLeft = this.expr(e.left, ctx);
+    const bareRight = this.expr(e.right, ctx);
     switch (e.op) {
       case '+':
       case '-':
       case '*':
       case '/':
       case '%': {
+        const left = typeNull(bareLeft, 'number');
+        const right = typeNull(bareRight, 'number');
         for (const side of [left, right]) {
           if (!isNumeric(side.type) && side.type !== 'null') {
             // `now() - 86400000`: the timestamp's own epoch milliseconds make the arithmetic work.
@@ -459,6 +465,8 @@ class Binder {
         return { kind: 'Binary', op: e.op, left, right, type: 'number', span: e.span };
       }
       case '&&': {
+        const left = typeNull(bareLeft, 'text[]');
+        const right = typeNull(bareRight, 'text[]');
         if (left.type !== 'multiselect' && left.type !== 'text[]' && left.type !== 'null') {
           this.bag.error('TYPE_MISMATCH', left.span, `&& tests a multiselect, but '${sourceOf(this.bag, left)}' is a ${describe(left.type)}`, `for one value write ${sourceOf(this.bag, left)} = 'x', for several IN ('x', 'y')`);
         }
@@ -469,7 +477,7 @@ class Binder {
         return { kind: 'Binary', op: '&&', left, right, type: 'boolean', span: e.span };
       }
       default:
-        return this.comparison(e.op === '!=' ? '<>' : e.op, left, right, e.span);
+        return this.comparison(e.op === '!=' ? '<>' : e.op, bareLeft, bareRight, e.span);
     }
   }
 
@@ -489,8 +497,7 @@ class Binder {
         return { kind: 'Binary', op, left, right, type: 'boolean', span };
       }
     }
-    const l = this.coerce(left, right);
-    const r = this.coerce(right, left);
+    const [l, r] = unifyNulls([this.coerce(left, right), this.coerce(right, left)]) as [B.BExpr, B.BExpr];
     this.comparable(l, r, span, op);
     this.checkOption(l, r);
     this.checkOption(r, l);
@@ -508,6 +515,7 @@ class Binder {
   private comparable(a: B.BExpr, b: B.BExpr, span: Span, op: DateComparisonOp = 'in'): void {
     const problem = compareTypes(a.type, b.type);
     if (!problem) return;
+    if (this.timestampWithDateString(a, b, span, op) || this.timestampWithDateString(b, a, span, op)) return;
     const [col, lit] = a.type === 'epoch' ? [a, b] : [b, a];
     if (col.type === 'epoch' && lit.type === 'text') {
       const text = lit.kind === 'Value' ? String(lit.value) : sourceOf(this.bag, lit);
@@ -529,6 +537,33 @@ class Binder {
       `cannot compare '${sourceOf(this.bag, a)}' (${describe(a.type)}) with '${sourceOf(this.bag, b)}' (${describe(b.type)})`,
       problem,
     );
+  }
+
+  /**
+   * `to_timestamp(created_at / 1000) AT TIME ZONE 'z' > '2024-01-01'`: a timestamp compared with
+   * a date string. Dates are epoch milliseconds, so the settled form compares the column itself
+   * with the string's instant, read in the expression's own zone; replacing only the string
+   * would compare a timestamp with a number. Reported as DATE_STRING_COMPARISON, like the
+   * column compared with the string directly. True when it reported.
+   */
+  private timestampWithDateString(ts: B.BExpr, lit: B.BExpr, span: Span, op: DateComparisonOp): boolean {
+    if (!(ts.type === 'timestamp' || ts.type === 'timestamptz' || ts.type === 'calendar_date')) return false;
+    if (lit.kind !== 'Value' || typeof lit.value !== 'string' || parseDateText(lit.value, 'UTC') === null) return false;
+    const form = epochForm(ts);
+    const zone = form?.zone ?? this.zone();
+    const column = form ? sourceOf(this.bag, form.column) : null;
+    const whole = op === 'in' || op === 'between' ? lit.span : span;
+    // Only a comparison of its own can become `column op ms`; in BETWEEN and IN the operand is shared.
+    const repair = column !== null && op !== 'in' && op !== 'between' ? repairDateString(this.bag.source, lit.span, lit.value, ts.span, op, whole, zone, column) : null;
+    const ms = parseDateText(lit.value, zone)!.epoch;
+    this.bag.error(
+      'DATE_STRING_COMPARISON',
+      lit.span,
+      `'${sourceOf(this.bag, ts)}' is a timestamp and '${lit.value}' a date string: dates are epoch milliseconds, compared as numbers`,
+      repair?.hint ?? (column !== null ? `compare ${column} itself with epoch milliseconds, e.g. ${column} >= ${ms}` : `compare the epoch milliseconds column itself, e.g. with ${ms} for '${lit.value}'`),
+      repair?.fix,
+    );
+    return true;
   }
 
   /** An enum compared with an option slug it does not have is almost always a typo. */
@@ -561,20 +596,33 @@ class Binder {
   }
 
   private caseExpr(e: A.CaseExpr, ctx: Ctx): B.BExpr {
-    const operand = e.operand ? this.expr(e.operand, ctx) : null;
-    const whens = e.whens.map((w) => {
+    let operand = e.operand ? this.expr(e.operand, ctx) : null;
+    let whens = e.whens.map((w) => {
       let when = this.expr(w.when, ctx);
       if (operand) {
         when = this.coerce(when, operand);
         this.comparable(operand, when, w.when.span);
         this.checkOption(operand, when);
-      } else this.expectBoolean(when, 'WHEN');
+      } else when = this.expectBoolean(when, 'WHEN');
       return { when, then: this.expr(w.then, ctx) };
     });
+    if (operand) {
+      // CASE x WHEN y compares x = y: an untyped side takes the other's type, as in a comparison.
+      const [o, ...ws] = unifyNulls([operand, ...whens.map((w) => w.when)]);
+      operand = o!;
+      whens = whens.map((w, i) => ({ when: ws[i]!, then: w.then }));
+    }
     const otherwise = e.else ? this.expr(e.else, ctx) : null;
     const results = [...whens.map((w) => w.then), ...(otherwise ? [otherwise] : [])];
     const type = commonType(results, this.bag, sourceOf.bind(null, this.bag));
-    return { kind: 'Case', operand, whens, else: otherwise, type, span: e.span };
+    return {
+      kind: 'Case',
+      operand,
+      whens: whens.map((w) => ({ when: w.when, then: typeNull(w.then, type) })),
+      else: otherwise && typeNull(otherwise, type),
+      type,
+      span: e.span,
+    };
   }
 
   private inSubquery(e: A.InSubquery, ctx: Ctx): B.BExpr {
@@ -603,9 +651,14 @@ class Binder {
         return nullAt(e.span);
       }
     }
-    const operand = this.expr(e.operand, ctx);
-    const query = this.subquery(e.query, ctx);
+    let operand = this.expr(e.operand, ctx);
+    let query = this.subquery(e.query, ctx);
     this.singleColumn(query, e.query.span);
+    const selected = query.outputs[0];
+    if (selected) {
+      operand = typeNull(operand, selected.expr.type);
+      query = typeOutput(query, operand.type);
+    }
     const out = query.outputs[0];
     if (out) {
       if (out.expr.kind === 'Column' && out.expr.logical === 'virtual') {
@@ -639,12 +692,25 @@ class Binder {
   }
 }
 
-function numberValue(e: A.NumberLit): B.BValue {
-  if (e.isInteger) {
-    const n = Number(e.text);
-    if (Number.isSafeInteger(n)) return { kind: 'Value', value: n, pgType: 'int8', type: 'number', span: e.span };
-    return { kind: 'Value', value: e.text, pgType: 'numeric', type: 'number', span: e.span };
+/** A number literal as a parameter of the type PostgreSQL gives it (see numberLiteral). */
+/** `to_timestamp(x / 1000)` or `to_timestamp(x / 1000) AT TIME ZONE 'z'` of an epoch column: x, and z. */
+function epochForm(e: B.BExpr): { column: B.BExpr; zone: string | null } | null {
+  let zone: string | null = null;
+  let inner = e;
+  if (e.kind === 'AtTimeZone') {
+    if (e.zone.kind !== 'Value' || typeof e.zone.value !== 'string' || !isZone(e.zone.value)) return null;
+    zone = e.zone.value;
+    inner = e.operand;
   }
-  return { kind: 'Value', value: e.text, pgType: 'numeric', type: 'number', span: e.span };
+  if (inner.kind !== 'Call' || inner.fn !== 'to_timestamp') return null;
+  const arg = inner.args[0];
+  if (arg?.kind !== 'Binary' || arg.op !== '/' || arg.left.type !== 'epoch' || arg.right.kind !== 'Value' || arg.right.value !== 1000) return null;
+  return { column: arg.left, zone };
 }
 
+function numberValue(e: A.NumberLit): B.BExpr {
+  const n = numberLiteral(e.text);
+  // Out of range was reported by the validator; NULL lets binding go on.
+  if (!n.ok) return nullAt(e.span);
+  return { kind: 'Value', value: n.value, pgType: n.pgType, type: 'number', span: e.span };
+}

@@ -230,6 +230,20 @@ export interface BRowCompare {
   readonly span: Span;
 }
 
+/**
+ * `operand = ANY(array_agg(member))`: whether the operand is one of the values `member` takes
+ * over the rows of the current group of `member`'s query. The planner builds it (exact
+ * aggregates reading each record once per group, src/plan/exact.ts); no query text binds to it.
+ */
+export interface BInGroup {
+  readonly kind: 'InGroup';
+  readonly operand: BExpr;
+  /** A column of an enclosing aggregated query: `array_agg` aggregates at that query's level. */
+  readonly member: BColumn;
+  readonly type: 'boolean';
+  readonly span: Span;
+}
+
 /** A reference to a select item by position (ORDER BY alias or ordinal). */
 export interface BOutputRef {
   readonly kind: 'OutputRef';
@@ -267,7 +281,8 @@ export type BExpr =
   | BAtTimeZone
   | BOutputRef
   | BNow
-  | BRowCompare;
+  | BRowCompare
+  | BInGroup;
 
 export interface BoundOutput {
   /** The key of the column in result rows. */

@@ -66,6 +66,10 @@ export function forEachBoundChild(e: B.BExpr, visit: (c: B.BExpr) => void): void
       e.left.forEach(visit);
       e.right.forEach(visit);
       return;
+    case 'InGroup':
+      visit(e.operand);
+      visit(e.member);
+      return;
     default:
       return;
   }

@@ -2,8 +2,12 @@ import type { DiagnosticBag, Fix } from '../diagnostics/diagnostic.js';
 import type * as A from '../syntax/ast.js';
 import { FUNCTIONS } from '../validate/functions.js';
 import type * as B from './bound.js';
+import { exampleCondition, type Examples } from '../syntax/examples.js';
+import { typeNull } from './nulls.js';
 import { commonType, describe, isNumeric } from './types.js';
 
+/** round(numeric, int4): larger digits would fail in PostgreSQL, not here. */
+const INT4_MAX = 2_147_483_647;
 const TIME = new Set<B.ValueType>(['timestamp', 'timestamptz', 'calendar_date', 'null']);
 const DATE_PART_FIELDS = new Set([
   'epoch', 'year', 'quarter', 'month', 'week', 'day', 'dow', 'isodow', 'doy', 'hour', 'minute', 'second',
@@ -15,7 +19,7 @@ const DATE_TRUNC_FIELDS = new Set(['microseconds', 'milliseconds', 'second', 'mi
  * Types a whitelisted function call. Arity and the whitelist itself were checked by the
  * validator; calls it rejected bind to NULL so binding can go on and report more.
  */
-export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: DiagnosticBag, zone: () => string = () => 'UTC'): B.BExpr {
+export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: DiagnosticBag, zone: () => string, examples: () => Examples): B.BExpr {
   const spec = FUNCTIONS.get(e.name.name);
   const star = e.args.length === 1 && e.args[0]!.kind === 'Star';
   if (!spec || e.args.length < spec.minArgs || e.args.length > spec.maxArgs || (star && spec.name !== 'count')) {
@@ -23,7 +27,11 @@ export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: Diagno
     return { kind: 'Null', type: 'null', span: e.span };
   }
   const fn = spec.name as B.FunctionName;
-  const args = star ? [] : e.args.map(bindArg);
+  const args: B.BExpr[] = star ? [] : e.args.map(bindArg);
+  /** An untyped NULL argument takes the type the function needs there (see typeNull). */
+  const needs = (i: number, type: B.ValueType): void => {
+    if (args[i]) args[i] = typeNull(args[i]!, type);
+  };
   const show = (x: { span: A.Expr['span'] }): string => bag.source.slice(x.span.start, x.span.end);
   const expect = (arg: B.BExpr | undefined, ok: (t: B.ValueType) => boolean, what: string, hint?: string, fix?: Fix): void => {
     if (arg && !ok(arg.type) && arg.type !== 'null') {
@@ -40,6 +48,7 @@ export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: Diagno
       return call('number');
     case 'sum':
     case 'avg':
+      needs(0, 'number');
       expect(args[0], isNumeric, 'a number');
       return call('number');
     case 'min':
@@ -54,27 +63,35 @@ export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: Diagno
     case 'lower':
     case 'upper':
     case 'trim':
+      needs(0, 'text');
       expect(args[0], (t) => t === 'text', 'text');
       return call('text');
     case 'concat':
       return call('text');
     case 'abs':
+      needs(0, 'number');
       expect(args[0], isNumeric, 'a number');
       return call('number');
     case 'round': {
+      needs(0, 'number');
       expect(args[0], isNumeric, 'a number');
       const digits = args[1];
-      if (digits && !(digits.kind === 'Value' && typeof digits.value === 'number' && Number.isInteger(digits.value))) {
-        bag.error('INVALID_ARGUMENT', digits.span, 'the digits of round() must be a whole number', 'write round(x, 2)');
+      if (digits && !(digits.kind === 'Value' && typeof digits.value === 'number' && Number.isInteger(digits.value) && Math.abs(digits.value) <= INT4_MAX)) {
+        bag.error('INVALID_ARGUMENT', digits.span, `the digits of round() must be a whole number of at most ${INT4_MAX} in size`, 'write round(x, 2)');
       }
       // round(numeric, int): the digits parameter must be int4 for PostgreSQL to find the function.
       const bound = digits?.kind === 'Value' ? [args[0]!, { ...digits, pgType: 'int4' as const }] : args;
       return call('number', bound);
     }
-    case 'coalesce':
-      return call(commonType(args, bag, show));
+    case 'coalesce': {
+      const type = commonType(args, bag, show);
+      return call(type, args.map((a) => typeNull(a, type)));
+    }
     case 'date_trunc': {
       fieldArg(args[0], DATE_TRUNC_FIELDS, 'date_trunc', bag);
+      // With a zone, date_trunc takes an instant (timestamptz); without, a local timestamp.
+      needs(1, args[2] ? 'timestamptz' : 'timestamp');
+      needs(2, 'text');
       expect(args[1], (t) => TIME.has(t), 'a timestamp', args[1]?.type === 'epoch' ? `convert the epoch first: ${fn}(${show(args[0]!)}, to_timestamp(${show(args[1])} / 1000) AT TIME ZONE '${zone()}')` : undefined, asTimestamp(args[1]));
       if (args[2]) {
         expect(args[2], (t) => t === 'text', 'a time zone name');
@@ -83,18 +100,22 @@ export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: Diagno
       return call(args[1]!.type === 'timestamptz' ? 'timestamptz' : args[1]!.type === 'null' ? 'timestamp' : args[1]!.type === 'calendar_date' ? 'timestamp' : args[1]!.type);
     }
     case 'to_timestamp':
+      needs(0, 'number');
       expect(args[0], isNumeric, 'epoch seconds (a number)', 'write to_timestamp(field / 1000): the columns hold milliseconds');
       return call('timestamptz');
     case 'date_part':
       fieldArg(args[0], DATE_PART_FIELDS, 'date_part', bag);
+      needs(1, 'timestamp');
       expect(args[1], (t) => TIME.has(t), 'a timestamp', args[1]?.type === 'epoch' ? `convert the epoch first: ${fn}(${show(args[0]!)}, to_timestamp(${show(args[1])} / 1000) AT TIME ZONE '${zone()}')` : undefined, asTimestamp(args[1]));
       return call('number');
     case 'if': {
       const cond = args[0]!;
       if (cond.type !== 'boolean' && cond.type !== 'null') {
-        bag.error('TYPE_MISMATCH', cond.span, `the first argument of if() must be a condition, but '${show(cond)}' is a ${describe(cond.type)}`, "write if(stage = 'won', amount, 0)");
+        const ex = examples();
+        bag.error('TYPE_MISMATCH', cond.span, `the first argument of if() must be a condition, but '${show(cond)}' is a ${describe(cond.type)}`, `write if(${exampleCondition(ex)}, ${ex.number ?? '1'}, 0)`);
       }
-      return call(commonType(args.slice(1), bag, show));
+      const type = commonType(args.slice(1), bag, show);
+      return call(type, [typeNull(cond, 'boolean'), typeNull(args[1]!, type), typeNull(args[2]!, type)]);
     }
     case 'now':
       return { kind: 'Now', type: 'timestamptz', span: e.span };

@@ -39,6 +39,7 @@ export const CODES = {
   INVALID_ARGUMENT: 'A function argument of the wrong form (for example a date_part field that is not a string).',
   NESTED_AGGREGATE: 'An aggregate inside another aggregate.',
   AGGREGATE_NOT_ALLOWED: 'An aggregate in WHERE, GROUP BY or another place aggregates cannot appear.',
+  NUMBER_OUT_OF_RANGE: 'A number literal beyond what PostgreSQL and the results can carry exactly (beyond double precision, or an OFFSET beyond bigint).',
   UNSUPPORTED_DATE_KEYWORD: 'CURRENT_DATE, CURRENT_TIMESTAMP and similar; dates are epoch milliseconds.',
   DATE_STRING_COMPARISON: 'A date string compared in WHERE; dates are epoch milliseconds.',
   TO_TIMESTAMP_COMPARISON: 'A to_timestamp(...) comparison in WHERE; compare epoch milliseconds instead.',

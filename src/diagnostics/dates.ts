@@ -100,6 +100,11 @@ export interface DateStringRepair {
  * `created_at < '2024-01-01'` becomes `created_at < <ms>`, a BETWEEN bound or IN item becomes
  * its instant, and `=` / `<>` with a whole day becomes the day's half-open range (equality with
  * the midnight instant would match almost nothing).
+ *
+ * `epochColumn`, when the compared side is a timestamp made of an epoch column
+ * (`to_timestamp(created_at / 1000) AT TIME ZONE 'z'`), is that column's text: the fix then
+ * compares the column itself, the settled form, since a timestamp compared with epoch
+ * milliseconds would be the next error. The comparison must then be the whole of `whole`.
  */
 export function repairDateString(
   source: string,
@@ -109,12 +114,21 @@ export function repairDateString(
   op: DateComparisonOp,
   whole: Span,
   zone: string,
+  epochColumn?: string,
 ): DateStringRepair | null {
   const p = parseDateText(value, zone);
   if (!p) return null;
   const reading = describeInstant(p);
+  if (epochColumn !== undefined && column) {
+    if (!(p.dateOnly && (op === '=' || op === '<>' || op === '!='))) {
+      const [first, second] = column.start < literal.start ? [column, literal] : [literal, column];
+      const part = (s: Span): string => (s === column ? epochColumn : String(p.epoch));
+      const text = `${source.slice(whole.start, first.start)}${part(first)}${source.slice(first.end, second.start)}${part(second)}${source.slice(second.end, whole.end)}`;
+      return { hint: `compare ${epochColumn} itself with the epoch value (${reading}): write ${text}`, fix: { range: [whole.start, whole.end], text } };
+    }
+  }
   if (column && p.dateOnly && (op === '=' || op === '<>' || op === '!=')) {
-    const col = source.slice(column.start, column.end);
+    const col = epochColumn ?? source.slice(column.start, column.end);
     const text = op === '=' ? `(${col} >= ${p.epoch} AND ${col} < ${p.nextDay})` : `(${col} < ${p.epoch} OR ${col} >= ${p.nextDay})`;
     return {
       hint: `${value.trim()} is a whole day (from ${reading}); write ${text}`,

@@ -78,6 +78,21 @@ const CASTS: Record<B.BValue['pgType'], string> = {
   'text[]': 'text[]',
 };
 
+/** The SQL type of a NULL the binder typed (see typeNull); a NULL of type 'null' stays bare. */
+const NULL_TYPES: Record<B.ValueType, string | null> = {
+  text: 'text',
+  number: 'numeric',
+  boolean: 'boolean',
+  epoch: 'int8',
+  timestamp: 'timestamp',
+  timestamptz: 'timestamptz',
+  calendar_date: 'date',
+  multiselect: 'text[]',
+  'text[]': 'text[]',
+  json: 'jsonb',
+  null: null,
+};
+
 class SqlWriter {
   private out = '';
   private readonly params: unknown[];
@@ -221,9 +236,11 @@ class SqlWriter {
       case 'Value':
         this.value(e.value, CASTS[e.pgType]);
         return;
-      case 'Null':
-        this.raw('NULL');
+      case 'Null': {
+        const type = NULL_TYPES[e.type];
+        this.raw(type ? `NULL::${type}` : 'NULL');
         return;
+      }
       case 'Now':
         if (this.options.now) {
           // A second NOW() reuses the first one's parameter: record its position, not the last one.
@@ -353,6 +370,14 @@ class SqlWriter {
         this.list(e.right);
         this.raw(')');
         return;
+      case 'InGroup':
+        if (wrap) this.raw('(');
+        this.expr(e.operand, true);
+        this.raw(' = ANY(array_agg(');
+        this.expr(e.member, false);
+        this.raw('))');
+        if (wrap) this.raw(')');
+        return;
       default: {
         const never: never = e;
         throw new Error(`unhandled bound node ${(never as B.BExpr).kind}`);
@@ -387,6 +412,14 @@ class SqlWriter {
           this.raw(')::numeric, ');
           this.expr(e.args[1]!, false);
           this.raw(')');
+          return;
+        }
+        break;
+      case 'min':
+      case 'max':
+        // min(NULL) fits every type min() has: PostgreSQL would resolve an unknown one to text.
+        if (e.args[0]?.kind === 'Null' && e.args[0].type === 'null') {
+          this.raw(`${e.fn}(${e.distinct ? 'DISTINCT ' : ''}NULL::text)`);
           return;
         }
         break;

@@ -50,6 +50,11 @@ const EXAMPLES: Partial<Record<DiagnosticCode, Example>> = {
   INVALID_ARGUMENT: { wrong: 'SELECT date_part(year, NOW()) AS y FROM opportunity LIMIT 1', right: "SELECT date_part('year', NOW()) AS y FROM opportunity LIMIT 1" },
   NESTED_AGGREGATE: { wrong: 'SELECT SUM(COUNT(id)) AS s FROM opportunity LIMIT 10', right: 'SELECT COUNT(id) AS s FROM opportunity LIMIT 10' },
   AGGREGATE_NOT_ALLOWED: { wrong: 'SELECT owner FROM opportunity WHERE SUM(amount) > 5 GROUP BY owner LIMIT 10', right: 'SELECT owner FROM opportunity GROUP BY owner HAVING SUM(amount) > 5 LIMIT 10' },
+  NUMBER_OUT_OF_RANGE: {
+    detail: 'Integer literals are sent exactly as written: as bigint up to 9223372036854775807, as numeric beyond. A number beyond double precision (about 1.8e308), or too small for it and not zero, could not come back in a result as a number, so it is refused rather than rounded.',
+    wrong: 'SELECT id FROM opportunity WHERE amount < 1e400 LIMIT 10',
+    right: 'SELECT id FROM opportunity WHERE amount < 1e308 LIMIT 10',
+  },
   UNSUPPORTED_DATE_KEYWORD: { wrong: 'SELECT id FROM opportunity WHERE close_date >= CURRENT_DATE LIMIT 10', right: "SELECT id FROM opportunity WHERE close_date >= date_part('epoch', date_trunc('day', NOW() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')*1000 LIMIT 10" },
   DATE_STRING_COMPARISON: { detail: 'The operator is kept; = with a whole day becomes the day\'s range, read in the query\'s zone or the timeZone option (UTC by default).', wrong: "SELECT id FROM opportunity WHERE created_at < '2024-01-01' LIMIT 10", right: 'SELECT id FROM opportunity WHERE created_at < 1704067200000 LIMIT 10' },
   TO_TIMESTAMP_COMPARISON: { wrong: 'SELECT id FROM opportunity WHERE to_timestamp(created_at / 1000) > NOW() LIMIT 10', right: "SELECT id FROM opportunity WHERE created_at > date_part('epoch', NOW())*1000 LIMIT 10" },
@@ -87,7 +92,7 @@ const EXAMPLES: Partial<Record<DiagnosticCode, Example>> = {
     right: "SELECT COUNT(*) AS n FROM account p WHERE (EXISTS (SELECT 1 FROM contact x WHERE x.account = p.id AND (x.status = 'bounced')) OR EXISTS (SELECT 1 FROM opportunity x WHERE x.account = p.id AND (x.stage = 'won'))) LIMIT 10",
   },
   FANOUT_EXACT_UNSUPPORTED: {
-    detail: "Raised only under fanout: 'exact' (oql --fanout exact). Exact aggregates count each record once per group; a query whose rows are the children (a one-to-many column grouped or selected), or whose one condition or aggregate pairs the children of two relations, has no such reading, so it is refused rather than given a number that could be wrong.",
+    detail: "Raised only under fanout: 'exact' (oql --fanout exact). Exact aggregates read each record once per group, among the rows the query keeps; conditions across relations (AND, OR, NOT, one condition reading two relations), DISTINCT aggregates and relations reached through a to-one hop all have that reading and compile. Three shapes have none and are refused rather than given a number that could be wrong: a one-to-many column outside an aggregate (the children become the rows, so COUNT(*) could count parents or children); one aggregate reading two relations (its values are pairs of children, and a pair with the row of NULLs is no record); and an aggregate over a relation reached through a to-one hop that also reads the query's own row (pairs of a row and a child, for the same reason).",
     slug: 'account',
     options: { fanout: 'exact' },
     wrong: 'SELECT contacts.status AS status, SUM(opportunities.amount) AS pipeline FROM account GROUP BY 1 LIMIT 10',
@@ -103,7 +108,7 @@ const EXAMPLES: Partial<Record<DiagnosticCode, Example>> = {
     right: "SELECT date_trunc('month', to_timestamp(created_at / 1000) AT TIME ZONE 'UTC') AS m, COUNT(*) AS n FROM opportunity GROUP BY 1 LIMIT 10",
   },
   LIMIT_WITHOUT_ORDER: { wrong: "SELECT id, name FROM opportunity WHERE stage = 'won' LIMIT 10", right: "SELECT id, name FROM opportunity WHERE stage = 'won' ORDER BY id LIMIT 10" },
-  RELATION_ID_COMPARISON: { detail: 'The service\'s rule 5: the relation column holds the id, so comparing it needs no join.', wrong: "SELECT id FROM opportunity WHERE owner.id = 'usr_1' ORDER BY id LIMIT 10", right: "SELECT id FROM opportunity WHERE owner = 'usr_1' ORDER BY id LIMIT 10" },
+  RELATION_ID_COMPARISON: { detail: 'The service\'s rule 5: the relation column holds the id, so comparing it needs no join. The two differ where the relation names a record the caller cannot see (deleted or missing): its .id is NULL, the column still holds the id. So --fix leaves it to a person.', wrong: "SELECT id FROM opportunity WHERE owner.id = 'usr_1' ORDER BY id LIMIT 10", right: "SELECT id FROM opportunity WHERE owner = 'usr_1' ORDER BY id LIMIT 10" },
   INVALID_REPORT_FILE: { detail: 'A .sql or .oql file names its slug in a header comment (-- slug: opportunity) or gets --slug; a .json file is an array of {"name", "slug", "query"}.' },
 };
 

@@ -145,7 +145,7 @@ export function fanoutRules(ctx: FanoutContext): void {
           'FANOUT_AGGREGATE',
           agg.span,
           `${show(agg)} counts ${what} once per child of ${names}, so the result is too large`,
-          rewrite ? `rewrite each relation's aggregate as a subquery per ${q.object}: ${rewrite.text.length > 400 ? `${rewrite.text.slice(0, 397)}...` : rewrite.text}` : adviceFor(agg, grain, show),
+          rewrite ? `rewrite each relation's aggregate as a subquery per ${q.object}: ${rewrite.text.length > 400 ? `${rewrite.text.slice(0, 397)}...` : rewrite.text}` : adviceFor(agg, grain, show, ctx.catalog, q.object, foreign[0]!),
           rewrite?.fix,
         );
       }
@@ -154,9 +154,12 @@ export function fanoutRules(ctx: FanoutContext): void {
   orRule(ctx);
 }
 
-function adviceFor(agg: B.BCall, grain: string, show: (x: { span: B.BExpr['span'] }) => string): string {
+function adviceFor(agg: B.BCall, grain: string, show: (x: { span: B.BExpr['span'] }) => string, catalog: Catalog, object: string, multiplier: Relation): string {
   if (agg.fn === 'count' && grain === '') return `count each row once: COUNT(DISTINCT id) instead of ${show(agg)}`;
-  return 'read each one-to-many relation in its own correlated subquery (SELECT SUM(x.amount) FROM child x WHERE x.parent = p.id), or filter children with EXISTS instead of a dot path';
+  // The relation that repeats the rows, read per parent: its own object and back-reference.
+  const v = multiplier.key.includes('/') ? null : virtualOf(catalog, object, multiplier.key);
+  const per = v ? `(SELECT COUNT(x.id) FROM ${v.child} x WHERE x.${v.via} = p.id), the outer object aliased FROM ${object} p` : `(SELECT COUNT(x.id) FROM ${multiplier.child} x WHERE ...) per ${object}`;
+  return `read each one-to-many relation in its own correlated subquery, e.g. ${per}, or filter children with EXISTS instead of a dot path`;
 }
 
 /**

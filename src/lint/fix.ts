@@ -3,14 +3,17 @@ import type { Diagnostic, Fix } from '../diagnostics/diagnostic.js';
 import { lint, type LintOptions } from './lint.js';
 
 /**
- * The fixes `--fix` applies on its own: each keeps what the query means and only makes it
- * valid or cheaper (an alias, LIMIT 100, `owner` for `owner.id`, the second AT TIME ZONE, a date
- * string as epoch milliseconds with the same operator, an option in its right case). Other
- * fixes (the fan-out rewrites, EXTRACT...) change what runs, so they stay suggestions a person
- * applies: `lint()` returns them all.
+ * The fixes `--fix` applies on its own: each makes the query valid, or answers what its author
+ * meant where it answered something else (an alias that takes no name the query has, LIMIT 100,
+ * the second AT TIME ZONE, a date string as epoch milliseconds with the same operator, compared
+ * with the column itself where it was wrapped in to_timestamp, an option in its right case). A
+ * query that ran keeps its rows otherwise. Other fixes change what runs, so they stay
+ * suggestions a person applies (`lint()` returns them all): the fan-out rewrites, EXTRACT, and
+ * `owner` for `owner.id`, which also keeps the rows whose owner the caller cannot see (a
+ * deleted or missing record, whose `.id` is NULL).
  */
 export const SAFE_FIX_CODES: ReadonlySet<DiagnosticCode> = new Set<DiagnosticCode>([
-  'MISSING_ALIAS', 'MISSING_LIMIT', 'RELATION_ID_COMPARISON', 'RELATIVE_DAY_ONE_ZONE', 'DATE_STRING_COMPARISON', 'UNKNOWN_OPTION',
+  'MISSING_ALIAS', 'MISSING_LIMIT', 'RELATIVE_DAY_ONE_ZONE', 'DATE_STRING_COMPARISON', 'UNKNOWN_OPTION',
 ]);
 
 /** At most this many lint-and-fix passes: a fix may reveal another (an alias, then a LIMIT). */

@@ -134,7 +134,7 @@ function relationId(bag: DiagnosticBag, column: B.BExpr, values: readonly B.BExp
     'RELATION_ID_COMPARISON',
     column.span,
     `${path} joins ${column.object} only to read the id that ${text} already holds`,
-    `compare the relation column itself: ${text}`,
+    `compare the relation column itself: ${text} (it also matches where ${text} names a ${column.object} record the caller cannot see, deleted or missing, whose ${path} is NULL)`,
     { range: [column.span.start, column.span.end], text },
   );
 }

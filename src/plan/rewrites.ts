@@ -173,6 +173,12 @@ class Mapper {
         const right = mapList(e.right, m);
         return left === e.left && right === e.right ? e : { ...e, left, right };
       }
+      case 'InGroup': {
+        const operand = m(e.operand);
+        const member = m(e.member);
+        if (member.kind !== 'Column') throw new Error('rewrite invariant: the member of InGroup stays a column');
+        return operand === e.operand && member === e.member ? e : { ...e, operand, member };
+      }
       default:
         return e;
     }

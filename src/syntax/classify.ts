@@ -2,6 +2,7 @@ import type { IRecognitionException, IToken, TokenType } from 'chevrotain';
 import type { DiagnosticCode } from '../diagnostics/codes.js';
 import type { Span } from '../diagnostics/span.js';
 import { closest, editDistance } from '../diagnostics/suggest.js';
+import { exampleCondition, multiselectTests, relatedRecords, type Examples } from './examples.js';
 import * as T from './tokens.js';
 
 /**
@@ -104,7 +105,8 @@ function sharedPrefix(a: string, b: string): number {
   return n;
 }
 
-export function classifySyntaxError(source: string, tokens: IToken[], e: IRecognitionException): SyntaxDiagnostic {
+/** `examples` gives the names hints show, from the catalog in hand (looked up only when a hint needs them). */
+export function classifySyntaxError(source: string, tokens: IToken[], e: IRecognitionException, examples: () => Examples): SyntaxDiagnostic {
   const i = indexOf(tokens, e.token);
   const t = tokens[i];
   const prev = i > 0 ? tokens[i - 1] : undefined;
@@ -123,7 +125,7 @@ export function classifySyntaxError(source: string, tokens: IToken[], e: IRecogn
   const word = t.image.toLowerCase();
   const type = t.tokenType;
 
-  if (i === 0) return classifyStart(tokens, t);
+  if (i === 0) return classifyStart(tokens, t, examples);
 
   if (type === T.Join || (type === T.Identifier && JOIN_WORDS.has(word))) {
     let end = i;
@@ -133,8 +135,8 @@ export function classifySyntaxError(source: string, tokens: IToken[], e: IRecogn
       code: 'UNSUPPORTED_JOIN',
       span: range(tokens, i, end),
       message: `${textOf(source, tokens, i, end)} is not supported: the dialect has no JOIN`,
-      // The outer object gets an alias: inside FROM contact, `account.id` would name the contact's own column.
-      hint: 'reach a related record with dot notation (owner.name, account.industry), or filter by children with EXISTS, the outer object aliased: FROM account a WHERE EXISTS (SELECT 1 FROM contact c WHERE c.account = a.id)',
+      // The outer object gets an alias: inside FROM the child, `parent.id` could name the child's own column.
+      hint: relatedRecords(examples()),
     };
   }
   if (type === T.Comma && afterFromItem(tokens, i)) {
@@ -142,7 +144,7 @@ export function classifySyntaxError(source: string, tokens: IToken[], e: IRecogn
       code: 'UNSUPPORTED_JOIN',
       span: range(tokens, i, Math.min(i + 1, tokens.length - 1)),
       message: 'FROM takes exactly one object; listing several is a join, which the dialect does not have',
-      hint: 'query one object and reach related records with dot notation (owner.name) or EXISTS',
+      hint: `query one object: ${relatedRecords(examples())}`,
     };
   }
   if (type === T.Union || type === T.Intersect || type === T.Except) {
@@ -165,7 +167,7 @@ export function classifySyntaxError(source: string, tokens: IToken[], e: IRecogn
       hint: 'send each query on its own',
     };
   }
-  if (type === T.Filter && tokens[i + 1]?.tokenType === T.LParen) return classifyFilter(source, tokens, i);
+  if (type === T.Filter && tokens[i + 1]?.tokenType === T.LParen) return classifyFilter(source, tokens, i, examples);
   if (type === T.Over) {
     const end = tokens[i + 1]?.tokenType === T.LParen ? matching(tokens, i + 1) : Math.min(i + 1, tokens.length - 1);
     return {
@@ -181,11 +183,11 @@ export function classifySyntaxError(source: string, tokens: IToken[], e: IRecogn
       code: 'UNSUPPORTED_SUBSCRIPT',
       span: range(tokens, i, end),
       message: `array subscripts are not supported: ${textOf(source, tokens, i, end)}`,
-      hint: "test a multiselect with field && ARRAY['a'] (has any), NOT (field && ARRAY['a']) (has none) or field = ARRAY[NULL] (is empty)",
+      hint: `test a multiselect with ${multiselectTests(examples(), prev?.tokenType === T.Identifier ? prev.image : undefined)}`,
     };
   }
   if (type === T.Concat || type === T.Contains || type === T.ContainedBy || type === T.OtherOperator) {
-    return { code: 'UNSUPPORTED_OPERATOR', span: spanOf(t), message: `operator ${shown(t)} is not supported`, hint: operatorHint(t.image) };
+    return { code: 'UNSUPPORTED_OPERATOR', span: spanOf(t), message: `operator ${shown(t)} is not supported`, hint: operatorHint(t.image, prev?.tokenType === T.Identifier ? prev.image : undefined, examples()) };
   }
   if (type === T.StringLiteral && prev?.tokenType === T.Identifier && prev.image.toLowerCase() === 'interval') return classifyInterval(source, tokens, i);
   if (type === T.Parameter) {
@@ -193,7 +195,7 @@ export function classifySyntaxError(source: string, tokens: IToken[], e: IRecogn
       code: 'SYNTAX_ERROR',
       span: spanOf(t),
       message: `bind parameters such as ${shown(t)} are not accepted in the query text`,
-      hint: "write the value itself, e.g. stage = 'won' or amount > 100000",
+      hint: `write the value itself, e.g. ${exampleCondition(examples())}`,
     };
   }
   // A misspelled clause keyword is usually swallowed as an alias (`FORM`, `WHER`, `LIMT`), and
@@ -224,7 +226,7 @@ export function classifySyntaxError(source: string, tokens: IToken[], e: IRecogn
         code: 'SYNTAX_ERROR',
         span: spanOf(t),
         message: `${t.image.toUpperCase()} comes before any FROM`,
-        hint: `name the object first: ... FROM <object> ${t.image.toUpperCase()} ...`,
+        hint: `name the object first: ... FROM ${examples().object} ${t.image.toUpperCase()} ...`,
       };
     }
   }
@@ -237,7 +239,7 @@ export function classifySyntaxError(source: string, tokens: IToken[], e: IRecogn
   };
 }
 
-function classifyStart(tokens: IToken[], t: IToken): SyntaxDiagnostic {
+function classifyStart(tokens: IToken[], t: IToken, examples: () => Examples): SyntaxDiagnostic {
   const word = t.image.toLowerCase();
   if (t.tokenType === T.With) {
     return {
@@ -252,7 +254,7 @@ function classifyStart(tokens: IToken[], t: IToken): SyntaxDiagnostic {
       code: 'NOT_SELECT',
       span: spanOf(t),
       message: `only SELECT queries are accepted, not ${t.image.toUpperCase()}`,
-      hint: 'the analytics endpoints are read-only: write SELECT ... FROM <object> ... LIMIT 100',
+      hint: `queries are read-only: write SELECT id FROM ${examples().object} WHERE ... LIMIT 100`,
     };
   }
   if (t.tokenType === T.LParen) {
@@ -268,13 +270,14 @@ function classifyStart(tokens: IToken[], t: IToken): SyntaxDiagnostic {
     code: 'SYNTAX_ERROR',
     span: spanOf(t),
     message: `a query starts with SELECT, not ${shown(t)}`,
-    hint: kw === 'SELECT' ? 'did you mean SELECT?' : 'write SELECT ... FROM <object> ... LIMIT 100',
+    hint: kw === 'SELECT' ? 'did you mean SELECT?' : `write SELECT id FROM ${examples().object} LIMIT 100`,
   };
 }
 
-function classifyFilter(source: string, tokens: IToken[], i: number): SyntaxDiagnostic {
+function classifyFilter(source: string, tokens: IToken[], i: number, examples: () => Examples): SyntaxDiagnostic {
   const close = matching(tokens, i + 1);
-  let hint = 'write a conditional aggregate: COUNT(CASE WHEN <condition> THEN 1 END) or SUM(CASE WHEN <condition> THEN amount END)';
+  const e = examples();
+  let hint = `write a conditional aggregate: COUNT(CASE WHEN ${exampleCondition(e)} THEN 1 END)${e.number ? ` or SUM(CASE WHEN ${exampleCondition(e)} THEN ${e.number} END)` : ''}`;
   // Rebuild the user's own aggregate as a conditional one: COUNT(*) FILTER (WHERE c) -> COUNT(CASE WHEN c THEN 1 END).
   const callClose = i - 1;
   if (tokens[callClose]?.tokenType === T.RParen && tokens[i + 2]?.tokenType === T.Where) {
@@ -303,18 +306,19 @@ function classifyFilter(source: string, tokens: IToken[], i: number): SyntaxDiag
   };
 }
 
-function operatorHint(op: string): string {
+/** `left`: the name before the operator, when it is one. */
+function operatorHint(op: string, left: string | undefined, e: Examples): string {
   switch (op) {
     case '||':
-      return 'join strings with concat(a, b)';
+      return `join strings with concat(a, b), e.g. concat(${left ?? e.text}, ' ')`;
     case '@>':
     case '<@':
-      return "test a multiselect with field && ARRAY['a', 'b'] (has any) or NOT (field && ARRAY['a']) (has none)";
+      return `test a multiselect with ${multiselectTests(e, left)}`;
     case '~':
     case '~*':
     case '!~':
     case '!~*':
-      return "match patterns with LIKE or ILIKE: name ILIKE '%acme%'";
+      return `match patterns with LIKE or ILIKE: ${left ?? e.text} ILIKE '%acme%'`;
     case '^':
       return 'multiply instead: x * x';
     default:

@@ -4,12 +4,14 @@ import { DiagnosticBag, OqlError } from '../diagnostics/diagnostic.js';
 import type { Span } from '../diagnostics/span.js';
 import { nodeBeyondDepth, treeDepth, type Select } from './ast.js';
 import { classifySyntaxError } from './classify.js';
+import { exampleQuery, examplesFor, type Examples, type HintSource } from './examples.js';
 import { parseDescent } from './descent.js';
 import type * as Grammar from './grammar.js';
 import { lex } from './lex.js';
 import * as T from './tokens.js';
 
-export interface SyntaxLimits {
+/** The limits, and where hints take their example names from (see examples.ts). */
+export interface SyntaxLimits extends HintSource {
   /** Longest accepted query text, in characters. Default 100,000. */
   maxLength?: number;
   /** Deepest accepted nesting of parentheses, brackets, CASE and prefix operators. Default 64. */
@@ -18,7 +20,7 @@ export interface SyntaxLimits {
   maxTreeDepth?: number;
 }
 
-export const DEFAULT_SYNTAX_LIMITS: Required<SyntaxLimits> = { maxLength: 100_000, maxNesting: 64, maxTreeDepth: 400 };
+export const DEFAULT_SYNTAX_LIMITS: Required<Omit<SyntaxLimits, keyof HintSource>> = { maxLength: 100_000, maxNesting: 64, maxTreeDepth: 400 };
 
 /** Set by the build: the grammar's own file beside the bundle. */
 declare const OQL_GRAMMAR_FILE: string | undefined;
@@ -79,7 +81,7 @@ export const TREE_WRAPPERS = 6;
  */
 export function parseInto(text: string, bag: DiagnosticBag, limits: SyntaxLimits = {}): Select | null {
   // Read the three limits, not a spread: callers pass their whole compile options here.
-  const lim: Required<SyntaxLimits> = {
+  const lim: Required<Omit<SyntaxLimits, keyof HintSource>> = {
     maxLength: limits.maxLength ?? DEFAULT_SYNTAX_LIMITS.maxLength,
     maxNesting: limits.maxNesting ?? DEFAULT_SYNTAX_LIMITS.maxNesting,
     maxTreeDepth: limits.maxTreeDepth ?? DEFAULT_SYNTAX_LIMITS.maxTreeDepth,
@@ -103,7 +105,7 @@ export function parseInto(text: string, bag: DiagnosticBag, limits: SyntaxLimits
     return null;
   }
   const tokens = lexed.tokens;
-  if (!checkTokens(text, tokens, bag, lim.maxNesting)) return null;
+  if (!checkTokens(text, tokens, bag, lim.maxNesting, limits)) return null;
 
   // The hand-written parser reads every valid query; only when it gives up is the Chevrotain
   // parser built and asked, and its error becomes the diagnostic (see descent.ts).
@@ -118,7 +120,7 @@ export function parseInto(text: string, bag: DiagnosticBag, limits: SyntaxLimits
       return null;
     }
     if (parsed.error) {
-      reportSyntaxError(text, tokens, parsed.error, bag);
+      reportSyntaxError(text, tokens, parsed.error, bag, () => examplesFor(limits));
       return null;
     }
     ast = parsed.ast;
@@ -153,9 +155,9 @@ function spanOf(node: { span: Span } | object): Span {
 }
 
 /** Token-level checks: empty input, unterminated literals and comments, nesting depth. */
-function checkTokens(text: string, tokens: IToken[], bag: DiagnosticBag, maxNesting: number): boolean {
+function checkTokens(text: string, tokens: IToken[], bag: DiagnosticBag, maxNesting: number, hints: HintSource): boolean {
   if (tokens.length === 0) {
-    bag.error('EMPTY_QUERY', { start: 0, end: text.length }, 'the query is empty', 'write a query such as: SELECT id, name FROM account LIMIT 100');
+    bag.error('EMPTY_QUERY', { start: 0, end: text.length }, 'the query is empty', `write a query such as: ${exampleQuery(examplesFor(hints))}`);
     return false;
   }
   // The parser recurses once per open bracket or CASE and nowhere else (operator chains and
@@ -188,8 +190,8 @@ function checkTokens(text: string, tokens: IToken[], bag: DiagnosticBag, maxNest
   return true;
 }
 
-function reportSyntaxError(text: string, tokens: IToken[], e: IRecognitionException, bag: DiagnosticBag): void {
-  const d = classifySyntaxError(text, tokens, e);
+function reportSyntaxError(text: string, tokens: IToken[], e: IRecognitionException, bag: DiagnosticBag, examples: () => Examples): void {
+  const d = classifySyntaxError(text, tokens, e, examples);
   bag.error(d.code, d.span, d.message, d.hint);
 }
 

@@ -50,6 +50,11 @@ function printIdent(id: A.Ident, context: NameContext = 'name'): string {
   return quoteIdent(id.name);
 }
 
+/** A catalog name as the query text must spell it (quoted when it is a reserved word). */
+export function printName(name: string): string {
+  return printIdent({ kind: 'Ident', name, quoted: false, span: { start: 0, end: 0 } } as A.Ident);
+}
+
 function printString(value: string): string {
   return `'${value.replace(/'/g, "''")}'`;
 }

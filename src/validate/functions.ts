@@ -1,3 +1,5 @@
+import type { Examples } from '../syntax/examples.js';
+
 /**
  * The function whitelist (service rule 4.10.9) with arities. `if` and `now` are part of the
  * dialect although the service lists only the first; `case` is syntax, not a function.
@@ -36,24 +38,41 @@ export const FUNCTIONS: ReadonlyMap<string, FunctionSpec> = new Map(
   ].map((f) => [f.name, f]),
 );
 
+/** What a hint of an unsupported function may say: example names of the catalog, and the zone (quoted). */
+export interface FunctionHintContext {
+  readonly examples: Examples;
+  readonly zone: string;
+}
+
+const dateOf = (c: FunctionHintContext): string => c.examples.date ?? '<date column>';
+const emptiness = (c: FunctionHintContext): string => {
+  const col = c.examples.multiselect?.column ?? '<multiselect column>';
+  return `test emptiness with ${col} = ARRAY[NULL] (or ${col} <> ARRAY[NULL] for non-empty)`;
+};
+const membership = (c: FunctionHintContext): string => {
+  const m = c.examples.multiselect;
+  return m ? `test membership with ${m.column} && ARRAY['${m.option}']` : "test membership of a multiselect with && ARRAY['option']";
+};
+const inClient = (): string => 'select the rows and aggregate them in the client';
+
 /**
- * PostgreSQL functions people reach for that the dialect rejects, with what to write instead.
- * `{zone}` stands for the zone the hint speaks in (the query's, or the timeZone option).
+ * PostgreSQL functions people reach for that the dialect rejects, with what to write instead,
+ * in the names of the catalog in hand.
  */
-export const UNSUPPORTED_FUNCTIONS: ReadonlyMap<string, string> = new Map([
-  ['array_length', 'test emptiness with field = ARRAY[NULL] (or field <> ARRAY[NULL] for non-empty)'],
-  ['cardinality', 'test emptiness with field = ARRAY[NULL] (or field <> ARRAY[NULL] for non-empty)'],
-  ['unnest', "test membership with field && ARRAY['a']"],
-  ['array_agg', 'select the rows and aggregate them in the client'],
-  ['string_agg', 'select the rows and aggregate them in the client'],
-  ['extract', "use date_part('year', to_timestamp(field / 1000) AT TIME ZONE {zone})"],
-  ['to_char', "group with date_trunc('month', to_timestamp(field / 1000) AT TIME ZONE {zone})"],
-  ['to_date', 'dates are epoch milliseconds: compare the column with a number such as 1704067200000'],
-  ['current_date', "use date_part('epoch', date_trunc('day', NOW() AT TIME ZONE {zone}) AT TIME ZONE {zone})*1000"],
-  ['length', "compare strings with LIKE/ILIKE, e.g. name ILIKE '%acme%'"],
-  ['nullif', 'write CASE WHEN a = b THEN NULL ELSE a END'],
-  ['greatest', 'write CASE WHEN a > b THEN a ELSE b END'],
-  ['least', 'write CASE WHEN a < b THEN a ELSE b END'],
-  ['cast', 'the only cast is ::date, e.g. to_timestamp(close_date / 1000)::date'],
-  ['sleep', 'the analytics endpoints run only whitelisted functions'],
+export const UNSUPPORTED_FUNCTIONS: ReadonlyMap<string, (c: FunctionHintContext) => string> = new Map([
+  ['array_length', emptiness],
+  ['cardinality', emptiness],
+  ['unnest', membership],
+  ['array_agg', inClient],
+  ['string_agg', inClient],
+  ['extract', (c) => `use date_part('year', to_timestamp(${dateOf(c)} / 1000) AT TIME ZONE ${c.zone})`],
+  ['to_char', (c) => `group with date_trunc('month', to_timestamp(${dateOf(c)} / 1000) AT TIME ZONE ${c.zone})`],
+  ['to_date', (c) => `dates are epoch milliseconds: compare ${c.examples.date ?? 'the date column'} with a number such as 1704067200000`],
+  ['current_date', (c) => `use date_part('epoch', date_trunc('day', NOW() AT TIME ZONE ${c.zone}) AT TIME ZONE ${c.zone})*1000`],
+  ['length', (c) => `compare strings with LIKE/ILIKE, e.g. ${c.examples.text} ILIKE '%acme%'`],
+  ['nullif', () => 'write CASE WHEN a = b THEN NULL ELSE a END'],
+  ['greatest', () => 'write CASE WHEN a > b THEN a ELSE b END'],
+  ['least', () => 'write CASE WHEN a < b THEN a ELSE b END'],
+  ['cast', (c) => `the only cast is ::date, e.g. to_timestamp(${dateOf(c)} / 1000)::date`],
+  ['sleep', () => 'queries run only the whitelisted functions'],
 ]);

@@ -1,12 +1,14 @@
-import { hintZone, repairDateString, type DateComparisonOp } from '../diagnostics/dates.js';
+import { hintZone, type DateComparisonOp } from '../diagnostics/dates.js';
 import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/suggest.js';
+import { examplesFor, type Examples, type HintSource } from '../syntax/examples.js';
 import type * as A from '../syntax/ast.js';
 import { forEachChild } from '../syntax/ast.js';
 import { FUNCTIONS, UNSUPPORTED_FUNCTIONS } from './functions.js';
+import { INT8_MAX, numberLiteral, offsetFits } from './numbers.js';
 
-/** Dialect rules that need no schema (service 4.10). */
-export interface ValidateOptions {
+/** Dialect rules that need no schema (service 4.10); hints take their example names from `catalog` when given. */
+export interface ValidateOptions extends HintSource {
   /** Largest accepted LIMIT. Default 10,000. */
   maxLimit?: number;
   /** Most select items accepted in one select list. Default 200. */
@@ -18,7 +20,9 @@ export interface ValidateOptions {
   timeZone?: string;
 }
 
-export const DEFAULT_VALIDATE_OPTIONS: Required<ValidateOptions> = { maxLimit: 10_000, maxSelectItems: 200, timeZone: 'UTC' };
+type Limits = Required<Omit<ValidateOptions, keyof HintSource>>;
+
+export const DEFAULT_VALIDATE_OPTIONS: Limits = { maxLimit: 10_000, maxSelectItems: 200, timeZone: 'UTC' };
 
 type Clause = 'select' | 'where' | 'group' | 'having' | 'order';
 
@@ -37,12 +41,12 @@ function isDateString(s: string): boolean {
 const COMPARISON = new Set(['=', '<>', '!=', '<', '<=', '>', '>=']);
 
 export function validate(select: A.Select, bag: DiagnosticBag, options: ValidateOptions = {}): void {
-  const limits: Required<ValidateOptions> = {
+  const limits: Limits = {
     maxLimit: options.maxLimit ?? DEFAULT_VALIDATE_OPTIONS.maxLimit,
     maxSelectItems: options.maxSelectItems ?? DEFAULT_VALIDATE_OPTIONS.maxSelectItems,
     timeZone: options.timeZone ?? DEFAULT_VALIDATE_OPTIONS.timeZone,
   };
-  new Validator(bag, limits).select(select, true);
+  new Validator(bag, limits, options).select(select, true);
 }
 
 class Validator {
@@ -50,8 +54,14 @@ class Validator {
 
   constructor(
     private readonly bag: DiagnosticBag,
-    private readonly options: Required<ValidateOptions>,
+    private readonly options: Limits,
+    private readonly hints: HintSource,
   ) {}
+
+  /** Example names for hints, from the catalog in hand. */
+  private get examples(): Examples {
+    return examplesFor(this.hints);
+  }
 
   /** The zone hints speak in; only looked up when a hint needs it. */
   private get zone(): string {
@@ -68,11 +78,13 @@ class Validator {
         'split the report into several queries',
       );
     }
+    let taken: Set<string> | undefined;
     for (const item of s.items) {
       this.expr(item.expr, { clause: 'select', aggregate: null });
       if (top && !item.alias && item.expr.kind !== 'Path' && item.expr.kind !== 'Star') {
         const text = this.bag.source.slice(item.expr.span.start, item.expr.span.end);
-        const alias = suggestAlias(item.expr);
+        const alias = freeAlias(suggestAlias(item.expr), (taken ??= this.namesIn(s)));
+        taken.add(alias);
         this.bag.error(
           'MISSING_ALIAS',
           item.expr.span,
@@ -88,6 +100,26 @@ class Validator {
     if (s.having) this.expr(s.having, { clause: 'having', aggregate: null });
     for (const o of s.orderBy) this.expr(o.expr, { clause: 'order', aggregate: null });
     this.limit(s, top);
+  }
+
+  /**
+   * The names an alias must not take: the other output keys (a second one is DUPLICATE_KEY) and
+   * every name the query reads (in ORDER BY an output alias wins over a column of that name, so
+   * it would change what the query orders by). With `*`, the columns of the object it expands to.
+   */
+  private namesIn(s: A.Select): Set<string> {
+    const names = new Set<string>();
+    for (const item of s.items) {
+      if (item.alias) names.add(item.alias.name);
+      else if (item.expr.kind === 'Path') names.add(item.expr.parts.map((p) => p.name).join('.'));
+      else if (item.expr.kind === 'Star') for (const c of this.hints.catalog?.objects.get(s.from.object.name)?.columns.keys() ?? []) names.add(c);
+    }
+    const visit = (n: A.Node): void => {
+      if (n.kind === 'Path') for (const p of n.parts) names.add(p.name);
+      else forEachChild(n, visit);
+    };
+    visit(s);
+    return names;
   }
 
   private from(f: A.FromItem): void {
@@ -115,6 +147,8 @@ class Validator {
     }
     if (s.offset && !s.offset.isInteger) {
       this.bag.error('INVALID_LIMIT', s.offset.span, `OFFSET ${s.offset.text} is not a whole number`, 'write a whole number of rows to skip, such as OFFSET 100');
+    } else if (s.offset && !offsetFits(s.offset.text)) {
+      this.bag.error('NUMBER_OUT_OF_RANGE', s.offset.span, `OFFSET ${s.offset.text} is beyond the largest bigint (${INT8_MAX})`, `write an OFFSET of at most ${INT8_MAX}`);
     }
   }
 
@@ -149,6 +183,11 @@ class Validator {
         forEachChild(e, (c) => this.expr(c as A.Expr, ctx));
         if (ctx.clause === 'where') for (const item of e.items) this.dateComparison(e.operand, item, 'in', e.span);
         return;
+      case 'Number': {
+        const n = numberLiteral(e.text);
+        if (!n.ok) this.bag.error('NUMBER_OUT_OF_RANGE', e.span, n.problem, n.hint);
+        return;
+      }
       case 'Path':
         for (const part of e.parts) if (!part.quoted && part.name.startsWith('pg_')) this.systemReference(part);
         return;
@@ -197,8 +236,8 @@ class Validator {
     if (!spec) {
       if (name.startsWith('pg_')) this.systemReference(e.name);
       else if (UNSUPPORTED_FUNCTIONS.has(name)) {
-        const hint = UNSUPPORTED_FUNCTIONS.get(name)!;
-        this.bag.error('UNSUPPORTED_FUNCTION', e.name.span, `${name}() is not supported`, hint.includes('{zone}') ? hint.replaceAll('{zone}', quoteZone(this.zone)) : hint);
+        const hint = UNSUPPORTED_FUNCTIONS.get(name)!({ examples: this.examples, zone: quoteZone(this.zone) });
+        this.bag.error('UNSUPPORTED_FUNCTION', e.name.span, `${name}() is not supported`, hint);
       } else {
         this.bag.error(
           'UNKNOWN_FUNCTION',
@@ -285,33 +324,21 @@ class Validator {
   }
 
   /**
-   * Dates are epoch milliseconds, so a date string or a to_timestamp(...) value on either side
-   * of a WHERE comparison is wrong: say so with the epoch form of what the user meant, keeping
-   * the user's operator and bounds.
+   * Dates are epoch milliseconds, so a to_timestamp(...) value on either side of a WHERE
+   * comparison is wrong: say so with the epoch form of what the user meant, keeping the user's
+   * operator and bounds. A date string compared with a date column (or with a timestamp) needs
+   * the column's type, so the binder reports it (DATE_STRING_COMPARISON); here a comparison with
+   * a date string is left to it.
    */
   private dateComparison(a: A.Expr, b: A.Expr | null, op: DateComparisonOp, whole: A.Expr['span']): void {
     const src = this.bag.source;
-    for (const [side, other] of [[a, b], [b, a]] as const) {
-      if (side?.kind === 'String' && isDateString(side.value)) {
-        // The column is the compared operand (never a BETWEEN bound or another IN item).
-        const column = other && other !== side && !(op === 'between' && other.kind === 'String') ? other : op === 'between' || op === 'in' ? a : null;
-        const repair = repairDateString(src, side.span, side.value, column?.span ?? null, op, op === 'between' || op === 'in' ? side.span : whole, this.zone);
-        this.bag.error(
-          'DATE_STRING_COMPARISON',
-          side.span,
-          `the date string ${quote(side.value)} cannot be compared: dates are epoch milliseconds`,
-          repair?.hint ?? 'compare with an epoch value in milliseconds',
-          repair?.fix,
-        );
-        return;
-      }
-    }
+    if ([a, b].some((side) => side?.kind === 'String' && isDateString(side.value))) return;
     for (const side of [a, b]) {
       const ts = side && findToTimestamp(side);
       if (ts) {
         const other = side === a ? b : a;
         const arg = ts.args[0];
-        const column = arg ? epochColumn(src, arg) : 'created_at';
+        const column = arg ? epochColumn(src, arg) : (this.examples.date ?? 'the date column');
         const seconds = arg !== undefined && arg.kind === 'Binary' && arg.op === '/' && arg.right.kind === 'Number' && arg.right.text === '1000';
         const unit = seconds ? '' : ` (note: to_timestamp takes seconds and ${column} holds milliseconds, so it would need to_timestamp(${column} / 1000))`;
         const direct = side === ts && other !== null && other.kind !== 'String' && other.kind !== 'Number' && op !== 'between' && op !== 'in';
@@ -364,6 +391,12 @@ function quote(s: string): string {
 
 function shorten(s: string): string {
   return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}
+
+/** `alias`, or `alias_2`, `alias_3`... when the query already has that name. */
+function freeAlias(alias: string, taken: ReadonlySet<string>): string {
+  if (!taken.has(alias)) return alias;
+  for (let i = 2; ; i++) if (!taken.has(`${alias}_${i}`)) return `${alias}_${i}`;
 }
 
 /** A readable alias for an expression: `sum_amount` for SUM(amount), `count` for COUNT(*). */

@@ -30,7 +30,7 @@ const SQL_FIXED = [
 ].join('\n');
 
 const OQL = "/* slug: opportunity */\r\nSELECT id FROM opportunity\r\nWHERE owner.id = 'usr_1' AND created_at >= date_part('epoch', date_trunc('day', NOW() AT TIME ZONE 'Asia/Kolkata'))*1000\r\nORDER BY id LIMIT 20\r\n";
-const OQL_FIXED = "/* slug: opportunity */\r\nSELECT id FROM opportunity\r\nWHERE owner = 'usr_1' AND created_at >= date_part('epoch', date_trunc('day', NOW() AT TIME ZONE 'Asia/Kolkata') AT TIME ZONE 'Asia/Kolkata')*1000\r\nORDER BY id LIMIT 20\r\n";
+const OQL_FIXED = "/* slug: opportunity */\r\nSELECT id FROM opportunity\r\nWHERE owner.id = 'usr_1' AND created_at >= date_part('epoch', date_trunc('day', NOW() AT TIME ZONE 'Asia/Kolkata') AT TIME ZONE 'Asia/Kolkata')*1000\r\nORDER BY id LIMIT 20\r\n";
 
 // Hand-written JSON: odd spacing, escapes and a key order a re-serialiser would change.
 const JSON_REPORT = `[

@@ -258,9 +258,9 @@ describe('hints that are advice, not a fix', () => {
 
   it('the JOIN hint gives an EXISTS form that pastes without AMBIGUOUS_NAME', () => {
     const h = hint('SELECT a.name FROM account a JOIN contact c ON c.account = a.id LIMIT 10', 'account', 'UNSUPPORTED_JOIN');
-    const form = /FROM account a (WHERE EXISTS \(.*\))$/.exec(h);
+    const form = /(FROM account \w+ WHERE EXISTS \(.*\))$/.exec(h);
     expect(form, h).not.toBeNull();
-    expect(lint(`SELECT name FROM account a ${form![1]} ORDER BY id LIMIT 10`, { catalog, slug: 'account' })).toEqual([]);
+    expect(lint(`SELECT name ${form![1]} ORDER BY id LIMIT 10`, { catalog, slug: 'account' })).toEqual([]);
   });
 
   it('a plural request slug is not offered as FROM', () => {

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { DiagnosticCode } from '../../src/diagnostics/codes.js';
+import { loadFixtureCatalog } from '../../fixtures/index.js';
 import { marked, parseError } from './helpers.js';
+
+/** Hints name things of the catalog in hand: the example CRM, queried FROM account. */
+const HINTS = { catalog: loadFixtureCatalog('crm'), slug: 'account' };
 
 /**
  * Each case is a query with the expected error span between « and », the expected code, and a
@@ -15,7 +19,7 @@ interface Case {
 
 function check({ query, code, hint, message }: Case): void {
   const { text, span } = marked(query);
-  const e = parseError(text);
+  const e = parseError(text, HINTS);
   expect(e.code).toBe(code);
   expect({ start: e.span!.start, end: e.span!.end }).toEqual(span);
   if (hint !== undefined) expect(e.hint).toMatch(hint);

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { OqlError } from '../../src/diagnostics/diagnostic.js';
 import type { Span } from '../../src/diagnostics/span.js';
-import { parse } from '../../src/syntax/parse.js';
+import { parse, type SyntaxLimits } from '../../src/syntax/parse.js';
 
 const SPAN_KEYS = new Set(['span', 'opSpan', 'typeSpan']);
 
@@ -39,9 +39,9 @@ export function marked(source: string): { text: string; span: Span } {
 }
 
 /** Parses text that must fail and returns the OqlError; any other outcome fails the test. */
-export function parseError(text: string): OqlError {
+export function parseError(text: string, limits: SyntaxLimits = {}): OqlError {
   try {
-    parse(text);
+    parse(text, limits);
   } catch (e) {
     if (e instanceof OqlError) return e;
     throw e;
