@@ -235,7 +235,7 @@ describe('tool logs (4.16)', () => {
       pointer = a.json.data.next;
     }
     expect(sizes).toEqual([200, 400, 600, 800, 1000, 1200, 1400, 1600, 1800, 2000, 2200, 2400, 2600, 2800, 3000, 3000, 500]);
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('filter (4.5) for two organizations', () => {

@@ -20,12 +20,19 @@ export interface PgClientLike {
   getTypeParser?: (oid: number, format?: string) => unknown;
   on?(event: 'error', listener: (err: Error) => void): unknown;
   removeListener?(event: 'error', listener: (err: Error) => void): unknown;
-  readonly activeQuery?: unknown;
+  readonly processID?: number;
+  readonly secretKey?: number;
   readonly connection?: { stream?: { destroy(): void } };
 }
 
 interface PgCancellerLike {
-  cancel(client: unknown, query: unknown): void;
+  readonly host: string;
+  readonly port: number;
+  readonly connection: {
+    on(event: string, listener: (...args: unknown[]) => void): unknown;
+    connect(portOrPath: number | string, host?: string): void;
+    cancel(processID: number | undefined, secretKey: number | undefined): void;
+  };
   connect?(): Promise<void>;
   query?(text: string): Promise<unknown>;
   end?(): Promise<void>;
@@ -91,12 +98,17 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
     }
   };
 
+  // The protocol's CancelRequest on a connection of its own, as node-postgres sends it, addressed
+  // with the backend's key from the client's start-up.
   const cancel = (client: PgClientLike): void => {
-    if (!pool.Client || !pool.options) return;
+    if (!pool.Client || !pool.options || client.processID === undefined) return;
     try {
-      const canceller = new pool.Client(pool.options);
-      canceller.on?.('error', () => {});
-      canceller.cancel(client, client.activeQuery);
+      const canceller = new pool.Client(pool.options) as unknown as PgCancellerLike;
+      const con = canceller.connection;
+      con.on('error', () => {});
+      con.on('connect', () => con.cancel(client.processID, client.secretKey));
+      if (canceller.host.startsWith('/')) con.connect(`${canceller.host}/.s.PGSQL.${canceller.port}`);
+      else con.connect(canceller.port, canceller.host);
     } catch {
       // The drop that follows ends it anyway.
     }
