@@ -5,6 +5,7 @@ import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
 import { requestContext } from '../service/policy.js';
 import { oauthError, trimSlash, workspaceUrls } from '../oauth/context.js';
 import { protectedResourceMetadata } from '../oauth/metadata.js';
+import { missingScopes, SCOPES } from '../oauth/scopes.js';
 import { verifyAccessToken } from '../oauth/store.js';
 import { resolveWorkspace, type Workspace } from '../service/store/workspaces.js';
 import type { Principal } from '../service/types.js';
@@ -91,8 +92,8 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
       // RFC 6750 section 3 and RFC 9728 section 5.1: the challenge points at the metadata, which
       // points at the authorization server; a presented token that failed also says so.
       const challenge = token === undefined
-        ? `Bearer resource_metadata="${urls.protectedResourceMetadata}"`
-        : `Bearer error="invalid_token", error_description="the access token is invalid, expired, revoked or for another workspace", resource_metadata="${urls.protectedResourceMetadata}"`;
+        ? `Bearer resource_metadata="${urls.protectedResourceMetadata}", scope="${SCOPES.join(' ')}"`
+        : `Bearer error="invalid_token", error_description="the access token is invalid, expired, revoked or for another workspace", resource_metadata="${urls.protectedResourceMetadata}", scope="${SCOPES.join(' ')}"`;
       reply.header('www-authenticate', challenge);
       return oauthError(reply, 401, 'invalid_token', token === undefined
         ? 'this MCP endpoint needs a bearer token: follow resource_metadata in WWW-Authenticate to authorize'
@@ -101,11 +102,18 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
     if (nestsDeeperThan(request.body, MAX_JSON_DEPTH)) {
       return jsonRpcError(reply, 400, INVALID_REQUEST, `Invalid Request: the JSON nests deeper than ${MAX_JSON_DEPTH} levels`);
     }
+    // One challenge naming every scope this request lacks (API keys carry no scopes: their role decides).
+    const missing = principal.scopes === undefined ? [] : missingScopes(principal.scopes, request.body);
+    if (missing.length > 0) {
+      const needs = `this request needs the scope ${missing.join(' ')}, which the access token was not granted: authorize again asking for it`;
+      reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="${missing.join(' ')}", resource_metadata="${urls.protectedResourceMetadata}", error_description="${needs}"`);
+      return oauthError(reply, 403, 'insufficient_scope', needs);
+    }
     // The token itself stays here: tools see the principal only, so no log can hold it.
     const auth: AuthInfo = {
       token: '',
       clientId: principal.clientId ?? principal.userId,
-      scopes: [],
+      scopes: [...(principal.scopes ?? [])],
       resource: new URL(urls.resource),
       extra: { principal },
     };

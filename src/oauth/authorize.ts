@@ -7,7 +7,9 @@ import {
 import {
   addressKey, clientKey, oauthError, param, present, withinLimit, workspaceOr404, workspaceUrls, type OAuthContext,
 } from './context.js';
-import { findClient, issueCode, type RegisteredClient } from './store.js';
+import { isMetadataDocumentId, resolveClient, type ClientLookup } from './client-metadata.js';
+import { requestedScopes } from './scopes.js';
+import { issueCode, type RegisteredClient } from './store.js';
 
 /**
  * The authorization endpoint: GET renders the consent page, POST (the page's form, or automation
@@ -22,13 +24,14 @@ import { findClient, issueCode, type RegisteredClient } from './store.js';
 type Outcome =
   | { readonly ok: true; readonly client: RegisteredClient; readonly request: ConsentRequest }
   | { readonly ok: false; readonly to: 'page'; readonly status: number; readonly error: string; readonly description: string }
-  | { readonly ok: false; readonly to: 'client'; readonly redirectUri: string; readonly state: string | undefined; readonly error: string; readonly description: string };
+  | { readonly ok: false; readonly to: 'client'; readonly redirectUri: string; readonly state: string | undefined; readonly issuer: string; readonly error: string; readonly description: string };
 
 type Problem = { readonly error: string; readonly description: string } | null;
 
-/** An unknown client (or another workspace's) cannot be redirected to. */
-async function knownClient(ctx: OAuthContext, workspace: Workspace, clientId: string | undefined): Promise<RegisteredClient | null> {
-  return clientId === undefined ? null : findClient(ctx.db, workspace.subdomain, clientId);
+/** An unknown client (or another workspace's, or one whose metadata document fails) cannot be redirected to. */
+async function knownClient(ctx: OAuthContext, workspace: Workspace, clientId: string | undefined): Promise<ClientLookup> {
+  if (clientId === undefined) return { client: null, problem: 'client_id is required (once)' };
+  return resolveClient(ctx.db, ctx.clientMetadata, workspace.subdomain, clientId);
 }
 
 /** Exact string comparison with a registered URI (section 5.4): no prefix, no normalisation. */
@@ -64,10 +67,6 @@ function resourceIsWorkspaceMcp(p: unknown, expected: string): Problem {
   return null;
 }
 
-/** No scopes exist; a client asking for one expects something this server does not grant. */
-function noScope(p: unknown): Problem {
-  return present(p, 'scope') ? { error: 'invalid_scope', description: 'this server has no scopes: send no scope parameter' } : null;
-}
 
 function stateOf(p: unknown): string | undefined {
   return param(p, 'state');
@@ -75,19 +74,23 @@ function stateOf(p: unknown): string | undefined {
 
 /** Runs the checks in order over the query (GET) or the form (POST). */
 export async function checkAuthorizationRequest(ctx: OAuthContext, workspace: Workspace, p: unknown): Promise<Outcome> {
-  const client = await knownClient(ctx, workspace, param(p, 'client_id'));
-  if (!client) return { ok: false, to: 'page', status: 400, error: 'invalid_client', description: 'unknown client_id for this workspace: register the client first' };
+  const { client, problem } = await knownClient(ctx, workspace, param(p, 'client_id'));
+  if (!client) return { ok: false, to: 'page', status: 400, error: 'invalid_client', description: problem };
   const redirectUri = param(p, 'redirect_uri');
   if (!redirectUriMatchesExactly(client, redirectUri)) {
     return { ok: false, to: 'page', status: 400, error: 'invalid_redirect_uri', description: 'redirect_uri does not exactly match a URI registered for this client' };
   }
   const state = stateOf(p);
+  const { issuer, resource: expected } = workspaceUrls(ctx.baseUrl(), ctx.mcpUrl(), workspace.subdomain);
   if (present(p, 'state') && state === undefined) {
-    return { ok: false, to: 'client', redirectUri, state: undefined, error: 'invalid_request', description: 'state must be sent at most once' };
+    return { ok: false, to: 'client', redirectUri, state: undefined, issuer, error: 'invalid_request', description: 'state must be sent at most once' };
   }
-  const expected = workspaceUrls(ctx.baseUrl(), ctx.mcpUrl(), workspace.subdomain).resource;
-  for (const problem of [responseTypeIsCode(p), pkceS256(p), resourceIsWorkspaceMcp(p, expected), noScope(p)]) {
-    if (problem) return { ok: false, to: 'client', redirectUri, state, ...problem };
+  const scope = present(p, 'scope') && param(p, 'scope') === undefined
+    ? { ok: false as const, description: 'scope must be sent at most once' }
+    : requestedScopes(param(p, 'scope'));
+  const scopeProblem: Problem = scope.ok ? null : { error: 'invalid_scope', description: scope.description };
+  for (const problem of [responseTypeIsCode(p), pkceS256(p), resourceIsWorkspaceMcp(p, expected), scopeProblem]) {
+    if (problem) return { ok: false, to: 'client', redirectUri, state, issuer, ...problem };
   }
   return {
     ok: true,
@@ -99,22 +102,28 @@ export async function checkAuthorizationRequest(ctx: OAuthContext, workspace: Wo
       code_challenge: param(p, 'code_challenge')!,
       code_challenge_method: 'S256',
       resource: expected,
+      scope: scope.ok ? scope.scopes.join(' ') : '',
       ...(state !== undefined ? { state } : {}),
     },
   };
 }
 
-/** 302 to the registered redirect URI with the given parameters (and the state, unchanged). */
-function redirectToClient(reply: FastifyReply, redirectUri: string, params: Record<string, string>, state: string | undefined): FastifyReply {
+/**
+ * 302 to the registered redirect URI with the given parameters, the state unchanged, and the
+ * issuer (RFC 9207: a client talking to several authorization servers can tell which one
+ * answered, on success and on error alike).
+ */
+function redirectToClient(reply: FastifyReply, redirectUri: string, params: Record<string, string>, state: string | undefined, issuer: string): FastifyReply {
   const url = new URL(redirectUri);
   for (const [k, v] of Object.entries(params)) url.searchParams.append(k, v);
   if (state !== undefined) url.searchParams.append('state', state);
+  url.searchParams.append('iss', issuer);
   return reply.code(302).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(url.href, 302);
 }
 
 function failure(reply: FastifyReply, outcome: Exclude<Outcome, { ok: true }>): FastifyReply {
   if (outcome.to === 'page') return renderErrorPage(reply, outcome.status, outcome.error, outcome.description);
-  return redirectToClient(reply, outcome.redirectUri, { error: outcome.error, error_description: outcome.description }, outcome.state);
+  return redirectToClient(reply, outcome.redirectUri, { error: outcome.error, error_description: outcome.description }, outcome.state, outcome.issuer);
 }
 
 function cookiePath(subdomain: string): string {
@@ -130,6 +139,7 @@ async function consentPage(ctx: OAuthContext, request: FastifyRequest, reply: Fa
   return renderConsentPage(reply, status, {
     clientName: ok.client.client_name,
     clientUri: ok.client.client_uri,
+    metadataDocument: isMetadataDocumentId(ok.client.client_id) ? ok.client.client_id : undefined,
     workspace: workspace.subdomain,
     request: ok.request,
     csrfToken,
@@ -170,9 +180,10 @@ export function authorizeRoutes(app: FastifyInstance, ctx: OAuthContext): void {
         'this form was posted from another site, has expired, or was not rendered for this request: reload the authorization page');
     }
 
+    const issuer = workspaceUrls(ctx.baseUrl(), ctx.mcpUrl(), workspace.subdomain).issuer;
     const decision = param(form, 'decision');
     if (decision === 'deny') {
-      return redirectToClient(reply, outcome.request.redirect_uri, { error: 'access_denied', error_description: 'the user denied the request' }, outcome.request.state);
+      return redirectToClient(reply, outcome.request.redirect_uri, { error: 'access_denied', error_description: 'the user denied the request' }, outcome.request.state, issuer);
     }
     if (decision !== 'approve') return renderErrorPage(reply, 400, 'invalid_request', "decision must be 'approve' or 'deny'");
 
@@ -202,7 +213,8 @@ export function authorizeRoutes(app: FastifyInstance, ctx: OAuthContext): void {
       resource: outcome.request.resource,
       redirectUri: outcome.request.redirect_uri,
       codeChallenge: outcome.request.code_challenge,
+      scope: outcome.request.scope,
     }, ctx.now(), ctx.codeTtlSeconds);
-    return redirectToClient(reply, outcome.request.redirect_uri, { code }, outcome.request.state);
+    return redirectToClient(reply, outcome.request.redirect_uri, { code }, outcome.request.state, issuer);
   });
 }

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SCOPE_TEXT, type Scope } from './scopes.js';
 
 /**
  * The consent page: server-rendered HTML that works without JavaScript, names the client and the
@@ -29,10 +30,12 @@ export interface ConsentRequest {
   readonly code_challenge: string;
   readonly code_challenge_method: string;
   readonly resource: string;
+  /** The scopes asked for, space-separated and in a fixed order (./scopes.ts). */
+  readonly scope: string;
   readonly state?: string | undefined;
 }
 
-const FIELDS = ['response_type', 'client_id', 'redirect_uri', 'code_challenge', 'code_challenge_method', 'resource', 'state'] as const;
+const FIELDS = ['response_type', 'client_id', 'redirect_uri', 'code_challenge', 'code_challenge_method', 'resource', 'scope', 'state'] as const;
 
 function signature(secret: string, workspace: string, request: ConsentRequest, browser: string, expires: number): string {
   // JSON of an array: no choice of separator can make two different requests sign alike.
@@ -163,6 +166,8 @@ ${body}
 export interface ConsentPage {
   readonly clientName: string;
   readonly clientUri?: string | undefined;
+  /** The URL of the client's metadata document, when its client_id is one. */
+  readonly metadataDocument?: string | undefined;
   readonly workspace: string;
   readonly request: ConsentRequest;
   readonly csrfToken: string;
@@ -174,7 +179,9 @@ export interface ConsentPage {
 export function renderConsentPage(reply: FastifyReply, status: number, p: ConsentPage): FastifyReply {
   const client = escapeHtml(p.clientName);
   const workspace = escapeHtml(p.workspace);
-  const back = escapeHtml(new URL(p.request.redirect_uri).origin);
+  const redirect = new URL(p.request.redirect_uri);
+  // A native app's private-use scheme (com.example.app:/callback) has no origin: name the scheme.
+  const back = escapeHtml(redirect.origin !== 'null' ? redirect.origin : redirect.protocol);
   const hidden = FIELDS
     .filter((f) => p.request[f] !== undefined)
     .map((f) => `<input type="hidden" name="${f}" value="${escapeHtml(p.request[f]!)}">`)
@@ -183,13 +190,26 @@ export function renderConsentPage(reply: FastifyReply, status: number, p: Consen
     ? `<p><small>Client site: <a href="${escapeHtml(p.clientUri)}" rel="noopener noreferrer">${escapeHtml(p.clientUri)}</a></small></p>`
     : '';
   const error = p.error !== undefined ? `<p class="error" role="alert">${escapeHtml(p.error)}</p>` : '';
+  const granted = p.request.scope.split(' ').filter((s): s is Scope => s in SCOPE_TEXT);
+  const scopes = granted.map((s) => `<li id="scope-${escapeHtml(s.replace(':', '-'))}"><code>${escapeHtml(s)}</code>: ${escapeHtml(SCOPE_TEXT[s])}</li>`).join('\n');
+  // Anyone can name a loopback redirect URI, in a metadata document or a registration alike.
+  const local = ['127.0.0.1', '[::1]', 'localhost'].includes(redirect.hostname)
+    ? '<li>The approval goes to a program on <strong>this computer</strong>: approve only if you started it yourself just now.</li>\n'
+    : '';
+  const document = p.metadataDocument !== undefined
+    ? `<p><small>Client described by <code>${escapeHtml(p.metadataDocument)}</code></small></p>`
+    : '';
   return page(reply, status, `Authorize ${p.clientName}`, `<h1>Allow <span id="client-name">${client}</span> to use workspace <span id="workspace">${workspace}</span>?</h1>
 ${error}<p><strong>${client}</strong> asks to query the CRM data of the workspace <strong>${workspace}</strong> as you, with your role, through its MCP server.</p>
-<ul>
-<li>You will be sent back to <code>${back}</code>.</li>
-<li>Approve only if you started this from an application you trust.</li>
+<p>It asks to:</p>
+<ul id="scopes">
+${scopes}
 </ul>
-${site}
+<ul>
+<li>You will be sent back to <code id="redirect-host">${back}</code>.</li>
+${local}<li>Approve only if you started this from an application you trust.</li>
+</ul>
+${site}${document}
 <form method="post" action="authorize">
 ${hidden}
 <input type="hidden" name="csrf_token" value="${escapeHtml(p.csrfToken)}">

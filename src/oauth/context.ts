@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceDb } from '../service/types.js';
 import { resolveWorkspace, type Workspace } from '../service/store/workspaces.js';
+import type { ClientMetadataDocuments } from './client-metadata.js';
 import type { AttemptLimiter, Limit, OAuthLimits } from './limits.js';
 import type { TokenLifetimes } from './store.js';
 
@@ -19,6 +20,8 @@ export interface OAuthContext {
   /** The key that signs consent-form CSRF tokens. */
   csrfSecret(): Promise<string>;
   readonly resourceName: string;
+  /** Client ID Metadata Documents fetched for URL-formatted client_ids, cached. */
+  readonly clientMetadata: ClientMetadataDocuments;
 }
 
 export interface WorkspaceUrls {

@@ -1,11 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { oauthError, workspaceOr404, workspaceUrls, type OAuthContext } from './context.js';
+import { SCOPES } from './scopes.js';
 
 /**
  * Authorization-server metadata of one workspace (RFC 8414). The issuer is exactly
  * `{base_url}/<subdomain>`: strict clients (oauth4webapi, the MCP SDK) compare it with the URL they
- * derived the metadata location from. No scopes are listed: none exist, and a client sending one is
- * refused.
+ * derived the metadata location from. Clients identify themselves by a Client ID Metadata Document
+ * URL, or register (RFC 7591, kept for older clients); every authorization response names the
+ * issuer (RFC 9207).
  */
 export function authorizationServerMetadata(baseUrl: string, mcpUrl: string, subdomain: string) {
   const urls = workspaceUrls(baseUrl, mcpUrl, subdomain);
@@ -18,6 +20,9 @@ export function authorizationServerMetadata(baseUrl: string, mcpUrl: string, sub
     grant_types_supported: ['authorization_code', 'refresh_token'],
     token_endpoint_auth_methods_supported: ['none'],
     code_challenge_methods_supported: ['S256'],
+    scopes_supported: [...SCOPES],
+    client_id_metadata_document_supported: true,
+    authorization_response_iss_parameter_supported: true,
   };
 }
 
@@ -39,6 +44,7 @@ export function protectedResourceMetadata(input: ProtectedResourceInput) {
     resource: urls.resource,
     authorization_servers: [urls.issuer],
     bearer_methods_supported: ['header'],
+    scopes_supported: [...SCOPES],
     resource_name: input.resourceName ?? `OQL CRM data (${input.subdomain})`,
   };
 }

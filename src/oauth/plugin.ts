@@ -4,6 +4,7 @@ import { settingOrCreate } from '../service/store/settings.js';
 import { bootstrapWorkspaces, type Workspace } from '../service/store/workspaces.js';
 import type { ServiceDb } from '../service/types.js';
 import { authorizeRoutes } from './authorize.js';
+import { ClientMetadataDocuments, type ClientMetadataOptions } from './client-metadata.js';
 import { oauthError, trimSlash, type OAuthContext } from './context.js';
 import { AttemptLimiter, mergeLimits, type OAuthLimits } from './limits.js';
 import { metadataRoutes } from './metadata.js';
@@ -33,6 +34,8 @@ export interface OAuthOptions {
   readonly now?: (() => number) | undefined;
   /** `resource_name` of the protected-resource metadata. */
   readonly resourceName?: string | undefined;
+  /** Fetching Client ID Metadata Documents: limits, and loopback http for tests. */
+  readonly clientMetadata?: ClientMetadataOptions | undefined;
 }
 
 export const DEFAULT_CODE_TTL_SECONDS = 60;
@@ -79,6 +82,7 @@ export async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): 
     // Kept in the database: consent forms stay valid across restarts and across servers sharing it.
     csrfSecret: () => (secret ??= settingOrCreate(db, 'oauth_csrf_secret', () => randomBytes(32).toString('base64url'))),
     resourceName: options.resourceName ?? 'OQL CRM data',
+    clientMetadata: new ClientMetadataDocuments(options.clientMetadata, options.now ?? Date.now),
   };
 
   await app.register(formbody, { bodyLimit: 16 * 1024 });
@@ -113,5 +117,5 @@ export interface OAuthServerOptions {
   /** Workspaces to create on start, `acme=org_acme,globex=org_globex`. Default: OQL_WORKSPACES. */
   readonly workspaces?: string | undefined;
   /** Lifetimes, limits and clock of the authorization server. */
-  readonly oauth?: Pick<OAuthOptions, 'codeTtlSeconds' | 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'limits' | 'now' | 'resourceName'> | undefined;
+  readonly oauth?: Pick<OAuthOptions, 'codeTtlSeconds' | 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'limits' | 'now' | 'resourceName' | 'clientMetadata'> | undefined;
 }

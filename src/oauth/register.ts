@@ -2,7 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { addressKey, oauthError, withinLimit, workspaceOr404, type OAuthContext } from './context.js';
 import { insertClient, type ClientMetadata } from './store.js';
 
-/** Dynamic client registration (RFC 7591): public clients only. */
+/**
+ * Dynamic client registration (RFC 7591): public clients only. Kept for clients written before
+ * Client ID Metadata Documents (./client-metadata.ts), which the MCP authorization revision of
+ * 2026-07-28 prefers and which need no registration at all.
+ */
 
 export class MetadataError extends Error {
   constructor(readonly error: 'invalid_client_metadata' | 'invalid_redirect_uri', message: string) {
@@ -15,12 +19,22 @@ const MAX_URL_LENGTH = 2000;
 const MAX_NAME_LENGTH = 200;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
+export type ApplicationType = 'web' | 'native';
+
+/** A private-use URI scheme of a native app (RFC 8252 section 7.1): reverse domain name, so it has a dot. */
+const PRIVATE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/;
+
 /**
- * A redirect URI a code may be sent to: an absolute https URL, or http on a loopback address (a
- * native or CLI client's local listener, RFC 8252 section 7.3). No fragment (RFC 6749 section
- * 3.1.2), no user information (it would let `https://good@evil` read as the good host).
+ * A redirect URI a code may be sent to. No fragment (RFC 6749 section 3.1.2), no user information
+ * (it would let `https://good@evil` read as the good host). Which schemes and hosts, by the
+ * client's application type (OpenID Connect Dynamic Client Registration, `application_type`):
+ *
+ *   web      https on a host that is not loopback
+ *   native   http on a loopback address (a local listener, RFC 8252 section 7.3), or a private-use
+ *            scheme such as com.example.app:/callback (section 7.1)
+ *   omitted  (clients written before application_type) https, or http on a loopback address
  */
-export function checkRedirectUri(uri: unknown): string {
+export function checkRedirectUri(uri: unknown, type?: ApplicationType): string {
   if (typeof uri !== 'string' || uri.length === 0) throw new MetadataError('invalid_redirect_uri', 'every redirect URI must be a non-empty string');
   if (uri.length > MAX_URL_LENGTH) throw new MetadataError('invalid_redirect_uri', `a redirect URI is longer than ${MAX_URL_LENGTH} characters`);
   let url: URL;
@@ -31,15 +45,33 @@ export function checkRedirectUri(uri: unknown): string {
   }
   if (url.hash !== '' || uri.includes('#')) throw new MetadataError('invalid_redirect_uri', `redirect URI '${uri}' must not have a fragment`);
   if (url.username !== '' || url.password !== '') throw new MetadataError('invalid_redirect_uri', `redirect URI '${uri}' must not carry user information`);
-  if (url.protocol === 'https:') return uri;
-  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return uri;
+  const loopbackHttp = url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
+  if (type === 'web') {
+    if (url.protocol === 'https:' && !LOOPBACK_HOSTS.has(url.hostname)) return uri;
+    throw new MetadataError('invalid_redirect_uri',
+      `redirect URI '${uri}' does not suit application_type web: use https on a public host, or register the client as application_type native`);
+  }
+  if (type === 'native') {
+    if (loopbackHttp || PRIVATE_SCHEME.test(url.protocol)) return uri;
+    throw new MetadataError('invalid_redirect_uri',
+      `redirect URI '${uri}' does not suit application_type native: use http on a loopback address (http://127.0.0.1:PORT/callback) or a private-use scheme (com.example.app:/callback)`);
+  }
+  if (url.protocol === 'https:' || loopbackHttp) return uri;
   throw new MetadataError('invalid_redirect_uri', `redirect URI '${uri}' must use https, or http on a loopback address (127.0.0.1, [::1], localhost)`);
 }
 
-function stringArray(body: Record<string, unknown>, name: string): string[] {
+function applicationType(value: unknown): ApplicationType | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value === 'web' || value === 'native') return value;
+  throw new MetadataError('invalid_client_metadata', `application_type must be 'web' or 'native', not ${JSON.stringify(value).slice(0, 60)}`);
+}
+
+/** An optional array of strings (RFC 7591 section 2): the default when absent. */
+function stringArray(body: Record<string, unknown>, name: string, fallback: readonly string[]): string[] {
   const value = body[name];
+  if (value === undefined || value === null) return [...fallback];
   if (!Array.isArray(value) || value.length === 0 || !value.every((v) => typeof v === 'string')) {
-    throw new MetadataError('invalid_client_metadata', `${name} is required: a non-empty array of strings`);
+    throw new MetadataError('invalid_client_metadata', `${name} must be a non-empty array of strings (or left out: ${JSON.stringify(fallback)})`);
   }
   return [...new Set(value as string[])];
 }
@@ -58,14 +90,16 @@ export function checkClientMetadata(body: unknown): ClientMetadata {
     throw new MetadataError('invalid_redirect_uri', 'redirect_uris is required: a non-empty array of URLs');
   }
   if (b.redirect_uris.length > MAX_REDIRECT_URIS) throw new MetadataError('invalid_redirect_uri', `at most ${MAX_REDIRECT_URIS} redirect URIs`);
-  const redirectUris = [...new Set(b.redirect_uris.map(checkRedirectUri))];
+  const type = applicationType(b.application_type);
+  const redirectUris = [...new Set(b.redirect_uris.map((uri) => checkRedirectUri(uri, type)))];
 
-  const grantTypes = stringArray(b, 'grant_types');
+  // RFC 7591 section 2: both optional, defaulting to the authorization code flow.
+  const grantTypes = stringArray(b, 'grant_types', ['authorization_code']);
   const unknownGrant = grantTypes.find((g) => g !== 'authorization_code' && g !== 'refresh_token');
   if (unknownGrant !== undefined) throw new MetadataError('invalid_client_metadata', `grant type '${unknownGrant}' is not supported: authorization_code and refresh_token are`);
   if (!grantTypes.includes('authorization_code')) throw new MetadataError('invalid_client_metadata', 'grant_types must include authorization_code');
 
-  const responseTypes = stringArray(b, 'response_types');
+  const responseTypes = stringArray(b, 'response_types', ['code']);
   if (responseTypes.length !== 1 || responseTypes[0] !== 'code') throw new MetadataError('invalid_client_metadata', "response_types must be ['code']");
 
   const method = b.token_endpoint_auth_method;
@@ -93,6 +127,7 @@ export function checkClientMetadata(body: unknown): ClientMetadata {
     response_types: responseTypes,
     token_endpoint_auth_method: 'none',
     ...(clientUri !== undefined ? { client_uri: clientUri } : {}),
+    ...(type !== undefined ? { application_type: type } : {}),
   };
 }
 
@@ -119,6 +154,7 @@ export function registerRoutes(app: FastifyInstance, ctx: OAuthContext): void {
       response_types: client.response_types,
       token_endpoint_auth_method: client.token_endpoint_auth_method,
       ...(client.client_uri !== undefined ? { client_uri: client.client_uri } : {}),
+      ...(client.application_type !== undefined ? { application_type: client.application_type } : {}),
     });
   });
 }

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { isRole, type Principal, type Role, type ServiceDb, type ServiceTx } from '../service/types.js';
 import { SERVICE_SCHEMA } from '../service/migrations.js';
+import { storedScopes } from './scopes.js';
 
 /**
  * The authorization server's state: registered clients, authorization codes and tokens.
@@ -35,6 +36,8 @@ export interface ClientMetadata {
   readonly response_types: readonly string[];
   readonly token_endpoint_auth_method: 'none';
   readonly client_uri?: string | undefined;
+  /** OpenID Connect Registration: `native` (loopback or private-scheme redirects) or `web` (https). */
+  readonly application_type?: 'web' | 'native' | undefined;
 }
 
 export interface RegisteredClient extends ClientMetadata {
@@ -47,10 +50,10 @@ export async function insertClient(db: ServiceTx, workspace: string, meta: Clien
   const clientId = `oqlc_${randomBytes(16).toString('base64url')}`;
   await db.query(
     `INSERT INTO ${SERVICE_SCHEMA}.oauth_clients
-       (client_id, workspace, client_name, redirect_uris, grant_types, response_types, token_endpoint_auth_method, client_uri, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+       (client_id, workspace, client_name, redirect_uris, grant_types, response_types, token_endpoint_auth_method, client_uri, created_at, application_type)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     [clientId, workspace, meta.client_name, JSON.stringify(meta.redirect_uris), JSON.stringify(meta.grant_types),
-      JSON.stringify(meta.response_types), meta.token_endpoint_auth_method, meta.client_uri ?? null, now],
+      JSON.stringify(meta.response_types), meta.token_endpoint_auth_method, meta.client_uri ?? null, now, meta.application_type ?? null],
   );
   return { ...meta, client_id: clientId, workspace, created_at: now };
 }
@@ -58,6 +61,7 @@ export async function insertClient(db: ServiceTx, workspace: string, meta: Clien
 interface ClientRow {
   client_id: string; workspace: string; client_name: string; redirect_uris: unknown; grant_types: unknown;
   response_types: unknown; token_endpoint_auth_method: string; client_uri: string | null; created_at: string | number;
+  application_type: string | null;
 }
 
 function jsonArray(value: unknown): string[] {
@@ -69,7 +73,8 @@ function jsonArray(value: unknown): string[] {
 export async function findClient(db: ServiceTx, workspace: string, clientId: string): Promise<RegisteredClient | null> {
   if (typeof clientId !== 'string' || clientId.length === 0 || clientId.length > 200) return null;
   const { rows } = await db.query<ClientRow>(
-    `SELECT client_id, workspace, client_name, redirect_uris, grant_types, response_types, token_endpoint_auth_method, client_uri, created_at
+    `SELECT client_id, workspace, client_name, redirect_uris, grant_types, response_types, token_endpoint_auth_method, client_uri, created_at,
+            application_type
        FROM ${SERVICE_SCHEMA}.oauth_clients WHERE client_id = $1 AND workspace = $2`,
     [clientId, workspace],
   );
@@ -84,6 +89,7 @@ export async function findClient(db: ServiceTx, workspace: string, clientId: str
     response_types: jsonArray(r.response_types),
     token_endpoint_auth_method: 'none',
     client_uri: r.client_uri ?? undefined,
+    application_type: r.application_type === 'web' || r.application_type === 'native' ? r.application_type : undefined,
     created_at: Number(r.created_at),
   };
 }
@@ -100,6 +106,8 @@ export interface Grant {
   readonly apiKeyId: string | null;
   readonly clientId: string;
   readonly resource: string;
+  /** The granted scopes, space-separated (src/oauth/scopes.ts); null for grants from before scopes. */
+  readonly scope: string | null;
 }
 
 export interface NewCode extends Grant {
@@ -111,10 +119,10 @@ export async function issueCode(db: ServiceTx, c: NewCode, now: number, ttlSecon
   const code = opaque(CODE_PREFIX);
   await db.query(
     `INSERT INTO ${SERVICE_SCHEMA}.oauth_codes
-       (code_hash, family_id, workspace, org_id, user_id, role, api_key_id, client_id, redirect_uri, code_challenge, resource, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+       (code_hash, family_id, workspace, org_id, user_id, role, api_key_id, client_id, redirect_uri, code_challenge, resource, expires_at, scope)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
     [hashSecret(code), randomUUID(), c.workspace, c.orgId, c.userId, c.role, c.apiKeyId, c.clientId, c.redirectUri, c.codeChallenge, c.resource,
-      now + ttlSeconds * 1000],
+      now + ttlSeconds * 1000, c.scope],
   );
   return code;
 }
@@ -127,12 +135,13 @@ export interface StoredCode extends NewCode {
 interface CodeRow {
   family_id: string; workspace: string; org_id: string; user_id: string; role: string; api_key_id: string | null; client_id: string;
   redirect_uri: string; code_challenge: string; resource: string; expires_at: string | number; used_at: string | number | null;
+  scope: string | null;
 }
 
 function codeOf(r: CodeRow): StoredCode {
   return {
     familyId: r.family_id, workspace: r.workspace, orgId: r.org_id, userId: r.user_id, role: r.role as Role, apiKeyId: r.api_key_id,
-    clientId: r.client_id, redirectUri: r.redirect_uri, codeChallenge: r.code_challenge, resource: r.resource,
+    clientId: r.client_id, redirectUri: r.redirect_uri, codeChallenge: r.code_challenge, resource: r.resource, scope: r.scope,
     expiresAt: Number(r.expires_at),
   };
 }
@@ -153,12 +162,12 @@ export async function redeemCode(db: ServiceTx, workspace: string, code: string,
   await serialize(db, `oauth-code:${hash}`);
   const fresh = await db.query<CodeRow>(
     `UPDATE ${SERVICE_SCHEMA}.oauth_codes SET used_at = $3 WHERE code_hash = $1 AND workspace = $2 AND used_at IS NULL
-     RETURNING family_id, workspace, org_id, user_id, role, api_key_id, client_id, redirect_uri, code_challenge, resource, expires_at, used_at`,
+     RETURNING family_id, workspace, org_id, user_id, role, api_key_id, client_id, redirect_uri, code_challenge, resource, expires_at, used_at, scope`,
     [hash, workspace, now],
   );
   if (fresh.rows[0]) return { kind: 'fresh', code: codeOf(fresh.rows[0]) };
   const used = await db.query<CodeRow>(
-    `SELECT family_id, workspace, org_id, user_id, role, api_key_id, client_id, redirect_uri, code_challenge, resource, expires_at, used_at
+    `SELECT family_id, workspace, org_id, user_id, role, api_key_id, client_id, redirect_uri, code_challenge, resource, expires_at, used_at, scope
        FROM ${SERVICE_SCHEMA}.oauth_codes WHERE code_hash = $1 AND workspace = $2`,
     [hash, workspace],
   );
@@ -176,6 +185,8 @@ export interface IssuedTokens {
   readonly accessToken: string;
   readonly refreshToken: string;
   readonly expiresIn: number;
+  /** The scopes granted, space-separated, for the token response's `scope`. */
+  readonly scope: string;
 }
 
 /** An access token and a refresh token of one family. */
@@ -183,12 +194,12 @@ export async function issueTokens(db: ServiceTx, grant: Grant, familyId: string,
   const accessToken = opaque(ACCESS_PREFIX);
   const refreshToken = opaque(REFRESH_PREFIX);
   const insert = `INSERT INTO ${SERVICE_SCHEMA}.oauth_tokens
-       (token_hash, kind, family_id, workspace, org_id, user_id, role, api_key_id, client_id, resource, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`;
+       (token_hash, kind, family_id, workspace, org_id, user_id, role, api_key_id, client_id, resource, created_at, expires_at, scope)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`;
   const common = [familyId, grant.workspace, grant.orgId, grant.userId, grant.role, grant.apiKeyId, grant.clientId, grant.resource, now];
-  await db.query(insert, [hashSecret(accessToken), 'access', ...common, now + life.accessSeconds * 1000]);
-  await db.query(insert, [hashSecret(refreshToken), 'refresh', ...common, now + life.refreshSeconds * 1000]);
-  return { accessToken, refreshToken, expiresIn: life.accessSeconds };
+  await db.query(insert, [hashSecret(accessToken), 'access', ...common, now + life.accessSeconds * 1000, grant.scope]);
+  await db.query(insert, [hashSecret(refreshToken), 'refresh', ...common, now + life.refreshSeconds * 1000, grant.scope]);
+  return { accessToken, refreshToken, expiresIn: life.accessSeconds, scope: storedScopes(grant.scope).join(' ') };
 }
 
 /**
@@ -215,16 +226,16 @@ export async function revokeFamily(db: ServiceTx, familyId: string, now: number)
 
 interface TokenRow {
   kind: string; family_id: string; workspace: string; org_id: string; user_id: string; role: string; api_key_id: string | null; client_id: string;
-  resource: string; expires_at: string | number; rotated_at: string | number | null; revoked_at: string | number | null;
+  resource: string; expires_at: string | number; rotated_at: string | number | null; revoked_at: string | number | null; scope: string | null;
 }
 
-const TOKEN_COLUMNS = 'kind, family_id, workspace, org_id, user_id, role, api_key_id, client_id, resource, expires_at, rotated_at, revoked_at';
+const TOKEN_COLUMNS = 'kind, family_id, workspace, org_id, user_id, role, api_key_id, client_id, resource, expires_at, rotated_at, revoked_at, scope';
 
 /** A token lives only as long as the API key it was approved with (when there was one). */
 const KEY_ALIVE = `(t.api_key_id IS NULL OR EXISTS (SELECT 1 FROM ${SERVICE_SCHEMA}.api_keys k WHERE k.id = t.api_key_id AND k.revoked_at IS NULL))`;
 
 function grantOf(r: TokenRow): Grant {
-  return { workspace: r.workspace, orgId: r.org_id, userId: r.user_id, role: r.role as Role, apiKeyId: r.api_key_id, clientId: r.client_id, resource: r.resource };
+  return { workspace: r.workspace, orgId: r.org_id, userId: r.user_id, role: r.role as Role, apiKeyId: r.api_key_id, clientId: r.client_id, resource: r.resource, scope: r.scope };
 }
 
 export type RefreshRedemption =
@@ -282,7 +293,7 @@ export async function verifyAccessToken(db: ServiceTx, token: string, options: V
   if (!r || r.revoked_at !== null || Number(r.expires_at) <= now || !isRole(r.role)) return null;
   if (options.resource !== undefined && r.resource !== options.resource) return null;
   if (options.workspace !== undefined && r.workspace !== options.workspace) return null;
-  return { orgId: r.org_id, userId: r.user_id, role: r.role, via: 'oauth', clientId: r.client_id, workspace: r.workspace };
+  return { orgId: r.org_id, userId: r.user_id, role: r.role, via: 'oauth', clientId: r.client_id, workspace: r.workspace, scopes: storedScopes(r.scope) };
 }
 
 /**

@@ -1,8 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { addressKey, clientKey, oauthError, param, withinLimit, workspaceOr404, type OAuthContext } from './context.js';
+import { resolveClient, type ClientLookup } from './client-metadata.js';
+import { requestedScopes, storedScopes } from './scopes.js';
 import {
-  findClient, issueTokens, pruneExpired, redeemCode, redeemRefreshToken, revokeFamily, type IssuedTokens,
+  issueTokens, pruneExpired, redeemCode, redeemRefreshToken, revokeFamily, type IssuedTokens, type RegisteredClient,
 } from './store.js';
 import type { ServiceTx } from '../service/types.js';
 
@@ -39,6 +41,7 @@ function tokenResponse(reply: FastifyReply, t: IssuedTokens): FastifyReply {
     token_type: 'Bearer',
     expires_in: t.expiresIn,
     refresh_token: t.refreshToken,
+    scope: t.scope,
   });
 }
 
@@ -48,14 +51,20 @@ function tokenResponse(reply: FastifyReply, t: IssuedTokens): FastifyReply {
  */
 type Result = { readonly tokens: IssuedTokens } | { readonly error: GrantError };
 
-async function authorizationCodeGrant(ctx: OAuthContext, tx: ServiceTx, workspace: string, body: unknown): Promise<Result> {
+/** The client of the request, looked up before the transaction (a metadata document may need fetching). */
+function knownClient(lookup: ClientLookup | null): RegisteredClient {
+  if (!lookup?.client) throw new GrantError('invalid_client', lookup?.problem ?? 'client_id is required (once)');
+  return lookup.client;
+}
+
+async function authorizationCodeGrant(ctx: OAuthContext, tx: ServiceTx, workspace: string, body: unknown, lookup: ClientLookup | null): Promise<Result> {
   const clientId = required(body, 'client_id');
   const code = required(body, 'code');
   const redirectUri = required(body, 'redirect_uri');
   const verifier = required(body, 'code_verifier');
   const resource = param(body, 'resource');
   if (resource === undefined) throw new GrantError('invalid_target', 'resource is required: the MCP URL the code was issued for');
-  if (!(await findClient(tx, workspace, clientId))) throw new GrantError('invalid_client', 'unknown client_id for this workspace');
+  knownClient(lookup);
   const now = ctx.now();
   const redemption = await redeemCode(tx, workspace, code, now);
   if (redemption.kind === 'unknown') return { error: new GrantError('invalid_grant', 'the authorization code is not valid') };
@@ -73,13 +82,13 @@ async function authorizationCodeGrant(ctx: OAuthContext, tx: ServiceTx, workspac
   return { tokens: await issueTokens(tx, c, c.familyId, now, ctx.lifetimes) };
 }
 
-async function refreshTokenGrant(ctx: OAuthContext, tx: ServiceTx, workspace: string, body: unknown): Promise<Result> {
+async function refreshTokenGrant(ctx: OAuthContext, tx: ServiceTx, workspace: string, body: unknown, lookup: ClientLookup | null): Promise<Result> {
   const clientId = required(body, 'client_id');
   const refreshToken = required(body, 'refresh_token');
   const resource = param(body, 'resource');
-  if (param(body, 'scope') !== undefined) throw new GrantError('invalid_scope', 'this server has no scopes: send no scope parameter');
-  const client = await findClient(tx, workspace, clientId);
-  if (!client) throw new GrantError('invalid_client', 'unknown client_id for this workspace');
+  const narrowed = param(body, 'scope') === undefined ? undefined : requestedScopes(param(body, 'scope'));
+  if (narrowed && !narrowed.ok) throw new GrantError('invalid_scope', narrowed.description);
+  const client = knownClient(lookup);
   if (!client.grant_types.includes('refresh_token')) throw new GrantError('unauthorized_client', 'this client did not register the refresh_token grant');
   const now = ctx.now();
   const redemption = await redeemRefreshToken(tx, workspace, refreshToken, now);
@@ -98,7 +107,14 @@ async function refreshTokenGrant(ctx: OAuthContext, tx: ServiceTx, workspace: st
     // Not consumed: a mistaken resource must not log a legitimate client out.
     throw new GrantError('invalid_target', 'resource differs from the one the refresh token was issued for');
   }
-  return { tokens: await issueTokens(tx, g, redemption.familyId, now, ctx.lifetimes) };
+  // RFC 6749 section 6: a refresh may narrow the scope, never widen it.
+  const granted = storedScopes(g.scope);
+  if (narrowed?.ok) {
+    const extra = narrowed.scopes.filter((s) => !granted.includes(s));
+    if (extra.length > 0) throw new GrantError('invalid_scope', `scope ${extra.join(' ')} was not granted to this refresh token: ask for ${granted.join(' ')} or fewer`);
+  }
+  const scope = narrowed?.ok ? narrowed.scopes.join(' ') : g.scope;
+  return { tokens: await issueTokens(tx, { ...g, scope }, redemption.familyId, now, ctx.lifetimes) };
 }
 
 /** Pruning runs from the token endpoint at most this often per process. */
@@ -126,10 +142,11 @@ export function tokenRoutes(app: FastifyInstance, ctx: OAuthContext): void {
     }
     try {
       let result: Result;
+      const lookup = clientId === undefined || clientId === '' ? null : await resolveClient(ctx.db, ctx.clientMetadata, workspace.subdomain, clientId);
       if (grantType === 'authorization_code') {
-        result = await ctx.db.transaction((tx) => authorizationCodeGrant(ctx, tx, workspace.subdomain, body));
+        result = await ctx.db.transaction((tx) => authorizationCodeGrant(ctx, tx, workspace.subdomain, body, lookup));
       } else if (grantType === 'refresh_token') {
-        result = await ctx.db.transaction((tx) => refreshTokenGrant(ctx, tx, workspace.subdomain, body));
+        result = await ctx.db.transaction((tx) => refreshTokenGrant(ctx, tx, workspace.subdomain, body, lookup));
       } else if (grantType === undefined) {
         throw new GrantError('invalid_request', 'grant_type is required');
       } else {

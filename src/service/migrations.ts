@@ -123,6 +123,16 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       `ALTER TABLE ${S}.oauth_tokens ADD COLUMN IF NOT EXISTS api_key_id text`,
     ],
   },
+  {
+    version: 5,
+    name: 'oauth scopes and application types',
+    statements: [
+      // NULL: a client, code or token from before these columns (web-or-native rules, every scope).
+      `ALTER TABLE ${S}.oauth_clients ADD COLUMN IF NOT EXISTS application_type text`,
+      `ALTER TABLE ${S}.oauth_codes ADD COLUMN IF NOT EXISTS scope text`,
+      `ALTER TABLE ${S}.oauth_tokens ADD COLUMN IF NOT EXISTS scope text`,
+    ],
+  },
 ]);
 
 // Any constant: the key of the advisory lock every migrating start takes.

@@ -18,6 +18,8 @@ export interface Principal {
   /** The OAuth client, for tokens; the API key's id, for keys (the concurrency budget's owner). */
   readonly clientId?: string;
   readonly workspace?: string;
+  /** The scopes an OAuth access token was granted (src/oauth/scopes.ts); API keys have none. */
+  readonly scopes?: readonly string[];
 }
 
 /** Turns a bearer token into a principal, or null when it does not recognise it. */
