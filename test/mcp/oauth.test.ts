@@ -8,7 +8,8 @@ import {
 } from '@modelcontextprotocol/client';
 import { createServer } from '../../src/server/app.js';
 import { revokeToken } from '../../src/oauth/store.js';
-import { KEYS, jsonOf, startHarness, type Harness } from './support.js';
+import { authorizeUrl, openConsent, pkcePair, postConsent } from '../oauth/support.js';
+import { KEYS, connect, jsonOf, startHarness, type Harness } from './support.js';
 
 /**
  * The hosted flow as an unmodified SDK v2 client runs it: from the bare MCP URL through the 401,
@@ -257,4 +258,70 @@ describe('the MCP host alone', () => {
       await api.close();
     }
   }, 120_000);
+});
+
+describe('scopes on the hosted endpoint', () => {
+  /** An access token of workspace A granted only the given scope, through the consent form. */
+  async function tokenWith(scope: string): Promise<string> {
+    const redirect = 'http://127.0.0.1:2/callback';
+    const reg = await fetch(`${h.baseUrl}/api/v1/acme/oauth/register`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'narrow', redirect_uris: [redirect] }),
+    });
+    const clientId = ((await reg.json()) as { client_id: string }).client_id;
+    const { verifier, challenge } = pkcePair();
+    const url = authorizeUrl(h.baseUrl, 'acme', { response_type: 'code', client_id: clientId, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: 'S256', resource: h.endpoint('acme'), scope });
+    const posted = await postConsent(url, await openConsent(url), { api_key: KEYS.acmeAdmin, decision: 'approve' });
+    const code = new URL(posted.headers.get('location')!).searchParams.get('code')!;
+    const res = await fetch(`${h.baseUrl}/api/v1/acme/oauth/token`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', client_id: clientId, code, redirect_uri: redirect, code_verifier: verifier, resource: h.endpoint('acme') }),
+    });
+    const body = (await res.json()) as { access_token: string; scope: string };
+    expect(body.scope).toBe(scope);
+    return body.access_token;
+  }
+
+  it('names every scope in the 401 challenge and the protected-resource metadata', async () => {
+    const res = await fetch(h.endpoint('acme'), { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toContain('scope="schema:read records:read"');
+    const prm = (await (await fetch(`${h.mcpUrl}/acme/.well-known/oauth-protected-resource`)).json()) as { scopes_supported?: string[] };
+    expect(prm.scopes_supported).toEqual(['schema:read', 'records:read']);
+  });
+
+  it('lets a schema:read token list and describe, and answers a record tool with one 403 insufficient_scope challenge', async () => {
+    const token = await tokenWith('schema:read');
+    const client = await connect(h.endpoint('acme'), token);
+    try {
+      const tools = await client.listTools();
+      expect(tools.tools.map((t) => t.name)).toContain('execute_query');
+      const described = jsonOf(await client.callTool({ name: 'describe_object', arguments: { slug: 'contact' } }));
+      expect(JSON.stringify(described)).toContain('status');
+    } finally {
+      await client.close();
+    }
+    const call = await fetch(h.endpoint('acme'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'execute_query', arguments: { query: 'SELECT name FROM contact LIMIT 1', slug: 'contact' } } }),
+    });
+    expect(call.status).toBe(403);
+    const challenge = call.headers.get('www-authenticate') ?? '';
+    expect(challenge).toMatch(/^Bearer error="insufficient_scope", scope="records:read", resource_metadata="[^"]+\/acme\/\.well-known\/oauth-protected-resource"/);
+    expect(((await call.json()) as { error: string }).error).toBe('insufficient_scope');
+    // The same token at workspace B is no token at all: 401, not 403.
+    const atB = await fetch(h.endpoint('globex'), { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' });
+    expect(atB.status).toBe(401);
+  });
+
+  it('runs record tools for a records:read token (which implies schema:read)', async () => {
+    const client = await connect(h.endpoint('acme'), await tokenWith('records:read'));
+    try {
+      expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+      const rows = jsonOf(await client.callTool({ name: 'execute_query', arguments: { query: "SELECT name FROM contact WHERE status = 'active' LIMIT 10", slug: 'contact' } }));
+      expect(rows.records).toEqual([{ name: 'Asha' }]);
+    } finally {
+      await client.close();
+    }
+  });
 });

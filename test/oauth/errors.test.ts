@@ -65,10 +65,16 @@ describe('registration', () => {
   it.each([
     ['no client_name', { ...good, client_name: undefined }, 'invalid_client_metadata'],
     ['empty client_name', { ...good, client_name: '  ' }, 'invalid_client_metadata'],
-    ['no grant_types', { ...good, grant_types: undefined }, 'invalid_client_metadata'],
+    ['an empty grant_types', { ...good, grant_types: [] }, 'invalid_client_metadata'],
     ['implicit grant', { ...good, grant_types: ['implicit'] }, 'invalid_client_metadata'],
     ['only refresh_token', { ...good, grant_types: ['refresh_token'] }, 'invalid_client_metadata'],
-    ['no response_types', { ...good, response_types: undefined }, 'invalid_client_metadata'],
+    ['an empty response_types', { ...good, response_types: [] }, 'invalid_client_metadata'],
+    ['an unknown application_type', { ...good, application_type: 'desktop' }, 'invalid_client_metadata'],
+    ['a web client with a loopback redirect', { ...good, application_type: 'web', redirect_uris: ['http://127.0.0.1:4000/cb'] }, 'invalid_redirect_uri'],
+    ['a web client with https on localhost', { ...good, application_type: 'web', redirect_uris: ['https://localhost/cb'] }, 'invalid_redirect_uri'],
+    ['a native client with an https redirect', { ...good, application_type: 'native', redirect_uris: ['https://agent.example/cb'] }, 'invalid_redirect_uri'],
+    ['a native client with a scheme without a dot', { ...good, application_type: 'native', redirect_uris: ['myapp:/cb'] }, 'invalid_redirect_uri'],
+    ['a native client with javascript:', { ...good, application_type: 'native', redirect_uris: ['javascript:alert(1)'] }, 'invalid_redirect_uri'],
     ['token response type', { ...good, response_types: ['token'] }, 'invalid_client_metadata'],
     ['a confidential client', { ...good, token_endpoint_auth_method: 'client_secret_basic' }, 'invalid_client_metadata'],
     ['a javascript: client_uri', { ...good, client_uri: 'javascript:alert(1)' }, 'invalid_client_metadata'],
@@ -156,8 +162,8 @@ describe('authorization request', () => {
     ['no resource', { resource: undefined }, 'invalid_target'],
     ["workspace B's resource", { resource: 'http://127.0.0.1:8081/globex/mcp' }, 'invalid_target'],
     ['a resource with a trailing slash', { resource: 'http://127.0.0.1:8081/acme/mcp/' }, 'invalid_target'],
-    ['a scope', { scope: 'read' }, 'invalid_scope'],
-    ['an empty scope', { scope: '' }, 'invalid_scope'],
+    ['an unknown scope', { scope: 'read' }, 'invalid_scope'],
+    ['a known and an unknown scope', { scope: 'records:read admin' }, 'invalid_scope'],
   ])('sends %s back to the client as an error, with the state and no code', async (_n, over, error) => {
     const res = await fetch(authorizeUrl(server.baseUrl, 'acme', params(over)), { redirect: 'manual' });
     expect(res.status).toBe(302);

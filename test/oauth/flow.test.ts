@@ -79,6 +79,9 @@ describe('oauth4webapi end to end', () => {
       grant_types_supported: ['authorization_code', 'refresh_token'],
       token_endpoint_auth_methods_supported: ['none'],
       code_challenge_methods_supported: ['S256'],
+      scopes_supported: ['schema:read', 'records:read'],
+      client_id_metadata_document_supported: true,
+      authorization_response_iss_parameter_supported: true,
     });
   });
 
@@ -89,7 +92,7 @@ describe('oauth4webapi end to end', () => {
     expect(typeof tokens.refresh_token).toBe('string');
 
     const principal = await verifyAccessToken(h.db, tokens.access_token, { resource: `${MCP_URL}/acme/mcp` });
-    expect(principal).toEqual({ orgId: 'org_acme', userId: 'admin_acme', role: 'superadmin', via: 'oauth', clientId: client.client_id, workspace: 'acme' });
+    expect(principal).toEqual({ orgId: 'org_acme', userId: 'admin_acme', role: 'superadmin', via: 'oauth', clientId: client.client_id, workspace: 'acme', scopes: ['schema:read', 'records:read'] });
     // Bound to workspace A's MCP URL: worthless at B's.
     expect(await verifyAccessToken(h.db, tokens.access_token, { resource: `${MCP_URL}/globex/mcp` })).toBeNull();
     expect(await verifyAccessToken(h.db, tokens.access_token, { workspace: 'globex' })).toBeNull();
