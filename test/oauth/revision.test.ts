@@ -45,7 +45,8 @@ beforeAll(async () => {
   docsUrl = `http://127.0.0.1:${(docs.address() as AddressInfo).port}`;
   server = await startAuthServer(h.db, { clientMetadata: { allowLoopbackHttp: true, timeoutMs: 1000 } });
   strict = await startAuthServer(h.db);
-}, 120_000);
+  // A ceiling for a loaded machine (PGlite takes seconds to start), not a measurement.
+}, 600_000);
 
 afterAll(async () => {
   docs?.closeAllConnections();
