@@ -119,11 +119,13 @@ beforeAll(async () => {
 }, 900_000);
 
 afterAll(async () => {
+  proxy?.closeAllConnections();
+  documents?.closeAllConnections();
   await new Promise((done) => proxy?.close(done));
   await new Promise((done) => documents?.close(done));
   await h?.close();
   if (out) rmSync(out, { recursive: true, force: true });
-});
+}, 300_000);
 
 /** Every checks.json under a directory, by scenario (the directory names carry it). */
 function checksUnder(dir: string): Map<string, Check[]> {

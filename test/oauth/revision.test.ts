@@ -54,7 +54,7 @@ afterAll(async () => {
   await server?.close();
   await strict?.close();
   await h?.close();
-});
+}, 300_000);
 
 describe('registration (RFC 7591, OpenID Connect application_type)', () => {
   it('registers a client that sends only client_name and redirect_uris, with the defaults', async () => {
