@@ -115,7 +115,7 @@ describe('oauth4webapi end to end', () => {
   it('binds the second workspace to its own organization, user and role', async () => {
     const { tokens, client } = await fullFlow(h.b, h.b.memberKey);
     const principal = await verifyAccessToken(h.db, tokens.access_token, { resource: h.b.resource });
-    expect(principal).toEqual({ orgId: 'org_globex', userId: 'member_globex', role: 'member', via: 'oauth', clientId: client.client_id, workspace: 'globex' });
+    expect(principal).toEqual({ orgId: 'org_globex', userId: 'member_globex', role: 'member', via: 'oauth', clientId: client.client_id, workspace: 'globex', scopes: ['schema:read', 'records:read'] });
     expect(await verifyAccessToken(h.db, tokens.access_token, { resource: h.a.resource })).toBeNull();
   });
 
@@ -130,15 +130,17 @@ describe('oauth4webapi end to end', () => {
     const form = await openConsent(url);
     const res = await postConsent(url, form, { api_key: h.a.adminKey, decision: 'approve' });
     const location = new URL(res.headers.get('location')!);
-    // No state sent: none comes back.
-    expect([...location.searchParams.keys()]).toEqual(['code']);
+    // No state sent: none comes back; the issuer always does (RFC 9207).
+    expect([...location.searchParams.keys()]).toEqual(['code', 'iss']);
+    expect(location.searchParams.get('iss')).toBe(`${server.baseUrl}/acme`);
     const raw = await tokenRequest(server.baseUrl, 'acme', {
       grant_type: 'authorization_code', client_id: client.client_id, code: location.searchParams.get('code')!,
       redirect_uri: REDIRECT, code_verifier: verifier, resource: h.a.resource,
     });
     expect(raw.status).toBe(200);
     expect(raw.headers.get('cache-control')).toBe('no-store');
-    expect(Object.keys(raw.body).sort()).toEqual(['access_token', 'expires_in', 'refresh_token', 'token_type']);
+    expect(Object.keys(raw.body).sort()).toEqual(['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type']);
+    expect(raw.body.scope).toBe('schema:read records:read');
     expect(raw.body.token_type).toBe('Bearer');
     expect(as.issuer).toBe(`${server.baseUrl}/acme`);
   });

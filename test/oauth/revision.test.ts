@@ -136,7 +136,7 @@ async function consentFor(clientId: string, over: Record<string, string> = {}, b
 
 describe('Client ID Metadata Documents', () => {
   it('authorizes a client by its document, issues tokens to it, and keeps it to its workspace', async () => {
-    const clientId = document('/agent.json', { client_uri: 'https://agent.example' });
+    const clientId = document('/agent.json', { client_uri: 'https://agent.example', grant_types: ['authorization_code', 'refresh_token'] });
     const { url, verifier, form } = await consentFor(clientId);
     expect(form.status).toBe(200);
     expect(form.html).toContain('Agent /agent.json');
