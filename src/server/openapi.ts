@@ -62,7 +62,7 @@ export function swaggerOptions(): SwaggerOptions {
     },
     // 3.1 has `const`; an enum of one would read worse in the generated types.
     convertConstToEnum: false,
-    // Shared schemas are named after their $id (`#/components/schemas/Record`), not def-0, def-1, …
+    // Shared schemas are named after their $id (`#/components/schemas/Record`), not def-0, def-1 and so on
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     // The router ignores a trailing slash, so each path is listed once, without it.
     transform: ({ schema, url, route }) => {
