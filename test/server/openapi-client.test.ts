@@ -206,6 +206,9 @@ describe('a typed client generated from /openapi.json', () => {
     await service.pglite.close();
     const gone = await acme.POST('/api/v1/reports/count', { body: { query: 'SELECT id FROM account LIMIT 1', slug: 'account' } });
     expect([gone.response.status, gone.error?.data.error_code]).toEqual([503, 'DATABASE_ERROR']);
+    // A key not seen before is looked up in the database, even for the catalog's endpoints.
+    const unseen = await client(service.api.url, KEYS.initechAdmin).POST('/api/v1/org/objects/list');
+    expect([unseen.response.status, unseen.error?.data.error_code]).toEqual([503, 'DATABASE_ERROR']);
   });
 
   it('has called every operation of the document and received its success answer', () => {

@@ -332,14 +332,14 @@ export interface components {
         Record: {
             /** @description system-assigned, unique */
             id: string;
-            /** @description epoch milliseconds, when the object has the column */
-            created_at?: number | null;
-            /** @description epoch milliseconds, when the object has the column */
-            updated_at?: number | null;
-            /** @description user id, when the object has the column */
-            created_by?: string | null;
-            /** @description user id, when the object has the column */
-            updated_by?: string | null;
+            /** @description epoch milliseconds; every object has the four audit fields */
+            created_at: number | null;
+            /** @description epoch milliseconds */
+            updated_at: number | null;
+            /** @description the user id of the writer */
+            created_by: string | null;
+            /** @description the user id of the writer */
+            updated_by: string | null;
             /** @description the record's name, normalised for search */
             search_field: string | null;
             object_id: string;
@@ -362,10 +362,10 @@ export interface components {
             object_id: string;
             org_id: string;
             search_field: string | null;
-            /** @description epoch milliseconds, when the object has the column */
-            updated_at?: number | null;
-            /** @description user id, when the object has the column */
-            updated_by?: string | null;
+            /** @description epoch milliseconds */
+            updated_at: number | null;
+            /** @description the user id of the writer */
+            updated_by: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -1166,6 +1166,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
             413: {
                 headers: {
@@ -1501,17 +1510,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
-            429: {
-                headers: {
-                    /** @description Seconds after which the same request may succeed, when the server can tell. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description An internal error; the body says nothing of its cause, the server log names it. */
             500: {
                 headers: {
@@ -1657,17 +1655,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
-            429: {
-                headers: {
-                    /** @description Seconds after which the same request may succeed, when the server can tell. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description An internal error; the body says nothing of its cause, the server log names it. */
             500: {
                 headers: {
@@ -1763,17 +1750,6 @@ export interface operations {
             /** @description The body is not JSON (UNSUPPORTED_MEDIA_TYPE): send Content-Type: application/json. */
             415: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
-            429: {
-                headers: {
-                    /** @description Seconds after which the same request may succeed, when the server can tell. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1919,17 +1895,6 @@ export interface operations {
             /** @description A path segment (object slug or record id) is longer than the server accepts (BAD_REQUEST). */
             414: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
-            429: {
-                headers: {
-                    /** @description Seconds after which the same request may succeed, when the server can tell. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2765,17 +2730,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
-            429: {
-                headers: {
-                    /** @description Seconds after which the same request may succeed, when the server can tell. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description An internal error; the body says nothing of its cause, the server log names it. */
             500: {
                 headers: {
@@ -2916,17 +2870,6 @@ export interface operations {
             /** @description A path segment (object slug or record id) is longer than the server accepts (BAD_REQUEST). */
             414: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
-            429: {
-                headers: {
-                    /** @description Seconds after which the same request may succeed, when the server can tell. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

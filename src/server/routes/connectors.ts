@@ -4,7 +4,7 @@ import { contextOf } from '../context.js';
 import { SLUG_PARAM } from './schemas.js';
 import { EXAMPLES } from './examples.js';
 import { ref } from './response-schemas.js';
-import { BODY_ERRORS, errors, PATH_ERRORS, success } from './responses.js';
+import { BODY_ERRORS, errors, HEAVY_ERRORS, PATH_ERRORS, success } from './responses.js';
 
 const CONNECTOR_BODY = {
   type: 'object',
@@ -43,7 +43,7 @@ export async function connectorRoutes(app: FastifyInstance): Promise<void> {
           type: 'object', required: ['records', 'next_token'], additionalProperties: false,
           properties: { records: { type: 'array', items: ref('ConnectorRecord') }, next_token: { type: ['string', 'null'] } },
         }, EXAMPLES.connectorPage),
-        ...errors('invalidToken', ...PATH_ERRORS, 'objectDenied', 'timeout', ...BODY_ERRORS),
+        ...errors('invalidToken', ...PATH_ERRORS, 'objectDenied', 'recordTooLarge', 'tooCostly', ...HEAVY_ERRORS, ...BODY_ERRORS),
       },
     },
   }, async (request) => toEnvelope(await app.oql.ops.connector(contextOf(request), request.params.slug, request.body)));

@@ -4,7 +4,7 @@ import { contextOf } from '../context.js';
 import { SLUG_PARAM } from './schemas.js';
 import { EXAMPLES } from './examples.js';
 import { ref } from './response-schemas.js';
-import { BODY_ERRORS, errors, PATH_ERRORS, success } from './responses.js';
+import { BODY_ERRORS, errors, HEAVY_ERRORS, PATH_ERRORS, success } from './responses.js';
 
 const CONDITION = {
   type: 'object',
@@ -54,7 +54,7 @@ export async function filterRoutes(app: FastifyInstance): Promise<void> {
         200: success('One page of records: the requested fields of each, null for empty values.', {
           type: 'object', required: ['records'], additionalProperties: false, properties: { records: { type: 'array', items: ref('Row') } },
         }, EXAMPLES.filter),
-        ...errors('filterValidation', ...PATH_ERRORS, 'timeout', ...BODY_ERRORS),
+        ...errors('filterValidation', ...PATH_ERRORS, 'objectDenied', 'pageTooLarge', 'tooCostly', ...HEAVY_ERRORS, ...BODY_ERRORS),
       },
     },
   }, async (request) => toEnvelope(await app.oql.ops.filter(contextOf(request), request.params.slug, request.body)));

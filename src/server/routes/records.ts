@@ -4,7 +4,7 @@ import { contextOf } from '../context.js';
 import { RECORD_PARAMS, SLUG_PARAM } from './schemas.js';
 import { EXAMPLES } from './examples.js';
 import { ref } from './response-schemas.js';
-import { BODY_ERRORS, errors, PATH_ERRORS, success } from './responses.js';
+import { BODY_ERRORS, errors, LIGHT_ERRORS, PATH_ERRORS, success } from './responses.js';
 
 const RECORD = { type: 'object', description: 'field slug → value; system fields are set by the server', additionalProperties: true } as const;
 
@@ -21,7 +21,7 @@ export async function recordRoutes(app: FastifyInstance): Promise<void> {
       body: { type: 'array', items: RECORD, maxItems: maxBulkRecords, description: `at most ${maxBulkRecords} records`, examples: [[{ name: 'Asha Rao', email: 'asha@example.com', status: 'active' }, { name: 'Bo Chen' }]] },
       response: {
         200: success('The records were created.', { type: 'object', required: ['message'], additionalProperties: false, properties: { message: { type: 'string' } } }, EXAMPLES.bulkCreate),
-        ...errors('validation', ...PATH_ERRORS, 'objectDenied', 'timeout', ...BODY_ERRORS),
+        ...errors('validation', ...PATH_ERRORS, 'objectDenied', ...LIGHT_ERRORS, ...BODY_ERRORS),
       },
     },
   }, async (request) => toEnvelope(await app.oql.ops.bulkCreate(contextOf(request), request.params.slug, request.body)));
@@ -35,14 +35,14 @@ export async function recordRoutes(app: FastifyInstance): Promise<void> {
         properties: { values: { type: 'array', items: RECORD, maxItems: maxBulkRecords, description: `at most ${maxBulkRecords} records` } },
         examples: [{ values: [{ name: 'B. Okafor' }, { id: 'org_acme_contact_10', name: 'C. Alvarez' }] }],
       },
-      response: { 200: success('What became of each element.', ref('UpsertResult'), EXAMPLES.bulkUpsert), ...errors(...PATH_ERRORS, 'objectDenied', 'timeout', ...BODY_ERRORS) },
+      response: { 200: success('What became of each element.', ref('UpsertResult'), EXAMPLES.bulkUpsert), ...errors(...PATH_ERRORS, 'objectDenied', ...LIGHT_ERRORS, ...BODY_ERRORS) },
     },
   }, async (request) => toEnvelope(await app.oql.ops.bulkUpsert(contextOf(request), request.params.slug, request.body)));
 
   app.get<{ Params: { slug: string; id: string } }>('/api/v1/org/objects/:slug/record/:id', {
     schema: {
       operationId: 'getRecord', summary: 'Get one record (4.3)', tags: ['records'], params: RECORD_PARAMS,
-      response: { 200: success('The record, whole.', ref('Record'), EXAMPLES.record), ...errors('notFound', ...PATH_ERRORS, 'objectDenied', 'timeout') },
+      response: { 200: success('The record, whole.', ref('Record'), EXAMPLES.record), ...errors('notFound', ...PATH_ERRORS, 'objectDenied', ...LIGHT_ERRORS) },
     },
   }, async (request) => toEnvelope(await app.oql.ops.getRecord(contextOf(request), request.params.slug, request.params.id)));
 
@@ -51,7 +51,7 @@ export async function recordRoutes(app: FastifyInstance): Promise<void> {
       operationId: 'updateRecord', summary: 'Update the fields sent of one record (4.4)', tags: ['records'], params: RECORD_PARAMS,
       description: 'Only the fields sent change, with updated_at and updated_by.',
       body: { ...RECORD, examples: [{ name: 'Delta Contact 10', phone: '+912203442323' }] },
-      response: { 200: success('The record after the update, whole.', ref('Record'), EXAMPLES.record), ...errors('updateValidation', 'notFound', ...PATH_ERRORS, 'objectDenied', 'timeout', ...BODY_ERRORS) },
+      response: { 200: success('The record after the update, whole.', ref('Record'), EXAMPLES.record), ...errors('updateValidation', 'notFound', ...PATH_ERRORS, 'objectDenied', ...LIGHT_ERRORS, ...BODY_ERRORS) },
     },
   }, async (request) => toEnvelope(await app.oql.ops.updateRecord(contextOf(request), request.params.slug, request.params.id, request.body)));
 }

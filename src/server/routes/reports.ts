@@ -3,7 +3,7 @@ import type { QueryRequest } from '../../run/execute.js';
 import { toEnvelope } from '../../run/envelope.js';
 import { contextOf } from '../context.js';
 import { EXAMPLES } from './examples.js';
-import { BODY_ERRORS, errors, success, type ErrorCase } from './responses.js';
+import { BODY_ERRORS, errors, HEAVY_ERRORS, success } from './responses.js';
 
 const REPORT_BODY = {
   type: 'object',
@@ -15,7 +15,6 @@ const REPORT_BODY = {
   examples: [{ query: "SELECT owner.name AS owner, COUNT(id) AS n FROM account WHERE industry = 'retail' GROUP BY owner.name ORDER BY n DESC LIMIT 10", slug: 'account' }],
 } as const;
 
-const REPORT_ERRORS: readonly ErrorCase[] = ['queryText', 'invalidSlug', 'tooManyReports', 'timeout', ...BODY_ERRORS];
 const RESTRICTED = 'A query that reads an object the caller\'s role may not read answers no rows and a message instead of running.';
 
 /**
@@ -33,7 +32,7 @@ export async function reportRoutes(app: FastifyInstance): Promise<void> {
           type: 'object', required: ['records'], additionalProperties: false,
           properties: { records: { type: 'array', items: { $ref: 'Row#' } }, message: { type: 'string', description: 'set when the records are withheld' } },
         }, EXAMPLES.execute),
-        ...errors(...REPORT_ERRORS),
+        ...errors('queryText', 'invalidSlug', 'queryTooLarge', 'tooCostly', ...HEAVY_ERRORS, ...BODY_ERRORS),
       },
     },
   }, async (request) => toEnvelope(await app.oql.ops.execute(contextOf(request), request.body)));
@@ -46,7 +45,7 @@ export async function reportRoutes(app: FastifyInstance): Promise<void> {
           type: 'object', required: ['count'], additionalProperties: false,
           properties: { count: { type: 'integer', minimum: 0 }, message: { type: 'string', description: 'set when the count is withheld (0)' } },
         }, EXAMPLES.count),
-        ...errors(...REPORT_ERRORS),
+        ...errors('queryText', 'invalidSlug', 'tooCostly', ...HEAVY_ERRORS, ...BODY_ERRORS),
       },
     },
   }, async (request) => toEnvelope(await app.oql.ops.count(contextOf(request), request.body)));

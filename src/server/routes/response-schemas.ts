@@ -95,14 +95,14 @@ const RECORD = {
   description:
     'A record (spec 2.1): its id, every stored column by slug — text, numbers, epoch milliseconds for dates, booleans, '
     + 'arrays of option slugs for multi-selects, objects for json columns, null when empty — then search_field, object_id and org_id.',
-  required: ['id', 'search_field', 'object_id', 'org_id'],
+  required: ['id', 'created_at', 'updated_at', 'created_by', 'updated_by', 'search_field', 'object_id', 'org_id'],
   additionalProperties: true,
   properties: {
     id: { type: 'string', description: 'system-assigned, unique' },
-    created_at: { ...nullable('integer'), description: 'epoch milliseconds, when the object has the column' },
-    updated_at: { ...nullable('integer'), description: 'epoch milliseconds, when the object has the column' },
-    created_by: nullable('string', 'user id, when the object has the column'),
-    updated_by: nullable('string', 'user id, when the object has the column'),
+    created_at: nullable('integer', 'epoch milliseconds; every object has the four audit fields'),
+    updated_at: nullable('integer', 'epoch milliseconds'),
+    created_by: nullable('string', 'the user id of the writer'),
+    updated_by: nullable('string', 'the user id of the writer'),
     search_field: nullable('string', "the record's name, normalised for search"),
     object_id: { type: 'string' },
     org_id: { type: 'string' },
@@ -126,7 +126,7 @@ const UPDATED_RECORD = {
   $id: 'UpdatedRecord',
   type: 'object',
   description: 'A bulk upsert element that was updated: its id, the fields it changed, and the system fields.',
-  required: ['id', 'action', 'object_id', 'org_id', 'search_field'],
+  required: ['id', 'action', 'object_id', 'org_id', 'search_field', 'updated_at', 'updated_by'],
   additionalProperties: true,
   properties: {
     id: { type: 'string' },
@@ -134,8 +134,8 @@ const UPDATED_RECORD = {
     object_id: { type: 'string' },
     org_id: { type: 'string' },
     search_field: nullable('string'),
-    updated_at: nullable('integer', 'epoch milliseconds, when the object has the column'),
-    updated_by: nullable('string', 'user id, when the object has the column'),
+    updated_at: nullable('integer', 'epoch milliseconds'),
+    updated_by: nullable('string', 'the user id of the writer'),
   },
 } as const;
 

@@ -1,7 +1,10 @@
 import type { FastifyRequest } from 'fastify';
 import type { DiagnosticCode } from '../../diagnostics/codes.js';
 import { OqlError } from '../../diagnostics/diagnostic.js';
+import { tooLarge } from '../../run/bounds.js';
+import { checkCost } from '../../run/cost.js';
 import { errorEnvelope, type ErrorEnvelope } from '../../run/envelope.js';
+import { DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_RESPONSE_BYTES } from '../../service/config.js';
 import { envelopeFor } from '../plugins/envelope.js';
 import { ref } from './response-schemas.js';
 
@@ -55,6 +58,15 @@ const STATUS: Readonly<Record<number, string>> = {
 
 const plain = (code: DiagnosticCode, message: string, hint?: string) => errorEnvelope(OqlError.plain(code, message, hint));
 const validation = (message: string, errors: Parameters<typeof OqlError.validation>[1]) => errorEnvelope(OqlError.validation(message, errors));
+/** The envelope of what `fn` throws: the library's own refusal, made by the function that refuses. */
+const thrown = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (e) {
+    return errorEnvelope(e);
+  }
+  throw new Error('expected a refusal');
+};
 /** What the error handler answers for an error Fastify raised (its code, or its schema validation). */
 const framework = (err: object) => envelopeFor(err, { params: {} } as unknown as FastifyRequest);
 
@@ -84,12 +96,19 @@ const ERRORS = {
   invalidToken: ['A next_token this server did not issue, or one that expired', plain('INVALID_TOKEN', 'Invalid next_token: it was altered, or issued for another request', 'send next_token exactly as the previous page returned it, with the same fields and filter, or null to start again')],
   invalidPointer: ['A pointer this server did not issue for this organization', plain('INVALID_TOKEN', 'the pointer is not one this service issued for this organization', "pass the previous response's data.next unchanged, or omit pointer for the first page")],
   unauthenticated: ['No bearer token', plain('UNAUTHENTICATED', 'missing bearer token', 'send Authorization: Bearer <API key>')],
-  objectDenied: ['An object the role may not use', plain('PERMISSION_DENIED', "the member role may not use the object 'opportunity'")],
+  objectDenied: ['An object the role may not use', plain('PERMISSION_DENIED', "the member role may not use the object 'opportunity'", 'the objects this role may use are: account, contact, user')],
   superadminOnly: ['A caller that is not a superadmin', plain('PERMISSION_DENIED', 'only the Superadmin role may list tool logs')],
   tooLarge: ['A body over the limit', framework({ code: 'FST_ERR_CTP_BODY_TOO_LARGE' })],
   notJson: ['A body of another content type', framework({ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' })],
-  tooMany: ["The organization's share of the database is in use", errorEnvelope(OqlError.retryLater('TOO_MANY_REQUESTS', "your organization is using its whole share of the database's connections; retry later", 10, "run fewer requests at once across your organization's keys"))],
-  tooManyReports: ['The caller already runs its share of analytics queries', plain('TOO_MANY_REQUESTS', 'too many concurrent analytics requests are running; retry later', 'at most 2 analytics queries run at once per client; wait for one to finish')],
+  orgShare: ["The organization's share of the database's connections is in use", errorEnvelope(OqlError.retryLater('TOO_MANY_REQUESTS', "your organization is using its whole share of the database's connections; retry later", 10, "run fewer requests at once across your organization's keys"))],
+  tooManyHeavy: ['The user already runs its share of reports, filter and connector pages', errorEnvelope(OqlError.retryLater('TOO_MANY_REQUESTS', 'too many concurrent analytics requests are running; retry later', 1, 'at most 2 reports, filter or connector pages run at once per user, across all of its keys and clients; wait for one to finish'))],
+  coolDown: ['A query of the user just ran out its time', errorEnvelope(OqlError.retryLater('TOO_MANY_REQUESTS', 'a query of yours just ran out its time budget; heavy requests wait a few seconds before the next one', 3, 'make the query cheaper before running it again: narrow the WHERE clause or lower the LIMIT'))],
+  tooManyLight: ['The user already runs its share of record requests', errorEnvelope(OqlError.retryLater('TOO_MANY_REQUESTS', 'too many concurrent requests are running; retry later', 1, 'at most 8 record requests run at once per user, across all of its keys and clients; wait for one to finish'))],
+  shortOfMemory: ['The server is short of memory', errorEnvelope(OqlError.retryLater('SERVICE_UNAVAILABLE', 'the service is short of memory and takes no new work for a moment', 5, 'retry after the time Retry-After gives'))],
+  queryTooLarge: ['A result over the response ceiling', errorEnvelope(tooLarge(DEFAULT_MAX_RESPONSE_BYTES, 'query'))],
+  pageTooLarge: ['A page over the response ceiling', errorEnvelope(tooLarge(DEFAULT_MAX_RESPONSE_BYTES, 'page'))],
+  recordTooLarge: ['A record over the response ceiling', errorEnvelope(tooLarge(DEFAULT_MAX_RESPONSE_BYTES, 'record'))],
+  tooCostly: ["A query the database's planner estimates above the cost ceiling", thrown(() => checkCost({ 'Node Type': 'Nested Loop', 'Total Cost': 2.4e8, 'Plan Rows': 3_600_000 }, DEFAULT_MAX_QUERY_COST, undefined))],
   internal: ['Any internal failure', errorEnvelope(new Error('not shown'))],
   unavailable: ['The database does not answer', plain('DATABASE_ERROR', 'the database is unavailable; retry later')],
   timeout: ['A statement over the time limit', plain('QUERY_TIMEOUT', 'the query timed out after 20 seconds', 'make the query cheaper, or narrow the WHERE clause')],
@@ -98,7 +117,11 @@ const ERRORS = {
 export type ErrorCase = keyof typeof ERRORS;
 
 /** What every route of the API-key scope can answer, besides its own errors. */
-const EVERY_ROUTE: readonly ErrorCase[] = ['unauthenticated', 'tooMany', 'internal', 'unavailable'];
+const EVERY_ROUTE: readonly ErrorCase[] = ['unauthenticated', 'internal', 'unavailable'];
+/** What a route admitted within the user's budget of heavy requests (reports, filter, connector pages) can answer as well. */
+export const HEAVY_ERRORS: readonly ErrorCase[] = ['tooManyHeavy', 'coolDown', 'orgShare', 'shortOfMemory', 'timeout'];
+/** What a route admitted within the user's budget of light requests (records, tool logs) can answer as well. */
+export const LIGHT_ERRORS: readonly ErrorCase[] = ['tooManyLight', 'orgShare', 'shortOfMemory', 'timeout'];
 /** What a route with a JSON body can answer as well. */
 export const BODY_ERRORS: readonly ErrorCase[] = ['malformedJson', 'bodySchema', 'tooLarge', 'notJson'];
 /** What a route with an object slug (and a record id) in its path can answer as well. */

@@ -3,7 +3,7 @@ import { toEnvelope } from '../../run/envelope.js';
 import { contextOf } from '../context.js';
 import { EXAMPLES } from './examples.js';
 import { ref } from './response-schemas.js';
-import { BODY_ERRORS, errors, success } from './responses.js';
+import { BODY_ERRORS, errors, LIGHT_ERRORS, success } from './responses.js';
 
 const LOGS_BODY = {
   type: ['object', 'null'],
@@ -25,7 +25,7 @@ export async function toolLogRoutes(app: FastifyInstance): Promise<void> {
           type: 'object', required: ['logs', 'next'], additionalProperties: false,
           properties: { logs: { type: 'array', items: ref('ToolLog') }, next: { type: ['string', 'null'] } },
         }, EXAMPLES.toolLogs),
-        ...errors('superadminOnly', 'invalidPointer', 'timeout', ...BODY_ERRORS),
+        ...errors('superadminOnly', 'invalidPointer', ...LIGHT_ERRORS, ...BODY_ERRORS),
       },
     },
   }, async (request) => toEnvelope(await app.oql.ops.toolLogs(contextOf(request), request.body?.pointer)));
