@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Catalog } from '../catalog/types.js';
-import { VERSION } from '../version.js';
 import type { ServerConfig, ServerOptions } from '../service/config.js';
 import { openService } from '../service/open.js';
 import type { ApiKeyVerifier } from '../service/store/api-keys.js';
@@ -10,6 +9,8 @@ import type { ServiceContext } from '../service/context.js';
 import { installAuth } from './plugins/auth.js';
 import { clientErrorHandler, frameworkErrors, installEnvelope } from './plugins/envelope.js';
 import { installRequestLog } from './plugins/request-log.js';
+import { documentFor, swaggerOptions } from './openapi.js';
+import { addResponseSchemas } from './routes/response-schemas.js';
 import { connectorRoutes } from './routes/connectors.js';
 import { filterRoutes } from './routes/filter.js';
 import { healthRoutes } from './routes/health.js';
@@ -161,18 +162,18 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
     return app;
   }
   // Registered before any route, so it sees them all.
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'oql CRM data service', version: VERSION, description: 'Records, filter, analytics, connectors and tool logs of one organization per key.' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'an API key' } } },
-      security: [{ bearer: [] }],
-    },
-  });
+  await app.register(swagger, swaggerOptions());
+  addResponseSchemas(app);
+  // Response schemas document the answers (and the tests hold real answers to them); serialising
+  // with them would drop any field they do not name, so answers are written as they are.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   await app.register(healthRoutes);
   // The authorization server of every workspace, outside the API-key scope below.
   await app.register(oauthPlugin, { db: ctx.db, baseUrl: urls.baseUrl, mcpUrl: urls.mcpUrl, ...options.oauth });
-  app.get('/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());
+  app.get('/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => (
+    // Under inject() nothing listens: the document then names its server relatively.
+    documentFor(app.swagger(), options.baseUrl !== undefined || app.server.listening ? urls.baseUrl() : '/')
+  ));
   // Everything under this scope needs a bearer token; routes other parts of the service add at
   // the root (OAuth) are outside it.
   await app.register(async (api) => {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DocumentCheck, type OpenApiDocument } from '../support/openapi.js';
 import { KEYS, crmServiceOnPglite, liveRows, type Answer, type CrmService, type Running } from './support.js';
 
 /**
@@ -406,6 +407,7 @@ let service: CrmService;
 let pglite: PGlite;
 let api: Running;
 const routed = new Map<string, boolean>();
+let documented: DocumentCheck;
 
 /** A digest of every table of both schemas: any insert, update or delete changes it. */
 async function snapshot(): Promise<Map<string, string>> {
@@ -427,6 +429,18 @@ function send(c: Case): Promise<Answer> {
   return api.call(c.method, c.path, { ...(key === null ? {} : { key }), body: c.body, ...(c.headers ? { headers: c.headers } : {}) });
 }
 
+/** Why an answer is not one /openapi.json documents for the operation the request names, or null. */
+function undocumented(c: Case, answer: Answer): string | null {
+  const template = documented.templateOf(c.method, c.path);
+  if (template === undefined) return null;
+  try {
+    documented.check(c.method, template, answer.status, answer.headers, answer.json);
+    return null;
+  } catch (e) {
+    return (e as Error).message.split('\n')[0]!;
+  }
+}
+
 /** Sends the cases, a few at a time, and returns every wrong answer. */
 async function runCases(cases: Iterable<Case>): Promise<string[]> {
   const failures: string[] = [];
@@ -440,7 +454,7 @@ async function runCases(cases: Iterable<Case>): Promise<string[]> {
         failures.push(`${c.label}: the request failed (${(e as Error).message})`);
         continue;
       }
-      const problem = problemWith(answer, c.judge);
+      const problem = problemWith(answer, c.judge) ?? undocumented(c, answer);
       if (problem !== null) failures.push(`${c.label}: ${problem}; body ${answer.text.slice(0, 300)}`);
     }
   };
@@ -451,6 +465,7 @@ async function runCases(cases: Iterable<Case>): Promise<string[]> {
 beforeAll(async () => {
   service = await crmServiceOnPglite();
   ({ pglite, api } = service);
+  documented = new DocumentCheck((await api.call('GET', '/openapi.json')).json as OpenApiDocument);
   // An endpoint is routed when the router does not answer ROUTE_NOT_FOUND for it.
   for (const e of ENDPOINTS) {
     // Without a body, so that no probe writes anything.

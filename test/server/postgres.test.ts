@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadIntoDatabase } from '../../fixtures/index.js';
 import { recordToolCall } from '../../src/server/index.js';
+import { DocumentCheck } from '../support/openapi.js';
 import { pgServerAvailable, startPgServer, type PgServer } from '../support/pg-server.js';
 import { API_KEYS_ENV, KEYS, crm, expectEnvelope, listen, liveRows, type Running } from './support.js';
 
@@ -104,6 +105,9 @@ describe('on PostgreSQL 15 through a pg Pool', () => {
     const statuses = answers.map((a) => a.status).sort();
     expect(statuses).toEqual([429, 504, 504]);
     for (const a of answers) expectEnvelope(a, a.status, a.status === 429 ? 'TOO_MANY_REQUESTS' : 'QUERY_TIMEOUT');
+    // Both refusals as /openapi.json documents them for this operation.
+    const documented = new DocumentCheck((await api.call('GET', '/openapi.json')).json);
+    for (const a of answers) documented.check('POST', '/api/v1/reports/execute', a.status, a.headers, a.json);
     expect(answers.find((a) => a.status === 504)!.json.data.message).toBe('the query timed out after 1.5 seconds');
     // The slots are free again, and another key never shared them.
     const after = await api.call('POST', '/api/v1/reports/count', { key: SLOW_KEY, body: { query: 'SELECT id FROM account LIMIT 100', slug: 'account' } });

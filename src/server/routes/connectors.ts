@@ -2,6 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { toEnvelope } from '../../run/envelope.js';
 import { contextOf } from '../context.js';
 import { SLUG_PARAM } from './schemas.js';
+import { EXAMPLES } from './examples.js';
+import { ref } from './response-schemas.js';
+import { BODY_ERRORS, errors, HEAVY_ERRORS, PATH_ERRORS, success } from './responses.js';
 
 const CONNECTOR_BODY = {
   type: 'object',
@@ -26,21 +29,41 @@ const CONNECTOR_BODY = {
     },
     next_token: { type: ['string', 'null'], description: "null first, then the previous page's next_token" },
   },
+  examples: [{ query: { fields: ['name', 'email', 'updated_at'], filter: { and: [{ field: 'updated_at', operator: 'gte', value: 1735689600000 }] } }, next_token: null }],
 } as const;
 
 /** Connector records with token pagination and incremental sync (4.11), and the entities of both connector families (4.12–4.15). */
 export async function connectorRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { slug: string }; Body: unknown }>('/api/v1/flowconnector/objects/:slug/records', {
-    schema: { summary: 'Records page by page with an opaque next_token; incremental by updated_at (4.11)', tags: ['connectors'], params: SLUG_PARAM, body: CONNECTOR_BODY },
+    schema: {
+      operationId: 'getConnectorRecords', summary: 'Records page by page with an opaque next_token; incremental by updated_at (4.11)', tags: ['connectors'], params: SLUG_PARAM, body: CONNECTOR_BODY,
+      description: 'Pages of up to 3000 records in updated_at order. Send the next_token of each page, unchanged and with the same fields and filter, until it is null.',
+      response: {
+        200: success('One page and the token of the next (null after the last).', {
+          type: 'object', required: ['records', 'next_token'], additionalProperties: false,
+          properties: { records: { type: 'array', items: ref('ConnectorRecord') }, next_token: { type: ['string', 'null'] } },
+        }, EXAMPLES.connectorPage),
+        ...errors('invalidToken', ...PATH_ERRORS, 'objectDenied', 'recordTooLarge', 'tooCostly', ...HEAVY_ERRORS, ...BODY_ERRORS),
+      },
+    },
   }, async (request) => toEnvelope(await app.oql.ops.connector(contextOf(request), request.params.slug, request.body)));
 
   for (const family of ['flowconnector', 'syncconnector'] as const) {
     const [listSection, schemaSection] = family === 'flowconnector' ? ['4.12', '4.13'] : ['4.14', '4.15'];
     app.post(`/api/v1/${family}/objects/list/`, {
-      schema: { summary: `The objects as ${family} entities (${listSection})`, tags: ['connectors'] },
+      schema: {
+        operationId: family === 'flowconnector' ? 'listFlowconnectorEntities' : 'listSyncconnectorEntities', summary: `The objects as ${family} entities (${listSection})`, tags: ['connectors'],
+        response: {
+          200: success("The entities the caller's role may read; entity_identifier is the slug of the other endpoints.", { type: 'array', items: ref('Entity') }, EXAMPLES.entities),
+          ...errors('malformedJson', 'tooLarge', 'notJson'),
+        },
+      },
     }, async (request) => toEnvelope(app.oql.ops.entities(contextOf(request))));
     app.get<{ Params: { slug: string } }>(`/api/v1/${family}/objects/:slug`, {
-      schema: { summary: `One ${family} entity with its fields (${schemaSection})`, tags: ['connectors'], params: SLUG_PARAM },
+      schema: {
+        operationId: family === 'flowconnector' ? 'getFlowconnectorEntity' : 'getSyncconnectorEntity', summary: `One ${family} entity with its fields (${schemaSection})`, tags: ['connectors'], params: SLUG_PARAM,
+        response: { 200: success('The entity with its fields.', ref('EntitySchema'), EXAMPLES.entitySchema), ...errors(...PATH_ERRORS, 'objectDenied') },
+      },
     }, async (request) => toEnvelope(app.oql.ops.entitySchema(contextOf(request), request.params.slug)));
   }
 }

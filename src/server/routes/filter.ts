@@ -2,6 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { toEnvelope } from '../../run/envelope.js';
 import { contextOf } from '../context.js';
 import { SLUG_PARAM } from './schemas.js';
+import { EXAMPLES } from './examples.js';
+import { ref } from './response-schemas.js';
+import { BODY_ERRORS, errors, HEAVY_ERRORS, PATH_ERRORS, success } from './responses.js';
 
 const CONDITION = {
   type: 'object',
@@ -31,11 +34,28 @@ export const FILTER_BODY = {
       },
     },
   },
+  examples: [{
+    query: {
+      fields: ['id', 'name', 'account.name'],
+      filters: { and: [{ field: 'status', operator: 'eq', value: 'active' }, { or: [{ field: 'name', operator: 'ilike', value: '%delta%' }, { field: 'email', operator: 'ends_with', value: '@example.com' }] }] },
+      sort: [{ field: 'name', direction: 'asc' }],
+      pagination: { page: 1, page_size: 50 },
+    },
+  }],
 } as const;
 
 /** Filter records (4.5) through the service's operations. */
 export async function filterRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { slug: string }; Body: unknown }>('/api/v1/org/objects/:slug/filter', {
-    schema: { summary: 'Filter records with nested and/or conditions, sort and page numbers (4.5)', tags: ['records'], params: SLUG_PARAM, body: FILTER_BODY },
+    schema: {
+      operationId: 'filterRecords', summary: 'Filter records with nested and/or conditions, sort and page numbers (4.5)', tags: ['records'], params: SLUG_PARAM, body: FILTER_BODY,
+      description: 'Every problem of the body (unknown fields, operators, values of the wrong type) is listed at once, each with its JSON path in meta_data. Fields may follow to-one relations (`account.name`).',
+      response: {
+        200: success('One page of records: the requested fields of each, null for empty values.', {
+          type: 'object', required: ['records'], additionalProperties: false, properties: { records: { type: 'array', items: ref('Row') } },
+        }, EXAMPLES.filter),
+        ...errors('filterValidation', ...PATH_ERRORS, 'objectDenied', 'pageTooLarge', 'tooCostly', ...HEAVY_ERRORS, ...BODY_ERRORS),
+      },
+    },
   }, async (request) => toEnvelope(await app.oql.ops.filter(contextOf(request), request.params.slug, request.body)));
 }

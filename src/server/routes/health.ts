@@ -12,7 +12,8 @@ const HEALTH_TIMEOUT_MS = 2_000;
 export async function healthRoutes(app: FastifyInstance): Promise<void> {
   app.get('/health', {
     config: { auth: false },
-    schema: { summary: 'Liveness: the server runs and its database answers', tags: ['service'] },
+    // Outside the OpenAPI document: a probe, not part of the API (docs/rest.md describes it).
+    schema: { summary: 'Liveness: the server runs and its database answers', hide: true },
   }, async (_request, reply) => {
     if (await app.oql.db.ping(HEALTH_TIMEOUT_MS)) return { success: true, data: { status: 'ok' } };
     const envelope = errorEnvelope(OqlError.plain('DATABASE_ERROR', 'the database does not answer'));

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { QueryRequest } from '../../run/execute.js';
 import { toEnvelope } from '../../run/envelope.js';
 import { contextOf } from '../context.js';
+import { EXAMPLES } from './examples.js';
+import { BODY_ERRORS, errors, HEAVY_ERRORS, success } from './responses.js';
 
 const REPORT_BODY = {
   type: 'object',
@@ -10,7 +12,10 @@ const REPORT_BODY = {
     query: { type: 'string', minLength: 1, maxLength: 100_000, description: 'one SELECT in the object query language, ending with LIMIT' },
     slug: { type: 'string', minLength: 1, maxLength: 200, description: 'the top-level FROM object of the query' },
   },
+  examples: [{ query: "SELECT owner.name AS owner, COUNT(id) AS n FROM account WHERE industry = 'retail' GROUP BY owner.name ORDER BY n DESC LIMIT 10", slug: 'account' }],
 } as const;
+
+const RESTRICTED = 'A query that reads an object the caller\'s role may not read answers no rows and a message instead of running.';
 
 /**
  * Analytics (4.8, 4.9) through the service's operations: the policy point admits each principal's
@@ -19,9 +24,29 @@ const REPORT_BODY = {
  */
 export async function reportRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Body: QueryRequest }>('/api/v1/reports/execute', {
-    schema: { summary: 'Run an analytics query (4.8)', tags: ['reports'], body: REPORT_BODY },
+    schema: {
+      operationId: 'executeReport', summary: 'Run an analytics query (4.8)', tags: ['reports'], body: REPORT_BODY,
+      description: `The query is compiled for the caller's organization and run read-only. Errors in the text come with span, hint and every diagnostic. ${RESTRICTED}`,
+      response: {
+        200: success('The rows, keyed by the select-list aliases.', {
+          type: 'object', required: ['records'], additionalProperties: false,
+          properties: { records: { type: 'array', items: { $ref: 'Row#' } }, message: { type: 'string', description: 'set when the records are withheld' } },
+        }, EXAMPLES.execute),
+        ...errors('queryText', 'invalidSlug', 'queryTooLarge', 'tooCostly', ...HEAVY_ERRORS, ...BODY_ERRORS),
+      },
+    },
   }, async (request) => toEnvelope(await app.oql.ops.execute(contextOf(request), request.body)));
   app.post<{ Body: QueryRequest }>('/api/v1/reports/count', {
-    schema: { summary: 'Count the rows an analytics query produces, up to its LIMIT (4.9)', tags: ['reports'], body: REPORT_BODY },
+    schema: {
+      operationId: 'countReport', summary: 'Count the rows an analytics query produces, up to its LIMIT (4.9)', tags: ['reports'], body: REPORT_BODY,
+      description: `Counting stops at the query's LIMIT: a count equal to it means at least that many. ${RESTRICTED}`,
+      response: {
+        200: success('How many rows the query produces, at most its LIMIT.', {
+          type: 'object', required: ['count'], additionalProperties: false,
+          properties: { count: { type: 'integer', minimum: 0 }, message: { type: 'string', description: 'set when the count is withheld (0)' } },
+        }, EXAMPLES.count),
+        ...errors('queryText', 'invalidSlug', 'tooCostly', ...HEAVY_ERRORS, ...BODY_ERRORS),
+      },
+    },
   }, async (request) => toEnvelope(await app.oql.ops.count(contextOf(request), request.body)));
 }

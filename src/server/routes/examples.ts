@@ -1,0 +1,88 @@
+/**
+ * Example `data` of each success response in /openapi.json, taken from answers of the example
+ * CRM (test fixtures) and shortened. Redocly checks each against its schema
+ * (`no-invalid-media-type-examples`); test/server/openapi.test.ts runs it.
+ */
+
+const record = {
+  id: 'org_acme_contact_10',
+  name: 'Delta Contact 10',
+  email: 'bo10@corp.example.in',
+  phone: '+912203442323',
+  status: 'active',
+  account: 'org_acme_account_681',
+  birthday: 1727222400000,
+  is_primary: null,
+  owner: 'org_acme_user_4',
+  created_at: 1679934449039,
+  updated_at: 1747426458000,
+  created_by: 'org_acme_user_18',
+  updated_by: 'org_acme_user_7',
+  search_field: 'delta contact 10',
+  object_id: 'obj_contact',
+  org_id: 'org_acme',
+};
+
+const created = {
+  ...record, id: 'con_01m89wjat7freynknt66qfcz18', name: 'B. Okafor', email: null, phone: null, search_field: 'b. okafor',
+  created_at: 1795628280647, updated_at: 1795628280647, created_by: 'u_acme_admin', updated_by: 'u_acme_admin',
+  system_created_at: 1795628280647, action: 'CREATED',
+};
+const updated = { id: 'org_acme_contact_10', name: 'C. Alvarez', updated_at: 1795628280694, updated_by: 'u_acme_admin', object_id: 'obj_contact', org_id: 'org_acme', search_field: 'c. alvarez', action: 'UPDATED' };
+const failed = { id: 'con_missing', name: 'D. Ito', action: 'FAILED', error_message: 'Invalid id: no contact record with id "con_missing" exists' };
+
+const object = {
+  id: 'obj_account',
+  slug: 'account',
+  display_singular_name: 'Account',
+  display_plural_name: 'Accounts',
+  sys_object_id: 'sys_account',
+  state: 1,
+  // One column of the object's columns.
+  org_object_columns: [{
+    id: 'col_12', org_id: 'org_7f3a', org_object_id: 'obj_account', display_name: 'Annual revenue', slug: 'annual_revenue',
+    description: null, default_value: null, help_text: null, placeholder: null, constraints: null, expression: null, parent_column_slug: null,
+    column_data_type: 11, column_type: 'standard',
+    is_indexed: 0, is_visible: 1, is_unique: 0, is_required: 0, is_primary: 0, is_archived: 0, is_history_field: 0, is_formula_type: 0,
+    is_json_column: 0, is_dependent_field: 0, is_primary_relation: 0,
+    relationship_type: 0, relation: null, enum_group: null,
+    properties: { currency: 'INR' },
+    created_at: 1735689600000, updated_at: 1735689600000,
+    created_by: { id: 'usr_0001', name: 'Asha Rao', avatar: null }, updated_by: { id: 'usr_0001', name: 'Asha Rao', avatar: null },
+  }],
+};
+
+const entity = { entity_identifier: 'contact', label: 'Contact', description: "Contacts (object 'contact')", has_nested_entities: false, is_writable: true };
+const readable = (nullable: boolean, timestamp = false) => ({ is_retrievable: true, is_nullable: nullable, is_queryable: true, is_timestamp_field_for_incremental_queries: timestamp });
+
+export const EXAMPLES = {
+  bulkCreate: { message: '2 records created' },
+  bulkUpsert: { records_created: 1, records_updated: 1, failed_records: [failed], created_records: [created], updated_records: [updated], records: [created, updated, failed] },
+  record,
+  filter: { records: [{ id: 'org_acme_contact_10', name: 'Delta Contact 10', 'account.name': 'Acme Account 21' }, { id: 'org_acme_contact_100', name: 'New York Contact 100', 'account.name': null }] },
+  objects: [object],
+  object,
+  execute: { records: [{ name: 'Acme Account 21', n: 4 }, { name: 'Harbor Account 12', n: 1 }] },
+  count: { count: 42 },
+  connectorPage: {
+    records: [{ id: 'org_acme_contact_94', name: 'Contact 94', updated_at: '2023-01-04T03:35:11.000Z' }, { id: 'org_acme_contact_69', name: 'Contact 69', updated_at: '2023-01-08T16:55:02.000Z' }],
+    next_token: 'eyJ2IjoxLCJyIjoiOWYyYSIsImsiOlsxNjcyOTk3NzAyMDAwLCJvcmdfYWNtZV9jb250YWN0XzY5Il19.2c1f0d',
+  },
+  entities: [entity, { ...entity, entity_identifier: 'account', label: 'Account', description: "Accounts (object 'account')" }],
+  entitySchema: {
+    ...entity,
+    fields: [
+      { field_name: 'id', data_type: 'String', data_type_label: 'varchar', label: 'Id', description: 'Record identifier', is_primary_key: true, is_deprecated: false, read_properties: readable(false) },
+      { field_name: 'email', data_type: 'String', data_type_label: 'email', label: 'Email', description: 'Email', is_primary_key: false, is_deprecated: false, read_properties: readable(true) },
+      { field_name: 'updated_at', data_type: 'DateTime', data_type_label: 'timestamp', label: 'Updated at', description: 'Updated at: a date and time', is_primary_key: false, is_deprecated: false, read_properties: readable(true, true) },
+    ],
+  },
+  toolLogs: {
+    logs: [{
+      id: '0b6f1c9e-4a53-4d1e-9a56-2f1e7c3d8b10', user_id: 'u_acme_admin', tool_name: 'execute_query',
+      input_params: { query: 'SELECT COUNT(id) AS n FROM contact LIMIT 1', slug: 'contact' },
+      response_time: 38, response_code: 200, tool_call_timestamp: 1795628280647,
+    }],
+    next: null,
+  },
+} as const;

@@ -1,0 +1,168 @@
+import type { FastifyRequest } from 'fastify';
+import type { DiagnosticCode } from '../../diagnostics/codes.js';
+import { OqlError } from '../../diagnostics/diagnostic.js';
+import { tooLarge } from '../../run/bounds.js';
+import { checkCost } from '../../run/cost.js';
+import { errorEnvelope, type ErrorEnvelope } from '../../run/envelope.js';
+import { DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_RESPONSE_BYTES } from '../../service/config.js';
+import { envelopeFor } from '../plugins/envelope.js';
+import { ref } from './response-schemas.js';
+
+/**
+ * The `response` part of each route's schema: the success envelope with its `data` shape and an
+ * example, and every error the route can answer with, grouped by status, in the error envelope,
+ * each with examples. The error examples are built by the functions that answer errors
+ * (`errorEnvelope` for the library's, `envelopeFor` for Fastify's), so their shape is the one a
+ * client receives.
+ *
+ * Fastify does not serialise with these schemas (app.ts): they document the answers, and the
+ * tests check real answers against them.
+ */
+
+const JSON_TYPE = 'application/json';
+
+/** `{success: true, data}`, with what `data` holds and one example of it. */
+export function success(description: string, data: object, example: unknown) {
+  return {
+    description,
+    content: {
+      [JSON_TYPE]: {
+        schema: { type: 'object', required: ['success', 'data'], additionalProperties: false, properties: { success: { type: 'boolean', const: true }, data } },
+        example: { success: true, data: example },
+      },
+    },
+  };
+}
+
+const RETRY_AFTER = {
+  'Retry-After': {
+    type: 'integer',
+    minimum: 1,
+    description: 'Seconds after which the same request may succeed, when the server can tell.',
+  },
+};
+
+/** What each status means, whichever operation answers with it. */
+const STATUS: Readonly<Record<number, string>> = {
+  400: 'The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead.',
+  401: 'No bearer token, or one this service does not accept here (UNAUTHENTICATED).',
+  403: "The caller's role may not do this (PERMISSION_DENIED).",
+  413: 'The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT).',
+  414: 'A path segment (object slug or record id) is longer than the server accepts (BAD_REQUEST).',
+  415: 'The body is not JSON (UNSUPPORTED_MEDIA_TYPE): send Content-Type: application/json.',
+  429: 'Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later.',
+  500: 'An internal error; the body says nothing of its cause, the server log names it.',
+  503: 'The database does not answer or the server is short of resources; retry later.',
+  504: 'A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS).',
+};
+
+const plain = (code: DiagnosticCode, message: string, hint?: string) => errorEnvelope(OqlError.plain(code, message, hint));
+const validation = (message: string, errors: Parameters<typeof OqlError.validation>[1]) => errorEnvelope(OqlError.validation(message, errors));
+/** The envelope of what `fn` throws: the library's own refusal, made by the function that refuses. */
+const thrown = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (e) {
+    return errorEnvelope(e);
+  }
+  throw new Error('expected a refusal');
+};
+/** What the error handler answers for an error Fastify raised (its code, or its schema validation). */
+const framework = (err: object) => envelopeFor(err, { params: {} } as unknown as FastifyRequest);
+
+/** One error of each kind the routes can answer with: the example's name, its summary and the envelope. */
+const ERRORS = {
+  validation: ['A body that fails its schema or the records\' columns', validation('Failed to create records', [
+    { object_slug: 'contact', field: 'email', message: '\'email\' is not an email address: "nope"', error_code: 'PARSE_INVALID_FORMAT', record_index: 0, meta_data: null },
+  ])],
+  bodySchema: ['A body of the wrong shape', framework({
+    validation: [{ instancePath: '', keyword: 'required', params: { missingProperty: 'query' }, message: "must have required property 'query'" }],
+    validationContext: 'body',
+  })],
+  updateValidation: ['A value the column does not accept', validation('Failed to update record', [
+    { object_slug: 'contact', field: 'phone', message: "'phone' is not a valid phone number: \"12\"", error_code: 'PARSE_INVALID_FORMAT', record_index: null, meta_data: null },
+  ])],
+  filterValidation: ['A condition the filter cannot apply, with where it is in the body', validation('Invalid filter', [
+    { object_slug: 'contact', field: 'email', message: "unknown operator 'equals'; did you mean 'eq'?", error_code: 'UNKNOWN_OPERATOR', record_index: null, meta_data: 'query.filters.and[0].operator' },
+  ])],
+  malformedJson: ['A body that is not JSON', framework({ code: 'FST_ERR_CTP_INVALID_JSON_BODY' })],
+  invalidSlug: ['An object slug the catalog does not have', plain('INVALID_SLUG', "Invalid slug: there is no object 'contcat'", "did you mean 'contact'?")],
+  longSegment: ['A path segment over 500 characters', framework({ code: 'FST_ERR_MAX_PARAM_LENGTH' })],
+  notFound: ['A record id the organization does not have', errorEnvelope(OqlError.notFound('Record not found', 'no contact record with id "con_01m89wjat7freynknt66qfcz18" was found'))],
+  queryText: ['An error in the query text, with where it is', errorEnvelope(new OqlError([{
+    code: 'UNKNOWN_COLUMN', severity: 'error', message: "unknown column 'nme' on object 'account'", hint: "did you mean 'name'?",
+    span: { start: 7, end: 10, line: 1, column: 8, endLine: 1, endColumn: 11 },
+  }], 'SELECT nme FROM account LIMIT 10'))],
+  invalidToken: ['A next_token this server did not issue, or one that expired', plain('INVALID_TOKEN', 'Invalid next_token: it was altered, or issued for another request', 'send next_token exactly as the previous page returned it, with the same fields and filter, or null to start again')],
+  invalidPointer: ['A pointer this server did not issue for this organization', plain('INVALID_TOKEN', 'the pointer is not one this service issued for this organization', "pass the previous response's data.next unchanged, or omit pointer for the first page")],
+  unauthenticated: ['No bearer token', plain('UNAUTHENTICATED', 'missing bearer token', 'send Authorization: Bearer <API key>')],
+  objectDenied: ['An object the role may not use', plain('PERMISSION_DENIED', "the member role may not use the object 'opportunity'", 'the objects this role may use are: account, contact, user')],
+  superadminOnly: ['A caller that is not a superadmin', plain('PERMISSION_DENIED', 'only the Superadmin role may list tool logs')],
+  tooLarge: ['A body over the limit', framework({ code: 'FST_ERR_CTP_BODY_TOO_LARGE' })],
+  notJson: ['A body of another content type', framework({ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' })],
+  orgShare: ["The organization's share of the database's connections is in use", errorEnvelope(OqlError.retryLater('TOO_MANY_REQUESTS', "your organization is using its whole share of the database's connections; retry later", 10, "run fewer requests at once across your organization's keys"))],
+  tooManyHeavy: ['The user already runs its share of reports, filter and connector pages', errorEnvelope(OqlError.retryLater('TOO_MANY_REQUESTS', 'too many concurrent analytics requests are running; retry later', 1, 'at most 2 reports, filter or connector pages run at once per user, across all of its keys and clients; wait for one to finish'))],
+  coolDown: ['A query of the user just ran out its time', errorEnvelope(OqlError.retryLater('TOO_MANY_REQUESTS', 'a query of yours just ran out its time budget; heavy requests wait a few seconds before the next one', 3, 'make the query cheaper before running it again: narrow the WHERE clause or lower the LIMIT'))],
+  tooManyLight: ['The user already runs its share of record requests', errorEnvelope(OqlError.retryLater('TOO_MANY_REQUESTS', 'too many concurrent requests are running; retry later', 1, 'at most 8 record requests run at once per user, across all of its keys and clients; wait for one to finish'))],
+  shortOfMemory: ['The server is short of memory', errorEnvelope(OqlError.retryLater('SERVICE_UNAVAILABLE', 'the service is short of memory and takes no new work for a moment', 5, 'retry after the time Retry-After gives'))],
+  queryTooLarge: ['A result over the response ceiling', errorEnvelope(tooLarge(DEFAULT_MAX_RESPONSE_BYTES, 'query'))],
+  pageTooLarge: ['A page over the response ceiling', errorEnvelope(tooLarge(DEFAULT_MAX_RESPONSE_BYTES, 'page'))],
+  recordTooLarge: ['A record over the response ceiling', errorEnvelope(tooLarge(DEFAULT_MAX_RESPONSE_BYTES, 'record'))],
+  tooCostly: ["A query the database's planner estimates above the cost ceiling", thrown(() => checkCost({ 'Node Type': 'Nested Loop', 'Total Cost': 2.4e8, 'Plan Rows': 3_600_000 }, DEFAULT_MAX_QUERY_COST, undefined))],
+  internal: ['Any internal failure', errorEnvelope(new Error('not shown'))],
+  unavailable: ['The database does not answer', plain('DATABASE_ERROR', 'the database is unavailable; retry later')],
+  timeout: ['A statement over the time limit', plain('QUERY_TIMEOUT', 'the query timed out after 20 seconds', 'make the query cheaper, or narrow the WHERE clause')],
+} as const satisfies Record<string, readonly [string, ErrorEnvelope]>;
+
+export type ErrorCase = keyof typeof ERRORS;
+
+/** What every route of the API-key scope can answer, besides its own errors. */
+const EVERY_ROUTE: readonly ErrorCase[] = ['unauthenticated', 'internal', 'unavailable'];
+/** What a route admitted within the user's budget of heavy requests (reports, filter, connector pages) can answer as well. */
+export const HEAVY_ERRORS: readonly ErrorCase[] = ['tooManyHeavy', 'coolDown', 'orgShare', 'shortOfMemory', 'timeout'];
+/** What a route admitted within the user's budget of light requests (records, tool logs) can answer as well. */
+export const LIGHT_ERRORS: readonly ErrorCase[] = ['tooManyLight', 'orgShare', 'shortOfMemory', 'timeout'];
+/** What a route with a JSON body can answer as well. */
+export const BODY_ERRORS: readonly ErrorCase[] = ['malformedJson', 'bodySchema', 'tooLarge', 'notJson'];
+/** What a route with an object slug (and a record id) in its path can answer as well. */
+export const PATH_ERRORS: readonly ErrorCase[] = ['invalidSlug', 'longSegment'];
+
+function described(status: number): string {
+  const text = STATUS[status];
+  if (text === undefined) throw new Error(`no description of the status ${status}`);
+  return text;
+}
+
+/**
+ * The error responses of a route: its own cases plus those of every route, one response per
+ * status with the error envelope and one named example per case; 429 and 503 with Retry-After.
+ */
+export function errors(...cases: readonly ErrorCase[]) {
+  const byStatus = new Map<number, ErrorCase[]>();
+  for (const name of [...cases, ...EVERY_ROUTE]) {
+    const status = ERRORS[name][1].data.status_code;
+    const list = byStatus.get(status) ?? [];
+    if (!list.includes(name)) list.push(name);
+    byStatus.set(status, list);
+  }
+  const out: Record<string, object> = {};
+  for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
+    out[String(status)] = {
+      description: described(status),
+      ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
+      content: {
+        [JSON_TYPE]: {
+          schema: ref('ErrorEnvelope'),
+          examples: Object.fromEntries(byStatus.get(status)!.map((name) => [name, { $ref: `#/components/examples/${name}` }])),
+        },
+      },
+    };
+  }
+  return out;
+}
+
+/** Every error example, once, for `components.examples` of the document; the responses refer to them. */
+export function errorExamples(): Record<ErrorCase, { summary: string; value: unknown }> {
+  const entries = Object.entries(ERRORS).map(([name, [summary, value]]) => [name, { summary, value }]);
+  return Object.fromEntries(entries) as Record<ErrorCase, { summary: string; value: unknown }>;
+}

@@ -1,0 +1,221 @@
+import { readFileSync } from 'node:fs';
+import createClient from 'openapi-fetch';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordToolCall } from '../../src/server/index.js';
+import type { paths } from '../support/openapi-types.js';
+import { DocumentCheck, operationsOf, type OpenApiDocument } from '../support/openapi.js';
+import { API_KEYS_ENV, KEYS, crmServiceOnPglite, listen, liveRows, type CrmService, type Running } from './support.js';
+
+/**
+ * A client generated from the served document (openapi-typescript types, committed as
+ * test/support/openapi-types.ts and checked fresh by openapi.test.ts) calls every endpoint family
+ * of a live server for two organizations, reading typed fields. Every answer it receives is held
+ * to the document: a status the operation does not list, or a body outside its schema, fails the
+ * call. Expected values come from the fixture files and rows, not from the server.
+ */
+
+// The catalog as the fixture file gives it (a service envelope): the objects and their columns, in order.
+const objectsFile = (JSON.parse(readFileSync(new URL('../../fixtures/crm/objects-list.json', import.meta.url), 'utf8')) as { data: { slug: string; org_object_columns: { slug: string; relationship_type: number }[] }[] }).data;
+const slugs = objectsFile.map((o) => o.slug);
+const MEMBER_OBJECTS = ['account', 'contact', 'user'];
+
+let service: CrmService;
+let check: DocumentCheck;
+let small: Running;
+
+type Client = ReturnType<typeof createClient<paths>>;
+
+function client(url: string, key?: string): Client {
+  const c = createClient<paths>({ baseUrl: url, headers: key === undefined ? {} : { authorization: `Bearer ${key}` } });
+  c.use({
+    async onResponse({ request, response, schemaPath }) {
+      check.check(request.method, schemaPath, response.status, response.headers, await response.clone().json());
+    },
+  });
+  return c;
+}
+
+let acme: Client;
+let globex: Client;
+let acmeMember: Client;
+
+beforeAll(async () => {
+  service = await crmServiceOnPglite({ roleAccess: { member: MEMBER_OBJECTS } });
+  check = new DocumentCheck((await (await fetch(`${service.api.url}/openapi.json`)).json()) as OpenApiDocument);
+  small = await listen({ db: service.db, apiKeys: API_KEYS_ENV, env: {}, bodyLimit: 1024 });
+  acme = client(service.api.url, KEYS.acmeAdmin);
+  globex = client(service.api.url, KEYS.globexAdmin);
+  acmeMember = client(service.api.url, KEYS.acmeMember);
+}, 300_000);
+
+afterAll(async () => {
+  await small?.close();
+  await service?.api.close();
+  if (service && !service.pglite.closed) await service.pglite.close();
+});
+
+const byId = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a['id']).localeCompare(String(b['id']));
+const ids = (rows: readonly Record<string, unknown>[]) => rows.map((r) => String(r['id'])).sort();
+
+describe('a typed client generated from /openapi.json', () => {
+  it('lists objects (4.6, 4.7) the role may read, with their columns', async () => {
+    const all = await acme.POST('/api/v1/org/objects/list');
+    expect(all.data?.data.map((o) => o.slug)).toEqual(slugs);
+    const mine = await acmeMember.POST('/api/v1/org/objects/list');
+    expect(mine.data?.data.map((o) => o.slug)).toEqual(slugs.filter((s) => MEMBER_OBJECTS.includes(s)));
+    const contact = await acme.GET('/api/v1/org/objects/{slug}', { params: { path: { slug: 'contact' } } });
+    expect(contact.data?.data.org_object_columns.map((c) => c.slug)).toEqual(objectsFile.find((o) => o.slug === 'contact')!.org_object_columns.map((c) => c.slug));
+    const denied = await acmeMember.GET('/api/v1/org/objects/{slug}', { params: { path: { slug: 'opportunity' } } });
+    expect(denied.response.status).toBe(403);
+    expect(denied.error?.data.error_code).toBe('PERMISSION_DENIED');
+    const unknown = await acme.GET('/api/v1/org/objects/{slug}', { params: { path: { slug: 'contcat' } } });
+    expect([unknown.error?.data.error_code, unknown.error?.data.hint]).toEqual(['INVALID_SLUG', "did you mean 'contact'?"]);
+  });
+
+  it('lists both connector families\' entities (4.12–4.15) with their fields', async () => {
+    for (const family of ['flowconnector', 'syncconnector'] as const) {
+      const list = family === 'flowconnector' ? await acme.POST('/api/v1/flowconnector/objects/list') : await acme.POST('/api/v1/syncconnector/objects/list');
+      expect(list.data?.data.map((e) => e.entity_identifier)).toEqual(slugs);
+      const entity = family === 'flowconnector'
+        ? await acme.GET('/api/v1/flowconnector/objects/{slug}', { params: { path: { slug: 'account' } } })
+        : await acme.GET('/api/v1/syncconnector/objects/{slug}', { params: { path: { slug: 'account' } } });
+      const fields = entity.data?.data.fields ?? [];
+      // Every column but the one-to-many relations, which hold no value.
+      const stored = objectsFile.find((o) => o.slug === 'account')!.org_object_columns.filter((c) => c.relationship_type !== 2).map((c) => c.slug);
+      expect(fields.map((f) => f.field_name)).toEqual(stored);
+      expect(fields.find((f) => f.field_name === 'id')?.is_primary_key).toBe(true);
+      expect(fields.find((f) => f.field_name === 'updated_at')?.read_properties.is_timestamp_field_for_incremental_queries).toBe(true);
+    }
+    const member = await acmeMember.POST('/api/v1/syncconnector/objects/list');
+    expect(member.data?.data.map((e) => e.entity_identifier)).toEqual(slugs.filter((s) => MEMBER_OBJECTS.includes(s)));
+  });
+
+  it('creates, reads, updates and upserts records (4.1–4.4) that the other organization never sees', async () => {
+    const path = { params: { path: { slug: 'contact' } } };
+    const created = await acme.POST('/api/v1/org/objects/{slug}/record/bulk_create', { ...path, body: [{ name: 'Typed Client One', email: 'one@example.com' }, { name: 'Typed Client Two' }] });
+    expect(created.data?.data.message).toBe('2 records created');
+    const query = { fields: ['id', 'name', 'email'], filters: { and: [{ field: 'name', operator: 'starts_with', value: 'Typed Client ' }] } };
+    const found = await acme.POST('/api/v1/org/objects/{slug}/filter', { ...path, body: { query } });
+    const records = [...(found.data?.data.records ?? [])].sort(byId);
+    expect(records.map((r) => r['name']).sort()).toEqual(['Typed Client One', 'Typed Client Two']);
+    const one = records.find((r) => r['name'] === 'Typed Client One')!;
+    const id = String(one['id']);
+    expect((await globex.POST('/api/v1/org/objects/{slug}/filter', { ...path, body: { query } })).data?.data.records).toEqual([]);
+
+    const record = await acme.GET('/api/v1/org/objects/{slug}/record/{id}', { params: { path: { slug: 'contact', id } } });
+    expect([record.data?.data.id, record.data?.data.org_id, record.data?.data['email']]).toEqual([id, 'org_acme', 'one@example.com']);
+    const theirs = await globex.GET('/api/v1/org/objects/{slug}/record/{id}', { params: { path: { slug: 'contact', id } } });
+    expect([theirs.response.status, theirs.error?.data.error_code]).toEqual([400, 'NOT_FOUND']);
+
+    const updated = await acme.PUT('/api/v1/org/objects/{slug}/record/{id}', { params: { path: { slug: 'contact', id } }, body: { name: 'Typed Client Renamed' } });
+    expect([updated.data?.data['name'], updated.data?.data.updated_by, updated.data?.data.search_field]).toEqual(['Typed Client Renamed', 'u_acme_admin', 'typed client renamed']);
+    const overwrite = await globex.PUT('/api/v1/org/objects/{slug}/record/{id}', { params: { path: { slug: 'contact', id } }, body: { name: 'Taken' } });
+    expect(overwrite.error?.data.error_code).toBe('NOT_FOUND');
+    const bad = await acme.PUT('/api/v1/org/objects/{slug}/record/{id}', { params: { path: { slug: 'contact', id } }, body: { email: 'nope' } });
+    expect(bad.error?.data.validation_errors?.map((e) => [e.field, e.error_code])).toEqual([['email', 'PARSE_INVALID_FORMAT']]);
+
+    const upsert = await acme.POST('/api/v1/org/objects/{slug}/record/bulk_upsert', { ...path, body: { values: [{ name: 'Typed Client Three' }, { id, name: 'Typed Client Again' }, { id: 'con_missing', name: 'Nobody' }] } });
+    const result = upsert.data?.data;
+    expect([result?.records_created, result?.records_updated]).toEqual([1, 1]);
+    expect(result?.records.map((r) => r.action)).toEqual(['CREATED', 'UPDATED', 'FAILED']);
+    expect(result?.created_records?.[0]?.org_id).toBe('org_acme');
+    expect(result?.updated_records?.[0]?.id).toBe(id);
+    expect(result?.failed_records?.[0]?.error_message).toMatch(/^Invalid id/);
+    const foreign = await globex.POST('/api/v1/org/objects/{slug}/record/bulk_upsert', { ...path, body: { values: [{ id, name: 'Hijacked' }] } });
+    expect(foreign.data?.data.failed_records?.map((r) => r.id)).toEqual([id]);
+    expect((await acme.GET('/api/v1/org/objects/{slug}/record/{id}', { params: { path: { slug: 'contact', id } } })).data?.data['name']).toBe('Typed Client Again');
+
+    const invalid = await acme.POST('/api/v1/org/objects/{slug}/record/bulk_create', { ...path, body: [{ name: 'Typed Client Bad', email: 'nope' }] });
+    expect(invalid.error?.data.validation_errors?.map((e) => [e.record_index, e.field, e.error_code])).toEqual([[0, 'email', 'PARSE_INVALID_FORMAT']]);
+    const denied = await acmeMember.POST('/api/v1/org/objects/{slug}/record/bulk_create', { params: { path: { slug: 'opportunity' } }, body: [{ name: 'x' }] });
+    expect(denied.error?.data.error_code).toBe('PERMISSION_DENIED');
+  });
+
+  it("filters records (4.5) and pages connector records (4.11) of the caller's organization only", async () => {
+    for (const [org, c] of [['org_acme', acme], ['org_globex', globex]] as const) {
+      const live = liveRows('account', org);
+      const filtered = await c.POST('/api/v1/org/objects/{slug}/filter', { params: { path: { slug: 'account' } }, body: { query: { fields: ['id'], pagination: { page: 1, page_size: 1000 } } } });
+      expect(ids(filtered.data?.data.records ?? [])).toEqual(ids(live));
+      const pages: { id: string; updated_at?: string | null }[] = [];
+      let token: string | null = null;
+      for (let page = 0; page < 10; page++) {
+        const answer: { data?: { data: { records: { id: string; updated_at?: string | null }[]; next_token: string | null } } } = await c.POST('/api/v1/flowconnector/objects/{slug}/records', { params: { path: { slug: 'account' } }, body: { query: { fields: ['name', 'updated_at'] }, next_token: token } });
+        pages.push(...(answer.data?.data.records ?? []));
+        token = answer.data?.data.next_token ?? null;
+        if (token === null) break;
+      }
+      expect(token).toBeNull();
+      expect(ids(pages)).toEqual(ids(live));
+      for (const row of live) {
+        const expected = typeof row.updated_at === 'number' ? new Date(row.updated_at).toISOString() : null;
+        expect(pages.find((p) => p.id === row.id)?.updated_at, String(row.id)).toBe(expected);
+      }
+    }
+    const wrong = await acme.POST('/api/v1/org/objects/{slug}/filter', { params: { path: { slug: 'account' } }, body: { query: { filters: { and: [{ field: 'name', operator: 'equals', value: 'x' }] } } } });
+    expect(wrong.error?.data.validation_errors?.[0]?.meta_data).toBe('query.filters.and[0].operator');
+    const forged = await acme.POST('/api/v1/flowconnector/objects/{slug}/records', { params: { path: { slug: 'account' } }, body: { query: { fields: ['name'] }, next_token: 'eyJ2IjoxfQ.forged' } });
+    expect(forged.error?.data.error_code).toBe('INVALID_TOKEN');
+  });
+
+  it('runs reports (4.8, 4.9) over the caller\'s records, with positions for errors in the text', async () => {
+    for (const [org, c] of [['org_acme', acme], ['org_globex', globex]] as const) {
+      const body = { query: 'SELECT id FROM account LIMIT 10000', slug: 'account' };
+      const rows = await c.POST('/api/v1/reports/execute', { body });
+      expect(ids(rows.data?.data.records ?? [])).toEqual(ids(liveRows('account', org)));
+      const count = await c.POST('/api/v1/reports/count', { body });
+      expect(count.data?.data.count).toBe(liveRows('account', org).length);
+    }
+    const withheld = await acmeMember.POST('/api/v1/reports/count', { body: { query: 'SELECT id FROM opportunity LIMIT 5', slug: 'opportunity' } });
+    expect([withheld.data?.data.count, withheld.data?.data.message]).toEqual([0, "You do not have access to object 'opportunity'"]);
+    const typo = await acme.POST('/api/v1/reports/execute', { body: { query: 'SELECT nme FROM account LIMIT 10', slug: 'account' } });
+    expect([typo.error?.data.error_code, typo.error?.data.span?.column, typo.error?.data.span?.endColumn]).toEqual(['UNKNOWN_COLUMN', 8, 11]);
+    expect(typo.error?.data.diagnostics?.map((d) => [d.code, d.severity])).toEqual([['UNKNOWN_COLUMN', 'error']]);
+    const slug = await acme.POST('/api/v1/reports/count', { body: { query: 'SELECT id FROM account LIMIT 10', slug: 'acount' } });
+    expect([slug.error?.data.message, slug.error?.data.status_code]).toEqual(['Invalid slug', 400]);
+  });
+
+  it("lists the organization's MCP tool calls (4.16) to its superadmins only", async () => {
+    const call = (orgId: string, toolName: string, timestamp: number) =>
+      recordToolCall(service.db, { orgId, userId: `u_${orgId}`, toolName, inputParams: { slug: 'account' }, responseTime: 12.5, responseCode: 200, timestamp });
+    const acmeIds = [await call('org_acme', 'list_objects', 1_000), await call('org_acme', 'execute_query', 2_000)];
+    const globexId = await call('org_globex', 'describe_object', 3_000);
+    const mine = await acme.POST('/api/v1/org/tool/mcp/logs/list', { body: {} });
+    expect(mine.data?.data.logs.map((l) => [l.id, l.tool_name, l.tool_call_timestamp])).toEqual([[acmeIds[1], 'execute_query', 2_000], [acmeIds[0], 'list_objects', 1_000]]);
+    expect(mine.data?.data.next).toBeNull();
+    const theirs = await globex.POST('/api/v1/org/tool/mcp/logs/list');
+    expect(theirs.data?.data.logs.map((l) => [l.id, l.user_id, l.input_params])).toEqual([[globexId, 'u_org_globex', { slug: 'account' }]]);
+    const member = await acmeMember.POST('/api/v1/org/tool/mcp/logs/list', { body: { pointer: null } });
+    expect([member.response.status, member.error?.data.error_code]).toEqual([403, 'PERMISSION_DENIED']);
+    const forged = await acme.POST('/api/v1/org/tool/mcp/logs/list', { body: { pointer: 'forged' } });
+    expect(forged.error?.data.error_code).toBe('INVALID_TOKEN');
+  });
+
+  it('receives the documented refusals: 401 without a key, 400 for a body that is not JSON, 413 over the limit, 415 for another type', async () => {
+    const anonymous = await client(service.api.url).POST('/api/v1/org/objects/list');
+    expect([anonymous.response.status, anonymous.error?.data.error_code, anonymous.error?.data.hint]).toEqual([401, 'UNAUTHENTICATED', 'send Authorization: Bearer <API key>']);
+    const body = { query: 'SELECT id FROM account LIMIT 1', slug: 'account' };
+    const broken = await acme.POST('/api/v1/reports/count', { body, bodySerializer: () => '{"query": ' });
+    expect(broken.error?.data.error_code).toBe('MALFORMED_JSON');
+    const text = await acme.POST('/api/v1/reports/count', { body, bodySerializer: () => 'SELECT 1', headers: { 'content-type': 'text/plain' } });
+    expect([text.response.status, text.error?.data.error_code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+    const big = await client(small.url, KEYS.acmeAdmin).POST('/api/v1/org/objects/{slug}/record/bulk_create', { params: { path: { slug: 'contact' } }, body: [{ name: 'x'.repeat(2000) }] });
+    expect([big.response.status, big.error?.data.error_code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+  });
+
+  it('answers 503 in the error envelope once the database is gone', async () => {
+    await service.pglite.close();
+    const gone = await acme.POST('/api/v1/reports/count', { body: { query: 'SELECT id FROM account LIMIT 1', slug: 'account' } });
+    expect([gone.response.status, gone.error?.data.error_code]).toEqual([503, 'DATABASE_ERROR']);
+    // A key not seen before is looked up in the database, even for the catalog's endpoints.
+    const unseen = await client(service.api.url, KEYS.initechAdmin).POST('/api/v1/org/objects/list');
+    expect([unseen.response.status, unseen.error?.data.error_code]).toEqual([503, 'DATABASE_ERROR']);
+  });
+
+  it('has called every operation of the document and received its success answer', () => {
+    const missing = operationsOf(check.document).filter(([method, path]) => !check.seen.has(`${method} ${path} 200`)).map(([m, p]) => `${m} ${p}`);
+    expect(missing).toEqual([]);
+    // And at least these refusals, each held to the schema of the operation that gave it.
+    const statuses = new Set([...check.seen].map((s) => s.split(' ')[2]));
+    for (const s of ['400', '401', '403', '413', '415', '503']) expect(statuses.has(s), s).toBe(true);
+  });
+});
