@@ -67,7 +67,7 @@ export function QueryEditor({ text, diagnostics, onInput, onRun, textarea }: {
         {segments(text, diagnostics).map((s, i) => (s.severity ? <mark key={i} class={`squiggle ${s.severity}`}>{s.text}</mark> : s.text))}
         {'\n'}
       </div>
-      <textarea id="query" ref={textarea} value={text} spellcheck={false} autoComplete="off" autoCapitalize="off" rows={8}
+      <textarea id="query" ref={textarea} value={text} spellcheck={false} autoComplete="off" autoCapitalize="off" rows={6}
         aria-invalid={errors > 0 ? 'true' : 'false'} aria-describedby="diagnostics-summary query-help"
         onInput={(e) => onInput(e.currentTarget.value)} onScroll={follow}
         onKeyDown={(e) => {

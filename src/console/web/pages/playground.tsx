@@ -37,11 +37,18 @@ export function PlaygroundPage() {
     if (kept === '' && sample) setText((kept = sample.query.replace(' FROM ', '\nFROM ').replace(' ORDER BY ', '\nORDER BY ').replace(' LIMIT ', '\nLIMIT ')));
   }, [schema.objects]);
 
-  const check = useCallback(async (q: string): Promise<Lint | null> => {
-    inflight.current?.abort();
-    const controller = (inflight.current = new AbortController());
+  /**
+   * Lints a text. Live checks (`live`) replace each other, the newest text winning; the check a
+   * Run waits for is never cut short by one of them.
+   */
+  const check = useCallback(async (q: string, live = true): Promise<Lint | null> => {
+    let signal: AbortSignal | undefined;
+    if (live) {
+      inflight.current?.abort();
+      signal = (inflight.current = new AbortController()).signal;
+    }
     try {
-      const data = await api<{ slug: string | null; diagnostics: Diagnostic[] }>('POST', '/api/v1/reports/lint', { query: q }, controller.signal);
+      const data = await api<{ slug: string | null; diagnostics: Diagnostic[] }>('POST', '/api/v1/reports/lint', { query: q }, signal);
       const result = { text: q, slug: data.slug, diagnostics: data.diagnostics };
       setLint(result);
       return result;
@@ -61,7 +68,7 @@ export function PlaygroundPage() {
   const run = async (what: 'execute' | 'count') => {
     setBusy(true);
     try {
-      const checked = lint?.text === text ? lint : await check(text);
+      const checked = lint?.text === text ? lint : await check(text, false);
       if (!checked) return;
       if (checked.slug === null) {
         setOutcome({ kind: 'error', error: new ApiError(400, 'SYNTAX_ERROR', 'The query does not parse: see the problems listed under it.', undefined) });

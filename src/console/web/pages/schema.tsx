@@ -52,6 +52,14 @@ export function SchemaPanel({ objects, error, from, onInsert }: {
   onInsert: (text: string) => void;
 }) {
   const [filter, setFilter] = useState('');
+  // The object the query reads from opens by itself; nothing closes by itself while the query is typed.
+  const [opened, setOpened] = useState<ReadonlySet<string>>(new Set());
+  useEffect(() => {
+    if (from !== null && !opened.has(from)) setOpened(new Set([...opened, from]));
+  }, [from, opened]);
+  const toggle = (slug: string, open: boolean) => {
+    if (open !== opened.has(slug)) setOpened(new Set(open ? [...opened, slug] : [...opened].filter((s) => s !== slug)));
+  };
   const needle = filter.trim().toLowerCase();
   return (
     <aside class="schema card" aria-labelledby="schema-title">
@@ -64,7 +72,8 @@ export function SchemaPanel({ objects, error, from, onInsert }: {
         const fields = o.columns.filter((c) => needle === '' || c.slug.toLowerCase().includes(needle) || o.slug.includes(needle));
         if (fields.length === 0) return null;
         return (
-          <details key={o.slug} open={o.slug === from || needle !== ''}>
+          <details key={o.slug} open={opened.has(o.slug) || needle !== ''}
+            onToggle={(e) => needle === '' && toggle(o.slug, (e.currentTarget as HTMLDetailsElement).open)}>
             <summary><span class="object-name">{o.displayName}</span> <code>{o.slug}</code></summary>
             <ul class="fields-list">
               {fields.map((c) => (
