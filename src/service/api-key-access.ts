@@ -1,5 +1,4 @@
 import { OqlError } from '../diagnostics/diagnostic.js';
-import { runtimeError } from '../run/errors.js';
 import type { ApiKeyInfo } from './store/api-keys.js';
 import { ROLES, type Principal, type Role } from './types.js';
 
@@ -26,9 +25,12 @@ export function seesKey(p: Principal, key: ApiKeyInfo): boolean {
   return key.orgId === p.orgId && (p.role !== 'member' || key.userId === p.userId);
 }
 
-/** A key the principal may not see is answered as one that does not exist: its existence is not theirs to learn. */
+/**
+ * A key the principal may not see is answered as one that does not exist: its existence is not
+ * theirs to learn. NOT_FOUND with the status the service gives every NOT_FOUND (a record's too).
+ */
 export function keyNotFound(id: string): OqlError {
-  return runtimeError('NOT_FOUND', `no API key '${id.slice(0, 80)}' in your organization`, { status: 404, hint: 'GET /api/v1/keys lists the keys you can manage' });
+  return OqlError.plain('NOT_FOUND', `no API key '${id.slice(0, 80)}' in your organization`, 'GET /api/v1/keys lists the keys you can manage');
 }
 
 /** Refuses a roll or revoke of a key the principal sees but whose role is above theirs. */

@@ -29,7 +29,7 @@ beforeAll(async () => {
   const made = await issueApiKey(db, { orgId: 'org_acme', role: 'admin', userId: 'u_acme_admin', name: 'acme admin' });
   acmeAdmin.key = made.key;
   acmeAdmin.id = made.id;
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   await api?.close();
@@ -114,11 +114,11 @@ describe('who sees which keys', () => {
   it('no one revokes or rolls what they may not manage: another organization\'s key, another member\'s, a higher role\'s', async () => {
     const mine = (await create(KEYS.acmeMember, { name: 'member own', role: 'member' })).json.data.key;
     const superKey = (await api.call('GET', '/api/v1/keys', { key: acmeAdmin.key })).json.data.keys.find((k: { user_id: string }) => k.user_id === 'u_acme_super');
-    expectEnvelope(await api.call('POST', `/api/v1/keys/${mine.id}/revoke`, { key: KEYS.globexAdmin }), 404, 'NOT_FOUND');
-    expectEnvelope(await api.call('POST', `/api/v1/keys/${acmeAdmin.id}/revoke`, { key: KEYS.acmeMember }), 404, 'NOT_FOUND');
+    expectEnvelope(await api.call('POST', `/api/v1/keys/${mine.id}/revoke`, { key: KEYS.globexAdmin }), 400, 'NOT_FOUND');
+    expectEnvelope(await api.call('POST', `/api/v1/keys/${acmeAdmin.id}/revoke`, { key: KEYS.acmeMember }), 400, 'NOT_FOUND');
     expectEnvelope(await api.call('POST', `/api/v1/keys/${superKey.id}/revoke`, { key: acmeAdmin.key }), 403, 'PERMISSION_DENIED');
     expectEnvelope(await api.call('POST', `/api/v1/keys/${superKey.id}/roll`, { key: acmeAdmin.key }), 403, 'PERMISSION_DENIED');
-    expectEnvelope(await api.call('POST', '/api/v1/keys/key_nosuch/revoke', { key: acmeAdmin.key }), 404, 'NOT_FOUND');
+    expectEnvelope(await api.call('POST', '/api/v1/keys/key_nosuch/revoke', { key: acmeAdmin.key }), 400, 'NOT_FOUND');
     // Still alive after all that.
     expect((await api.call('GET', '/api/v1/keys', { key: KEYS.acmeAdmin })).json.data.keys.find((k: { id: string }) => k.id === mine.id).status).toBe('active');
   });
@@ -168,6 +168,6 @@ describe('revoking and rolling', () => {
     expectEnvelope(await other.call('POST', '/api/v1/reports/count', { key: secret, body: REPORT }), 401, 'UNAUTHENTICATED');
     expect((await other.call('POST', '/api/v1/reports/count', { key: nextSecret, body: REPORT })).status).toBe(200);
     // An expired key cannot be rolled: there is nothing left to switch over from.
-    expectEnvelope(await api.call('POST', `/api/v1/keys/${key.id}/roll`, { key: acmeAdmin.key }), 404, 'NOT_FOUND');
+    expectEnvelope(await api.call('POST', `/api/v1/keys/${key.id}/roll`, { key: acmeAdmin.key }), 400, 'NOT_FOUND');
   });
 });

@@ -20,7 +20,7 @@ beforeAll(async () => {
     db, env: {}, roleAccess: { member: ['account'] },
     apiKeys: [`${KEYS.acmeAdmin}=org_acme:superadmin:u_a`, `${KEYS.acmeMember}=org_acme:member:u_m`, `${KEYS.globexAdmin}=org_globex:superadmin:u_g`].join(','),
   });
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   await api?.close();

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { OqlError } from '../../diagnostics/diagnostic.js';
-import { runtimeError } from '../../run/errors.js';
 import { toEnvelope } from '../../run/envelope.js';
 import { checkMayManage, keyNotFound, keyScope, ownerOfNewKey } from '../../service/api-key-access.js';
 import { ROLL_GRACE_MS, getApiKey, issueApiKey, listApiKeys, revokeApiKey, rollApiKey, type ApiKeyInfo } from '../../service/store/api-keys.js';
@@ -55,7 +54,7 @@ const ISSUED = envelope({
   },
 });
 
-const ERRORS = { 400: ERROR_RESPONSE, 401: ERROR_RESPONSE, 403: ERROR_RESPONSE, 404: ERROR_RESPONSE } as const;
+const ERRORS = { 400: ERROR_RESPONSE, 401: ERROR_RESPONSE, 403: ERROR_RESPONSE } as const;
 
 interface CreateBody {
   readonly name: string;
@@ -148,8 +147,8 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
     const old = await visibleKey(p, request.params.id);
     const issued = await rollApiKey(db, old.id, { orgId: p.orgId, by: p.userId });
     if (!issued) {
-      throw runtimeError('NOT_FOUND', `the API key '${old.id}' is revoked or expired: only an active key can be rolled`,
-        { status: 404, hint: 'create a new key instead (POST /api/v1/keys)' });
+      throw OqlError.plain('NOT_FOUND', `the API key '${old.id}' is revoked or expired: only an active key can be rolled`,
+        'create a new key instead (POST /api/v1/keys)');
     }
     app.oql.keys.forgetKey(old.id);
     const now = Date.now();
