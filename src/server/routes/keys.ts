@@ -5,6 +5,7 @@ import { checkMayManage, keyNotFound, keyScope, ownerOfNewKey } from '../../serv
 import { ROLL_GRACE_MS, getApiKey, issueApiKey, listApiKeys, revokeApiKey, rollApiKey, type ApiKeyInfo } from '../../service/store/api-keys.js';
 import type { RequestContext } from '../../service/policy.js';
 import { ROLES, type Principal, type Role } from '../../service/types.js';
+import { ORG_ID_PATTERN, ORG_ID_RULE } from '../../rules.js';
 import { contextOf } from '../context.js';
 import { ERROR_RESPONSE } from './schemas.js';
 
@@ -15,7 +16,7 @@ import { ERROR_RESPONSE } from './schemas.js';
  * point). A new key is in the response once and never again.
  */
 
-const USER_ID = { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,128}$', description: 'letters, digits, _ . -' } as const;
+const USER_ID = { type: 'string', pattern: ORG_ID_PATTERN, description: ORG_ID_RULE } as const;
 
 const KEY_VIEW = {
   type: 'object',
