@@ -5,6 +5,9 @@ import { defineConfig } from 'tsup';
 // parser gives up on. Its own entry pulls in lodash-style helpers and imports slowly; bundled and
 // apart, a process that only compiles valid queries never reads it (half of the library's size).
 const GRAMMAR = { OQL_GRAMMAR_FILE: '"./grammar.cjs"', 'process.env.OQL_VALIDATE_GRAMMAR': '"0"' };
+// The console's front end, built by scripts/build-console.ts after these (npm run build), sits in
+// dist/console beside the bundles that serve it.
+const CONSOLE = { OQL_CONSOLE_DIR: '"./console/"' };
 //
 // Not minified, and no source maps: an uncaught OqlError makes Node print the source line of
 // the throw, which in a minified bundle is one line of tens of kilobytes; unminified, the
@@ -50,7 +53,7 @@ export default defineConfig([
     // Optional peer dependencies, loaded only by the commands that need them.
     external: ['@electric-sql/pglite', 'pg', 'fastify', '@fastify/swagger', '@fastify/formbody', '@faker-js/faker', '@modelcontextprotocol/server', '@modelcontextprotocol/node', 'libphonenumber-js', 'zod'],
     banner: { js: '#!/usr/bin/env node' },
-    define: GRAMMAR,
+    define: { ...GRAMMAR, ...CONSOLE },
   },
   {
     // oql/server: the HTTP service. Its framework and drivers stay external (runtime dependencies).
@@ -62,7 +65,7 @@ export default defineConfig([
     // file that is not there.
     sourcemap: false,
     external: ['@electric-sql/pglite', 'pg', 'fastify', '@fastify/swagger'],
-    define: GRAMMAR,
+    define: { ...GRAMMAR, ...CONSOLE },
   },
   {
     // The embedded database's worker thread (src/run/drivers/pglite-thread.js, plain JavaScript). Built

@@ -28,6 +28,9 @@ export function isOrgId(value: unknown): value is string {
 
 export const ORG_ID_RULE = "1 to 128 letters, digits, '_', '.' or '-'";
 
+/** The same rule as a JSON-schema `pattern`, for request schemas that take an organization or user id. */
+export const ORG_ID_PATTERN = ORG_ID.source;
+
 const SLUG = /^[a-z][a-z0-9_]*$/;
 
 /** The syntax of an object slug: lower-case letters, digits and '_', starting with a letter. */

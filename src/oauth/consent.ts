@@ -43,7 +43,7 @@ function signature(secret: string, workspace: string, request: ConsentRequest, b
   return createHmac('sha256', secret).update(message).digest('base64url');
 }
 
-function readCookie(request: FastifyRequest, name: string): string | undefined {
+export function readCookie(request: FastifyRequest, name: string): string | undefined {
   const header = request.headers.cookie;
   if (typeof header !== 'string') return undefined;
   for (const part of header.split(';')) {

@@ -32,6 +32,8 @@ export interface OAuthOptions {
   readonly workspaces?: readonly Workspace[] | undefined;
   /** The clock in epoch milliseconds (tests of expiry). */
   readonly now?: (() => number) | undefined;
+  /** The attempt counters, when shared with another sign-in form (the console's). Default: the plugin's own. */
+  readonly limiter?: AttemptLimiter | undefined;
   /** `resource_name` of the protected-resource metadata. */
   readonly resourceName?: string | undefined;
   /** Fetching Client ID Metadata Documents: limits, and loopback http for tests. */
@@ -78,7 +80,7 @@ export async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): 
       refreshSeconds: positive('refreshTokenTtlSeconds', options.refreshTokenTtlSeconds, DEFAULT_REFRESH_TOKEN_TTL_SECONDS),
     },
     limits: mergeLimits(options.limits),
-    limiter: new AttemptLimiter(options.now ?? Date.now),
+    limiter: options.limiter ?? new AttemptLimiter(options.now ?? Date.now),
     // Kept in the database: consent forms stay valid across restarts and across servers sharing it.
     csrfSecret: () => (secret ??= settingOrCreate(db, 'oauth_csrf_secret', () => randomBytes(32).toString('base64url'))),
     resourceName: options.resourceName ?? 'OQL CRM data',

@@ -2,6 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { isRole, type Principal, type Role, type ServiceDb, type ServiceTx } from '../service/types.js';
 import { SERVICE_SCHEMA } from '../service/migrations.js';
 import { storedScopes } from './scopes.js';
+import { keyIsLive } from '../service/store/api-keys.js';
 
 /**
  * The authorization server's state: registered clients, authorization codes and tokens.
@@ -231,8 +232,10 @@ interface TokenRow {
 
 const TOKEN_COLUMNS = 'kind, family_id, workspace, org_id, user_id, role, api_key_id, client_id, resource, expires_at, rotated_at, revoked_at, scope';
 
-/** A token lives only as long as the API key it was approved with (when there was one). */
-const KEY_ALIVE = `(t.api_key_id IS NULL OR EXISTS (SELECT 1 FROM ${SERVICE_SCHEMA}.api_keys k WHERE k.id = t.api_key_id AND k.revoked_at IS NULL))`;
+/** A token lives only as long as the API key it was approved with (when there was one); `now` names the clock's parameter. */
+function keyAlive(now: string): string {
+  return `(t.api_key_id IS NULL OR EXISTS (SELECT 1 FROM ${SERVICE_SCHEMA}.api_keys k WHERE k.id = t.api_key_id AND ${keyIsLive('k', now)}))`;
+}
 
 function grantOf(r: TokenRow): Grant {
   return { workspace: r.workspace, orgId: r.org_id, userId: r.user_id, role: r.role as Role, apiKeyId: r.api_key_id, clientId: r.client_id, resource: r.resource, scope: r.scope };
@@ -254,7 +257,7 @@ export async function redeemRefreshToken(db: ServiceTx, workspace: string, token
   const fresh = await db.query<TokenRow>(
     `UPDATE ${SERVICE_SCHEMA}.oauth_tokens t SET rotated_at = $3
       WHERE token_hash = $1 AND workspace = $2 AND kind = 'refresh' AND rotated_at IS NULL AND revoked_at IS NULL AND expires_at > $3
-        AND ${KEY_ALIVE}
+        AND ${keyAlive('$3')}
       RETURNING ${TOKEN_COLUMNS}`,
     [hash, workspace, now],
   );
@@ -284,12 +287,12 @@ export interface VerifyOptions {
  */
 export async function verifyAccessToken(db: ServiceTx, token: string, options: VerifyOptions = {}): Promise<Principal | null> {
   if (typeof token !== 'string' || !token.startsWith(ACCESS_PREFIX) || token.length > 200) return null;
+  const now = options.now ?? Date.now();
   const { rows } = await db.query<TokenRow>(
-    `SELECT ${TOKEN_COLUMNS} FROM ${SERVICE_SCHEMA}.oauth_tokens t WHERE token_hash = $1 AND kind = 'access' AND ${KEY_ALIVE}`,
-    [hashSecret(token)],
+    `SELECT ${TOKEN_COLUMNS} FROM ${SERVICE_SCHEMA}.oauth_tokens t WHERE token_hash = $1 AND kind = 'access' AND ${keyAlive('$2')}`,
+    [hashSecret(token), now],
   );
   const r = rows[0];
-  const now = options.now ?? Date.now();
   if (!r || r.revoked_at !== null || Number(r.expires_at) <= now || !isRole(r.role)) return null;
   if (options.resource !== undefined && r.resource !== options.resource) return null;
   if (options.workspace !== undefined && r.workspace !== options.workspace) return null;

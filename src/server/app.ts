@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Catalog } from '../catalog/types.js';
@@ -21,8 +21,16 @@ import { toolLogRoutes } from './routes/tool-logs.js';
 import type { AuthResolver, ServiceDb } from '../service/types.js';
 import { listeningUrl, mcpRoutes } from '../mcp/http.js';
 import { publicUrl } from '../rules.js';
+import { OqlError } from '../diagnostics/diagnostic.js';
 import { oauthPlugin, type OAuthServerOptions } from '../oauth/plugin.js';
 import { oauthAuthResolver } from '../oauth/store.js';
+import { settingOrCreate } from '../service/store/settings.js';
+import { AttemptLimiter, mergeLimits } from '../oauth/limits.js';
+import { consolePlugin, sessionResolver, type ConsoleContext } from '../console/plugin.js';
+import { defaultAssetsDir } from '../console/assets.js';
+import { DEFAULT_SESSION_LIFETIMES } from '../console/sessions.js';
+import { keyRoutes } from './routes/keys.js';
+import { lintRoutes } from './routes/lint.js';
 
 /** Public URLs written into OAuth and MCP metadata (deployments behind a proxy set them). */
 export interface PublicUrlOptions {
@@ -32,7 +40,20 @@ export interface PublicUrlOptions {
   readonly mcpUrl?: string | undefined;
 }
 
-export type CreateServerOptions = ServerOptions & PublicUrlOptions & OAuthServerOptions;
+/** The workspace console served at `/` of the main host (src/console). */
+export interface ConsoleOptions {
+  /** Directory of the built front end. Default: dist/console beside the bundle. */
+  readonly assetsDir?: string | undefined;
+  /** Minutes a console session lasts without a request. Default 60. */
+  readonly idleMinutes?: number | undefined;
+  /** Hours a console session lasts at most. Default 12. */
+  readonly maxHours?: number | undefined;
+}
+
+export type CreateServerOptions = ServerOptions & PublicUrlOptions & OAuthServerOptions & {
+  /** The console; false serves none (the API alone). */
+  readonly console?: ConsoleOptions | false | undefined;
+};
 
 export interface OqlServer {
   /** The main host: REST endpoints, /health, /openapi.json. Not listening yet. */
@@ -129,6 +150,29 @@ interface HostUrls {
   mcpUrl(): string;
 }
 
+/** The console's context, or null when it is turned off; its attempt counters are the consent form's. */
+function consoleContext(db: ServiceDb, options: CreateServerOptions, urls: HostUrls, attempts: AttemptLimiter): ConsoleContext | null {
+  if (options.console === false) return null;
+  const o = options.console ?? {};
+  const whole = (name: string, value: number | undefined, fallback: number): number => {
+    if (value === undefined) return fallback;
+    if (!Number.isSafeInteger(value) || value < 1) throw OqlError.plain('INVALID_OPTIONS', `console.${name} must be a whole number of at least 1, not ${String(value)}`);
+    return value;
+  };
+  let secret: Promise<string> | undefined;
+  return {
+    db,
+    ...urls,
+    now: options.oauth?.now ?? Date.now,
+    lifetimes: { idleMs: whole('idleMinutes', o.idleMinutes, DEFAULT_SESSION_LIFETIMES.idleMs / 60_000) * 60_000, maxMs: whole('maxHours', o.maxHours, DEFAULT_SESSION_LIFETIMES.maxMs / 3_600_000) * 3_600_000 },
+    attempts,
+    signInLimit: mergeLimits(options.oauth?.limits).signIn,
+    // Kept in the database: every instance sharing it accepts the tokens of the others.
+    csrfSecret: () => (secret ??= settingOrCreate(db, 'console_csrf_secret', () => randomBytes(32).toString('base64url'))),
+    assetsDir: o.assetsDir ?? defaultAssetsDir(),
+  };
+}
+
 async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resolvers: readonly AuthResolver[], host: 'api' | 'mcp', urls: HostUrls): Promise<FastifyInstance> {
   const log = options.log;
   const app = Fastify({
@@ -168,8 +212,12 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
   // with them would drop any field they do not name, so answers are written as they are.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   await app.register(healthRoutes);
+  // One set of attempt counters for the two forms that take an API key: the consent page and the console.
+  const attempts = new AttemptLimiter(options.oauth?.now ?? Date.now);
   // The authorization server of every workspace, outside the API-key scope below.
-  await app.register(oauthPlugin, { db: ctx.db, baseUrl: urls.baseUrl, mcpUrl: urls.mcpUrl, ...options.oauth });
+  await app.register(oauthPlugin, { db: ctx.db, baseUrl: urls.baseUrl, mcpUrl: urls.mcpUrl, ...options.oauth, limiter: attempts });
+  const consoleCtx = consoleContext(ctx.db, options, urls, attempts);
+  if (consoleCtx) await app.register(consolePlugin, consoleCtx);
   app.get('/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => (
     // Under inject() nothing listens: the document then names its server relatively.
     documentFor(app.swagger(), options.baseUrl !== undefined || app.server.listening ? urls.baseUrl() : '/')
@@ -177,8 +225,10 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
   // Everything under this scope needs a bearer token; routes other parts of the service add at
   // the root (OAuth) are outside it.
   await app.register(async (api) => {
-    installAuth(api, resolvers);
+    installAuth(api, resolvers, consoleCtx ? sessionResolver(consoleCtx) : undefined);
     await api.register(reportRoutes);
+    await api.register(lintRoutes);
+    await api.register(keyRoutes);
     await api.register(toolLogRoutes);
     await api.register(filterRoutes);
     await api.register(connectorRoutes);

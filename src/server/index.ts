@@ -2,7 +2,7 @@
  * oql/server: the CRM data service over HTTP, built on the oql library. `oql serve` runs it;
  * `createServer` builds it for embedding and tests.
  */
-export { createServer, type OqlServer, type CreateServerOptions, type PublicUrlOptions } from './app.js';
+export { createServer, type OqlServer, type CreateServerOptions, type PublicUrlOptions, type ConsoleOptions } from './app.js';
 export type { ServerOptions, ServerConfig, LogOptions } from '../service/config.js';
 export type { ServiceContext, RouteAuth } from './context.js';
 export { openDatabase, redact, type DatabaseOptions } from '../run/open.js';
@@ -10,7 +10,7 @@ export { databaseOf, type Database } from '../run/database.js';
 export { ensureCatalogTables } from '../service/catalog-tables.js';
 export { loadDemoData, DEMO_ORG } from '../demo/seed.js';
 export { envelopeFor, sendError } from './plugins/envelope.js';
-export { createApiKey, issueApiKey, verifyApiKey, storeApiKey, listApiKeys, revokeApiKey, parseApiKeysEnv, hashApiKey, ApiKeyVerifier, type NewApiKey, type ApiKeyInfo } from '../service/store/api-keys.js';
+export { createApiKey, issueApiKey, verifyApiKey, storeApiKey, listApiKeys, getApiKey, revokeApiKey, rollApiKey, ROLL_GRACE_MS, parseApiKeysEnv, hashApiKey, ApiKeyVerifier, type NewApiKey, type ApiKeyInfo } from '../service/store/api-keys.js';
 export { recordToolCall, listToolLogs, type ToolCall, type ToolLog } from '../service/store/tool-logs.js';
 export { migrate, MIGRATIONS, SERVICE_SCHEMA, type Migration } from '../service/migrations.js';
 export { tokenSecret, settingOrCreate } from '../service/store/settings.js';

@@ -133,6 +133,37 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       `ALTER TABLE ${S}.oauth_tokens ADD COLUMN IF NOT EXISTS scope text`,
     ],
   },
+  {
+    version: 6,
+    name: 'api keys managed from the console; console sessions',
+    statements: [
+      // What the API access page shows of a key: a name, a recognisable prefix and last four
+      // characters (never enough to use it), expiry, last use, and who created, revoked or rolled it.
+      `ALTER TABLE ${S}.api_keys ADD COLUMN IF NOT EXISTS name text`,
+      `ALTER TABLE ${S}.api_keys ADD COLUMN IF NOT EXISTS key_prefix text`,
+      `ALTER TABLE ${S}.api_keys ADD COLUMN IF NOT EXISTS key_last4 text`,
+      `ALTER TABLE ${S}.api_keys ADD COLUMN IF NOT EXISTS expires_at bigint`,
+      `ALTER TABLE ${S}.api_keys ADD COLUMN IF NOT EXISTS last_used_at bigint`,
+      `ALTER TABLE ${S}.api_keys ADD COLUMN IF NOT EXISTS created_by text`,
+      `ALTER TABLE ${S}.api_keys ADD COLUMN IF NOT EXISTS revoked_by text`,
+      `ALTER TABLE ${S}.api_keys ADD COLUMN IF NOT EXISTS rolled_from text`,
+      // The listing: one organization's keys, newest first.
+      `CREATE INDEX IF NOT EXISTS api_keys_org_created_idx ON ${S}.api_keys (org_id, created_at DESC, id DESC)`,
+      // A console session is a random token in an HttpOnly cookie, stored as its SHA-256. It acts
+      // through the API key it was signed in with, and ends with it (revoked or expired).
+      `CREATE TABLE IF NOT EXISTS ${S}.console_sessions (
+         token_hash text PRIMARY KEY,
+         api_key_id text NOT NULL,
+         org_id text NOT NULL,
+         user_id text NOT NULL,
+         created_at bigint NOT NULL,
+         last_seen_at bigint NOT NULL,
+         expires_at bigint NOT NULL,
+         ends_at bigint NOT NULL
+       )`,
+      `CREATE INDEX IF NOT EXISTS console_sessions_expires_idx ON ${S}.console_sessions (expires_at)`,
+    ],
+  },
 ]);
 
 // Any constant: the key of the advisory lock every migrating start takes.

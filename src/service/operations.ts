@@ -7,7 +7,10 @@ import type { Database } from '../run/database.js';
 import { count, execute, type QueryRequest } from '../run/execute.js';
 import type { ServerConfig } from './config.js';
 import type { Policy, RequestContext } from './policy.js';
-import { listToolLogs } from './store/tool-logs.js';
+import { listToolLogs, type ListToolLogsOptions } from './store/tool-logs.js';
+
+/** The tool-log listing's optional narrowing: one tool, one user, a time range. */
+export type ToolLogFilters = Pick<ListToolLogsOptions, 'toolName' | 'userId' | 'since' | 'until'>;
 
 const WRITE_TIMEOUT_MS = 30_000;
 
@@ -114,8 +117,8 @@ export class Operations {
 
   // ---- Tool logs (4.16) ----
 
-  toolLogs(ctx: RequestContext, pointer: string | null | undefined) {
+  toolLogs(ctx: RequestContext, pointer: string | null | undefined, filters: ToolLogFilters = {}) {
     this.policy.checkSuperadmin(ctx);
-    return this.policy.admit(ctx, 'light', () => listToolLogs(this.db, { orgId: ctx.org, pointer, secret: this.tokenSecret }));
+    return this.policy.admit(ctx, 'light', () => listToolLogs(this.db, { orgId: ctx.org, pointer, secret: this.tokenSecret, ...filters }));
   }
 }

@@ -13,9 +13,12 @@ export interface Principal {
   readonly orgId: string;
   readonly userId: string;
   readonly role: Role;
-  /** How the bearer was recognised: an API key, or an OAuth access token. */
-  readonly via: 'api_key' | 'oauth';
-  /** The OAuth client, for tokens; the API key's id, for keys (the concurrency budget's owner). */
+  /**
+   * How the caller was recognised: an API key, an OAuth access token, or a console session (a
+   * cookie signed in with an API key, which acts as that key: same organization, user and role).
+   */
+  readonly via: 'api_key' | 'oauth' | 'session';
+  /** The OAuth client, for tokens; the API key's id, for keys and sessions (the concurrency budget's owner). */
   readonly clientId?: string;
   readonly workspace?: string;
   /** The scopes an OAuth access token was granted (src/oauth/scopes.ts); API keys have none. */

@@ -21,6 +21,8 @@ describe("the library entry 'oql'", () => {
     expect(loaded.some((u) => u.endsWith('/src/index.ts'))).toBe(true);
     expect(loaded.filter((u) => FRAMEWORKS.test(u))).toEqual([]);
     expect(loaded.filter((u) => u.includes('/src/server/'))).toEqual([]);
+    // Nor the console: its server side lives under src/console, its front end is a built file.
+    expect(loaded.filter((u) => u.includes('/src/console/') || /\/node_modules\/preact\//.test(u))).toEqual([]);
   }, 60_000);
 
   it('and oql compile, which loads the CLI, load none either', async () => {
@@ -43,5 +45,6 @@ describe("the library entry 'oql'", () => {
   it('while oql/server does load Fastify (the check sees it)', async () => {
     const loaded = await modulesLoaded(importOf('src/server/index.ts'));
     expect(loaded.some((u) => /\/node_modules\/fastify\//.test(u))).toBe(true);
+    expect(loaded.some((u) => u.includes('/src/console/plugin.ts'))).toBe(true);
   }, 60_000);
 });

@@ -105,7 +105,7 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
       `  curl -s -X POST ${url}/api/v1/reports/execute -H 'Authorization: Bearer ${server.firstKey}' -H 'Content-Type: application/json' -d ${shellQuote(JSON.stringify(sample))}`,
       '');
   }
-  if (hosts.api) println(io.stdout, `OpenAPI document: ${url}/openapi.json`);
+  if (hosts.api) println(io.stdout, `Console: ${url}/ (sign in with an API key)`, `OpenAPI document: ${url}/openapi.json`);
 
   await new Promise<void>((resolve) => {
     let stopping = false;

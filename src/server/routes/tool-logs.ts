@@ -9,17 +9,29 @@ const LOGS_BODY = {
   type: ['object', 'null'],
   properties: {
     pointer: { type: ['string', 'null'], maxLength: 1024, description: "the previous response's data.next, unchanged; omit for the first page" },
+    tool_name: { type: 'string', minLength: 1, maxLength: 200, description: 'only calls of this tool' },
+    user_id: { type: 'string', minLength: 1, maxLength: 200, description: 'only calls by this user' },
+    since: { type: 'integer', minimum: 0, description: 'only calls at or after this time (epoch milliseconds)' },
+    until: { type: 'integer', minimum: 0, description: 'only calls before this time (epoch milliseconds)' },
   },
   examples: [{ pointer: null }],
 } as const;
 
-/** MCP tool-call logs (4.16): superadmins only, by API key or OAuth token. */
+interface LogsBody {
+  readonly pointer?: string | null;
+  readonly tool_name?: string;
+  readonly user_id?: string;
+  readonly since?: number;
+  readonly until?: number;
+}
+
+/** MCP tool-call logs (4.16): superadmins only, by API key, OAuth token or console session; optionally filtered. */
 export async function toolLogRoutes(app: FastifyInstance): Promise<void> {
-  app.post<{ Body: { pointer?: string | null } | null | undefined }>('/api/v1/org/tool/mcp/logs/list/', {
+  app.post<{ Body: LogsBody | null | undefined }>('/api/v1/org/tool/mcp/logs/list/', {
     config: { auth: 'any' },
     schema: {
-      operationId: 'listToolLogs', summary: 'List the organization\'s MCP tool calls, newest first (4.16)', tags: ['tool logs'], body: LOGS_BODY,
-      description: 'For superadmins, by API key or OAuth access token. Pages grow from 200 entries by 200 up to 3000; send data.next as pointer until it is null. The body may be left out for the first page.',
+      operationId: 'listToolLogs', summary: 'List the organization\'s MCP tool calls, newest first, optionally of one tool, one user or a time range (4.16)', tags: ['tool logs'], body: LOGS_BODY,
+      description: 'For superadmins, by API key, OAuth access token or console session. Pages grow from 200 entries by 200 up to 3000; send data.next as pointer until it is null. The body may be left out for the first page.',
       response: {
         200: success('One page of tool calls, newest first, and the pointer of the next (null after the last).', {
           type: 'object', required: ['logs', 'next'], additionalProperties: false,
@@ -28,5 +40,10 @@ export async function toolLogRoutes(app: FastifyInstance): Promise<void> {
         ...errors('superadminOnly', 'invalidPointer', ...LIGHT_ERRORS, ...BODY_ERRORS),
       },
     },
-  }, async (request) => toEnvelope(await app.oql.ops.toolLogs(contextOf(request), request.body?.pointer)));
+  }, async (request) => {
+    const body = request.body ?? {};
+    return toEnvelope(await app.oql.ops.toolLogs(contextOf(request), body.pointer, {
+      toolName: body.tool_name, userId: body.user_id, since: body.since, until: body.until,
+    }));
+  });
 }

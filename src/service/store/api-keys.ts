@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { OqlError } from '../../diagnostics/diagnostic.js';
+import type { Database } from '../../run/database.js';
 import { isRole, type Principal, type Role, type ServiceTx } from '../types.js';
 import { SERVICE_SCHEMA } from '../migrations.js';
 import { isOrgId, ORG_ID_RULE } from '../../rules.js';
@@ -7,17 +8,40 @@ import { isOrgId, ORG_ID_RULE } from '../../rules.js';
 /** Keys are `oql_` and 43 base64url characters (256 random bits): recognisable in a leaked log or repository. */
 const KEY_PREFIX = 'oql_';
 
+/**
+ * How much of a key a listing shows, so a person can tell keys apart and match one found in a
+ * log: its first 8 characters (`oql_` and 4 random ones) and its last 4. The other 35 random
+ * characters (210 bits) stay secret.
+ */
+const SHOWN_PREFIX = 8;
+const SHOWN_SUFFIX = 4;
+
+/** A rolled key keeps working this long beside its successor, so deployments can switch over. */
+export const ROLL_GRACE_MS = 24 * 3600 * 1000;
+
+/** `last_used_at` is written at most once a minute per key: a read path should not write on every request. */
+const LAST_USED_EVERY_MS = 60_000;
+
 export interface NewApiKey {
   readonly orgId: string;
   readonly role: Role;
   /** The user the key acts as (created_by/updated_by of its writes). Default `apikey_<key id>`. */
   readonly userId?: string | undefined;
+  /** What the key is for, as its owner names it ("CI export"). */
+  readonly name?: string | undefined;
+  /** Epoch milliseconds after which the key no longer authenticates; none by default. */
+  readonly expiresAt?: number | null | undefined;
+  /** The user who created it (the audit trail); none for keys made on the server's shell. */
+  readonly createdBy?: string | undefined;
+  /** The key this one replaces (rollApiKey). */
+  readonly rolledFrom?: string | undefined;
 }
 
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
+const KEY_NAME = /^[^\u0000-\u001f\u007f]{1,100}$/u;
 
 function checkKeyFields(o: NewApiKey): void {
   if (typeof o.orgId !== 'string' || !isOrgId(o.orgId)) {
@@ -26,6 +50,12 @@ function checkKeyFields(o: NewApiKey): void {
   if (!isRole(o.role)) throw OqlError.plain('INVALID_OPTIONS', `role '${String(o.role)}' must be member, admin or superadmin`);
   if (o.userId !== undefined && (typeof o.userId !== 'string' || !isOrgId(o.userId))) {
     throw OqlError.plain('INVALID_OPTIONS', `user id '${String(o.userId)}' must be ${ORG_ID_RULE}`);
+  }
+  if (o.name !== undefined && (typeof o.name !== 'string' || !KEY_NAME.test(o.name))) {
+    throw OqlError.plain('INVALID_OPTIONS', 'a key name must be 1 to 100 characters, without control characters');
+  }
+  if (o.expiresAt !== undefined && o.expiresAt !== null && !Number.isSafeInteger(o.expiresAt)) {
+    throw OqlError.plain('INVALID_OPTIONS', 'expiresAt must be epoch milliseconds');
   }
 }
 
@@ -41,19 +71,34 @@ export async function issueApiKey(db: ServiceTx, o: NewApiKey): Promise<{ readon
   return { id: await storeApiKey(db, key, o), key };
 }
 
-/** Stores a given key (OQL_API_KEYS bootstrap); storing the same key again updates its scope. Returns its id. */
+/**
+ * Stores a given key (OQL_API_KEYS bootstrap); storing the same key again updates its scope and
+ * makes it live again: the variable is the truth for the keys it lists. Returns its id.
+ */
 export async function storeApiKey(db: ServiceTx, key: string, o: NewApiKey): Promise<string> {
   checkKeyFields(o);
   if (typeof key !== 'string' || key.length < 16) throw OqlError.plain('INVALID_OPTIONS', 'an API key must be at least 16 characters long');
   const id = `key_${randomBytes(9).toString('base64url')}`;
   const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO ${SERVICE_SCHEMA}.api_keys (id, key_hash, org_id, user_id, role, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6)
-     ON CONFLICT (key_hash) DO UPDATE SET org_id = EXCLUDED.org_id, user_id = EXCLUDED.user_id, role = EXCLUDED.role, revoked_at = NULL
+    `INSERT INTO ${SERVICE_SCHEMA}.api_keys
+       (id, key_hash, org_id, user_id, role, created_at, name, key_prefix, key_last4, expires_at, created_by, rolled_from)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+     ON CONFLICT (key_hash) DO UPDATE SET org_id = EXCLUDED.org_id, user_id = EXCLUDED.user_id, role = EXCLUDED.role,
+       key_prefix = EXCLUDED.key_prefix, key_last4 = EXCLUDED.key_last4, expires_at = EXCLUDED.expires_at, revoked_at = NULL, revoked_by = NULL
      RETURNING id`,
-    [id, hashApiKey(key), o.orgId, o.userId ?? `apikey_${id.slice(4)}`, o.role, Date.now()],
+    [id, hashApiKey(key), o.orgId, o.userId ?? `apikey_${id.slice(4)}`, o.role, Date.now(), o.name ?? null,
+      key.slice(0, SHOWN_PREFIX), key.slice(-SHOWN_SUFFIX), o.expiresAt ?? null, o.createdBy ?? null, o.rolledFrom ?? null],
   );
   return rows[0]?.id ?? id;
+}
+
+/**
+ * The one statement of "this key still authenticates": not revoked, not expired. `alias` names
+ * the api_keys row, `now` the parameter holding the epoch milliseconds to judge at. Sessions and
+ * OAuth tokens, which live only as long as their key, use it too.
+ */
+export function keyIsLive(alias: string, now: string): string {
+  return `(${alias}.revoked_at IS NULL AND (${alias}.expires_at IS NULL OR ${alias}.expires_at > ${now}))`;
 }
 
 /** What a listing shows of a key: never the key, nor its hash. */
@@ -62,53 +107,164 @@ export interface ApiKeyInfo {
   readonly orgId: string;
   readonly userId: string;
   readonly role: string;
+  readonly name: string | null;
+  /** The key's first characters and last four, for telling keys apart; null for keys stored before they were kept. */
+  readonly prefix: string | null;
+  readonly last4: string | null;
   readonly createdAt: number;
+  readonly createdBy: string | null;
+  readonly expiresAt: number | null;
+  /** To the minute: written at most once a minute. */
+  readonly lastUsedAt: number | null;
   readonly revokedAt: number | null;
+  readonly revokedBy: string | null;
+  readonly rolledFrom: string | null;
 }
 
-/** The keys of one organization (or all), oldest first; revoked ones only when asked for. */
-export async function listApiKeys(db: ServiceTx, o: { readonly orgId?: string | undefined; readonly revoked?: boolean } = {}): Promise<ApiKeyInfo[]> {
-  const { rows } = await db.query<{ id: string; org_id: string; user_id: string; role: string; created_at: string | number; revoked_at: string | number | null }>(
-    `SELECT id, org_id, user_id, role, created_at, revoked_at FROM ${SERVICE_SCHEMA}.api_keys
-      WHERE ($1::text IS NULL OR org_id = $1) AND ($2::boolean OR revoked_at IS NULL)
-      ORDER BY created_at, id`,
-    [o.orgId ?? null, o.revoked === true],
+const INFO_COLUMNS = 'id, org_id, user_id, role, name, key_prefix, key_last4, created_at, created_by, expires_at, last_used_at, revoked_at, revoked_by, rolled_from';
+
+interface InfoRow {
+  id: string; org_id: string; user_id: string; role: string; name: string | null; key_prefix: string | null; key_last4: string | null;
+  created_at: string | number; created_by: string | null; expires_at: string | number | null; last_used_at: string | number | null;
+  revoked_at: string | number | null; revoked_by: string | null; rolled_from: string | null;
+}
+
+const ms = (v: string | number | null): number | null => (v === null ? null : Number(v));
+
+function infoOf(r: InfoRow): ApiKeyInfo {
+  return {
+    id: r.id, orgId: r.org_id, userId: r.user_id, role: r.role, name: r.name, prefix: r.key_prefix, last4: r.key_last4,
+    createdAt: Number(r.created_at), createdBy: r.created_by, expiresAt: ms(r.expires_at), lastUsedAt: ms(r.last_used_at),
+    revokedAt: ms(r.revoked_at), revokedBy: r.revoked_by, rolledFrom: r.rolled_from,
+  };
+}
+
+export interface ListApiKeysOptions {
+  /** One organization's keys; all organizations' when absent (the server's shell). */
+  readonly orgId?: string | undefined;
+  /** Only the keys acting as this user. */
+  readonly userId?: string | undefined;
+  /** Revoked keys too. Default false. */
+  readonly revoked?: boolean;
+  /** Newest first (the console) instead of oldest first (the shell). */
+  readonly newestFirst?: boolean;
+  /** At most this many. Default 1000. */
+  readonly limit?: number;
+}
+
+/** The keys of one organization (or all), oldest first unless asked otherwise; revoked ones only when asked for. */
+export async function listApiKeys(db: ServiceTx, o: ListApiKeysOptions = {}): Promise<ApiKeyInfo[]> {
+  const order = o.newestFirst ? 'created_at DESC, id DESC' : 'created_at, id';
+  const { rows } = await db.query<InfoRow>(
+    `SELECT ${INFO_COLUMNS} FROM ${SERVICE_SCHEMA}.api_keys
+      WHERE ($1::text IS NULL OR org_id = $1) AND ($2::text IS NULL OR user_id = $2) AND ($3::boolean OR revoked_at IS NULL)
+      ORDER BY ${order}
+      LIMIT $4`,
+    [o.orgId ?? null, o.userId ?? null, o.revoked === true, Math.max(1, Math.min(o.limit ?? 1000, 10_000))],
   );
-  return rows.map((r) => ({ id: r.id, orgId: r.org_id, userId: r.user_id, role: r.role, createdAt: Number(r.created_at), revokedAt: r.revoked_at === null ? null : Number(r.revoked_at) }));
+  return rows.map(infoOf);
+}
+
+/** One key by id, within an organization; null when it has no such key. */
+export async function getApiKey(db: ServiceTx, orgId: string, id: string): Promise<ApiKeyInfo | null> {
+  if (typeof id !== 'string' || id.length === 0 || id.length > 200) return null;
+  const { rows } = await db.query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${SERVICE_SCHEMA}.api_keys WHERE id = $1 AND org_id = $2`, [id, orgId]);
+  return rows[0] ? infoOf(rows[0]) : null;
+}
+
+export interface RevokeOptions {
+  /** Who revoked it, for the audit trail. */
+  readonly by?: string | undefined;
+  /** Only a key of this organization. */
+  readonly orgId?: string | undefined;
 }
 
 /**
  * Revokes a key by id: it stops authenticating (within a server's key-cache lifetime, see
- * `ApiKeyVerifier`), and the OAuth tokens approved with it die with it. Returns the key's
- * organization, or null when no live key has that id.
+ * `ApiKeyVerifier`), and the OAuth tokens approved with it and the console sessions signed in
+ * with it die with it. Returns the key's organization, or null when no live key has that id.
  */
-export async function revokeApiKey(db: ServiceTx, id: string, now = Date.now()): Promise<string | null> {
+export async function revokeApiKey(db: ServiceTx, id: string, now = Date.now(), o: RevokeOptions = {}): Promise<string | null> {
   if (typeof id !== 'string' || id.length === 0 || id.length > 200) return null;
   const { rows } = await db.query<{ org_id: string }>(
-    `UPDATE ${SERVICE_SCHEMA}.api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING org_id`,
-    [id, now],
+    `UPDATE ${SERVICE_SCHEMA}.api_keys SET revoked_at = $2, revoked_by = $3
+      WHERE id = $1 AND revoked_at IS NULL AND ($4::text IS NULL OR org_id = $4) RETURNING org_id`,
+    [id, now, o.by ?? null, o.orgId ?? null],
   );
   return rows[0]?.org_id ?? null;
 }
 
-/** The principal of a key, or null for an unknown or revoked one. */
-export async function verifyApiKey(db: ServiceTx, key: string): Promise<Principal | null> {
+export interface RollOptions {
+  readonly orgId: string;
+  /** Who rolled it: the new key's creator. */
+  readonly by: string;
+  readonly now?: number;
+  /** How long the old key keeps working. Default ROLL_GRACE_MS. */
+  readonly graceMs?: number;
+}
+
+/**
+ * Rolls a live key: a new key with the same owner, role, name and expiry, and the old one
+ * expiring after the grace period (or sooner, if it was to expire sooner). One transaction, the
+ * old row locked, so two rolls of one key cannot both read it live and leave it unbounded.
+ * Returns the new key and id, or null when no live key of the organization has that id.
+ */
+export async function rollApiKey(db: Database, id: string, o: RollOptions): Promise<{ readonly id: string; readonly key: string } | null> {
+  if (typeof id !== 'string' || id.length === 0 || id.length > 200) return null;
+  const now = o.now ?? Date.now();
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<InfoRow>(
+      `SELECT ${INFO_COLUMNS} FROM ${SERVICE_SCHEMA}.api_keys k WHERE id = $1 AND org_id = $2 AND ${keyIsLive('k', '$3')} FOR UPDATE`,
+      [id, o.orgId, now],
+    );
+    const old = rows[0] ? infoOf(rows[0]) : null;
+    if (!old || !isRole(old.role)) return null;
+    const until = now + (o.graceMs ?? ROLL_GRACE_MS);
+    await tx.query(`UPDATE ${SERVICE_SCHEMA}.api_keys SET expires_at = $2 WHERE id = $1`, [id, Math.min(old.expiresAt ?? until, until)]);
+    return issueApiKey(tx, {
+      orgId: old.orgId, role: old.role, userId: old.userId, name: old.name ?? undefined, expiresAt: old.expiresAt, createdBy: o.by, rolledFrom: old.id,
+    });
+  });
+}
+
+interface Verified {
+  readonly principal: Principal;
+  readonly expiresAt: number | null;
+}
+
+async function lookUpApiKey(db: ServiceTx, key: string, now: number): Promise<Verified | null> {
   if (typeof key !== 'string' || key.length === 0 || key.length > 512) return null;
-  const { rows } = await db.query<{ id: string; org_id: string; user_id: string; role: string }>(
-    `SELECT id, org_id, user_id, role FROM ${SERVICE_SCHEMA}.api_keys WHERE key_hash = $1 AND revoked_at IS NULL`,
-    [hashApiKey(key)],
+  const { rows } = await db.query<{ id: string; org_id: string; user_id: string; role: string; expires_at: string | number | null; last_used_at: string | number | null }>(
+    `SELECT id, org_id, user_id, role, expires_at, last_used_at FROM ${SERVICE_SCHEMA}.api_keys k WHERE key_hash = $1 AND ${keyIsLive('k', '$2')}`,
+    [hashApiKey(key), now],
   );
   const row = rows[0];
   if (!row || !isRole(row.role)) return null;
-  return { orgId: row.org_id, userId: row.user_id, role: row.role, via: 'api_key', clientId: row.id };
+  if (row.last_used_at === null || Number(row.last_used_at) <= now - LAST_USED_EVERY_MS) {
+    try {
+      await db.query(`UPDATE ${SERVICE_SCHEMA}.api_keys SET last_used_at = $2 WHERE id = $1`, [row.id, now]);
+    } catch {
+      // Last use is advice for people; failing to note it must not refuse a valid key.
+    }
+  }
+  return {
+    principal: { orgId: row.org_id, userId: row.user_id, role: row.role, via: 'api_key', clientId: row.id },
+    expiresAt: ms(row.expires_at),
+  };
+}
+
+/** The principal of a key, or null for an unknown, revoked or expired one. Notes the key's use. */
+export async function verifyApiKey(db: ServiceTx, key: string, now = Date.now()): Promise<Principal | null> {
+  return (await lookUpApiKey(db, key, now))?.principal ?? null;
 }
 
 /**
  * Verified keys kept in memory for a short time, so a request does not pay a database round
  * trip to authenticate. Keyed by the key's SHA-256, never the key; bounded; only keys found
- * valid are kept (an unknown key is looked up every time). A key revoked elsewhere (`oql keys
- * revoke`, another server process) stops working here within `ttlMs`; `forget()` drops every
- * entry at once.
+ * valid are kept (an unknown key is looked up every time), and never past their expiry. A key
+ * revoked elsewhere (`oql keys revoke`, another server process) stops working here within
+ * `ttlMs`; one revoked through this server is dropped at once (`forgetKey`); `forget()` drops
+ * every entry.
  */
 export class ApiKeyVerifier {
   private readonly entries = new Map<string, { readonly principal: Principal; readonly until: number }>();
@@ -121,19 +277,24 @@ export class ApiKeyVerifier {
   ) {}
 
   async verify(key: string): Promise<Principal | null> {
-    if (this.ttlMs <= 0 || typeof key !== 'string' || key.length === 0 || key.length > 512) return verifyApiKey(this.db, key);
+    const t = this.now();
+    if (this.ttlMs <= 0 || typeof key !== 'string' || key.length === 0 || key.length > 512) return verifyApiKey(this.db, key, t);
     const hash = hashApiKey(key);
     const hit = this.entries.get(hash);
-    const t = this.now();
     if (hit && hit.until > t) return hit.principal;
     if (hit) this.entries.delete(hash);
-    const principal = await verifyApiKey(this.db, key);
-    if (principal) {
+    const found = await lookUpApiKey(this.db, key, t);
+    if (found) {
       // A Map iterates in insertion order: the first entry is the oldest.
       if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-      this.entries.set(hash, { principal, until: t + this.ttlMs });
+      this.entries.set(hash, { principal: found.principal, until: Math.min(t + this.ttlMs, found.expiresAt ?? Infinity) });
     }
-    return principal;
+    return found?.principal ?? null;
+  }
+
+  /** Drops the entry of one key, by its id: a key revoked through this server fails here on its next request. */
+  forgetKey(id: string): void {
+    for (const [hash, entry] of this.entries) if (entry.principal.clientId === id) this.entries.delete(hash);
   }
 
   forget(): void {
@@ -142,7 +303,7 @@ export class ApiKeyVerifier {
 }
 
 export async function countApiKeys(db: ServiceTx): Promise<number> {
-  const { rows } = await db.query<{ n: string | number }>(`SELECT count(*)::int AS n FROM ${SERVICE_SCHEMA}.api_keys WHERE revoked_at IS NULL`);
+  const { rows } = await db.query<{ n: string | number }>(`SELECT count(*)::int AS n FROM ${SERVICE_SCHEMA}.api_keys k WHERE ${keyIsLive('k', '$1')}`, [Date.now()]);
   return Number(rows[0]?.n ?? 0);
 }
 

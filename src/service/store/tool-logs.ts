@@ -60,10 +60,19 @@ export interface ListToolLogsOptions {
   readonly pointer?: string | null | undefined;
   /** Signs and checks pointers. */
   readonly secret: string;
+  /** Only calls of this tool. */
+  readonly toolName?: string | undefined;
+  /** Only calls by this user. */
+  readonly userId?: string | undefined;
+  /** Only calls at or after this time (epoch milliseconds). */
+  readonly since?: number | undefined;
+  /** Only calls before this time (epoch milliseconds). */
+  readonly until?: number | undefined;
 }
 
 /**
- * One page of an organization's tool calls, newest first (timestamp, then id, both descending).
+ * One page of an organization's tool calls, newest first (timestamp, then id, both descending),
+ * optionally only those of one tool, one user or a time range.
  * The pointer carries where the last page ended and its size, signed with HMAC-SHA256 so a client
  * can neither build nor alter one, nor use one issued to another organization.
  */
@@ -71,18 +80,27 @@ export async function listToolLogs(db: ServiceTx, o: ListToolLogsOptions): Promi
   const after = o.pointer === undefined || o.pointer === null ? null : readPointer(o.pointer, o.secret, o.orgId);
   const size = after === null ? FIRST_PAGE : Math.min(after.n + PAGE_STEP, MAX_PAGE);
   const params: unknown[] = [o.orgId];
-  let keyset = '';
+  let where = '';
+  const and = (condition: (n: string) => string, value: unknown): void => {
+    params.push(value);
+    where += ` AND ${condition(`$${params.length}`)}`;
+  };
   if (after !== null) {
     params.push(after.t, after.i);
-    keyset = ` AND (tool_call_timestamp, id) < ($2::int8, $3::uuid)`;
+    where += ` AND (tool_call_timestamp, id) < ($2::int8, $3::uuid)`;
   }
+  // Filters narrow the same keyset: a pointer issued under one filter still ends where it ended.
+  if (o.toolName !== undefined) and((n) => `tool_name = ${n}`, o.toolName);
+  if (o.userId !== undefined) and((n) => `user_id = ${n}`, o.userId);
+  if (o.since !== undefined) and((n) => `tool_call_timestamp >= ${n}::int8`, o.since);
+  if (o.until !== undefined) and((n) => `tool_call_timestamp < ${n}::int8`, o.until);
   params.push(size + 1);
   const { rows } = await db.query<{
     id: string; user_id: string; tool_name: string; input_params: unknown; response_time: number | string; response_code: number | string; ts: string;
   }>(
     `SELECT id::text AS id, user_id, tool_name, input_params, response_time, response_code, tool_call_timestamp::text AS ts
        FROM ${SERVICE_SCHEMA}.tool_logs
-      WHERE org_id = $1${keyset}
+      WHERE org_id = $1${where}
       ORDER BY tool_call_timestamp DESC, id DESC
       LIMIT $${params.length}`,
     params,

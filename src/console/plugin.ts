@@ -1,0 +1,195 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { OqlError } from '../diagnostics/diagnostic.js';
+import { readCookie, sameOriginPost } from '../oauth/consent.js';
+import { addressKey, workspaceUrls } from '../oauth/context.js';
+import type { AttemptLimiter, Limit } from '../oauth/limits.js';
+import type { RequestResolver } from '../server/plugins/auth.js';
+import { roleAtMost } from '../service/api-key-access.js';
+import { verifyApiKey } from '../service/store/api-keys.js';
+import { listWorkspaces } from '../service/store/workspaces.js';
+import { ROLES, type Principal, type ServiceDb } from '../service/types.js';
+import { loadAssets, securityHeaders, sendAsset } from './assets.js';
+import {
+  createSession, csrfTokenMatches, csrfTokenOf, endSession, pruneSessions, resolveSession, type SessionLifetimes,
+} from './sessions.js';
+
+/**
+ * The workspace console on the main host: its pages and files, and its session endpoints (sign
+ * in with an API key, who am I, sign out). Everything else the console does goes through the
+ * public API, with the session as its credential (`sessionResolver` below, which the auth hook
+ * of the API routes calls for a request without an Authorization header).
+ *
+ * Cookie: HttpOnly (no script reads it), SameSite=Strict (no other site's page sends it), Secure
+ * and `__Host-` prefixed when the console is served over HTTPS. Every change (any method but GET
+ * and HEAD) needs the session's CSRF token in the X-CSRF-Token header, and an Origin, when the
+ * browser sends one, of this host.
+ */
+
+export interface ConsoleContext {
+  readonly db: ServiceDb;
+  /** Public URL of the main host (secure cookies when https; the origin changes must come from). */
+  baseUrl(): string;
+  /** Public URL of the MCP host (the Connect page's URLs). */
+  mcpUrl(): string;
+  now(): number;
+  readonly lifetimes: SessionLifetimes;
+  /** The consent form's attempt counters and sign-in limit: one budget of key guesses per address for both. */
+  readonly attempts: AttemptLimiter;
+  readonly signInLimit: Limit;
+  /** Signs CSRF tokens; the same on every instance sharing the database. */
+  csrfSecret(): Promise<string>;
+  /** The directory of the built front end. */
+  readonly assetsDir: string;
+}
+
+/** The pages of the console: each path serves the same document, whose script shows the page. */
+export const CONSOLE_PAGES = ['/', '/keys', '/playground', '/logs', '/connect'] as const;
+
+export const CSRF_HEADER = 'x-csrf-token';
+const SAFE_METHODS = new Set(['GET', 'HEAD']);
+
+function secureCookie(ctx: ConsoleContext, request: FastifyRequest): boolean {
+  return request.protocol === 'https' || new URL(ctx.baseUrl()).protocol === 'https:';
+}
+
+/** `__Host-` makes the browser refuse the cookie unless it is Secure, for this host only, on every path. */
+function cookieName(secure: boolean): string {
+  return secure ? '__Host-oql_session' : 'oql_session';
+}
+
+function sessionCookie(ctx: ConsoleContext, request: FastifyRequest): string | undefined {
+  return readCookie(request, cookieName(secureCookie(ctx, request)));
+}
+
+function setCookie(ctx: ConsoleContext, request: FastifyRequest, reply: FastifyReply, value: string, maxAgeSeconds?: number): void {
+  const secure = secureCookie(ctx, request);
+  const age = maxAgeSeconds === undefined ? '' : `; Max-Age=${maxAgeSeconds}`;
+  reply.header('set-cookie', `${cookieName(secure)}=${value}; Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}${age}`);
+}
+
+/** Refuses a change that is not the console's own: from another site, or without the session's CSRF token. */
+async function checkChange(ctx: ConsoleContext, request: FastifyRequest, token: string): Promise<void> {
+  if (!sameOriginPost(request, ctx.baseUrl())) {
+    throw OqlError.plain('PERMISSION_DENIED', 'this change was sent from another site', 'use the console on this host');
+  }
+  if (!csrfTokenMatches(await ctx.csrfSecret(), token, request.headers[CSRF_HEADER])) {
+    throw OqlError.plain('PERMISSION_DENIED', 'a change made with the console session needs its CSRF token', `send the csrf_token of GET /console/session in the ${CSRF_HEADER} header, or reload the console`);
+  }
+}
+
+/** The credential of a console session, for the API routes' auth hook. */
+export function sessionResolver(ctx: ConsoleContext): RequestResolver {
+  return async (request) => {
+    const token = sessionCookie(ctx, request);
+    if (token === undefined) return null;
+    const session = await resolveSession(ctx.db, token, ctx.now(), ctx.lifetimes);
+    if (!session) throw OqlError.plain('UNAUTHENTICATED', 'the console session has ended or expired', 'sign in again');
+    if (!SAFE_METHODS.has(request.method)) await checkChange(ctx, request, token);
+    return session.principal;
+  };
+}
+
+/** The MCP host's public URL, or null when this process neither serves it nor was told it (`--only api`). */
+function knownMcpUrl(ctx: ConsoleContext): string | null {
+  try {
+    return ctx.mcpUrl();
+  } catch {
+    return null;
+  }
+}
+
+async function sessionInfo(ctx: ConsoleContext, principal: Principal, token: string, expiresAt: number, endsAt: number) {
+  const workspaces = (await listWorkspaces(ctx.db)).filter((w) => w.orgId === principal.orgId);
+  const mcpUrl = knownMcpUrl(ctx);
+  return {
+    success: true,
+    data: {
+      org_id: principal.orgId,
+      user_id: principal.userId,
+      role: principal.role,
+      key_id: principal.clientId ?? null,
+      expires_at: expiresAt,
+      ends_at: endsAt,
+      csrf_token: csrfTokenOf(await ctx.csrfSecret(), token),
+      assignable_roles: ROLES.filter((r) => roleAtMost(r, principal.role)),
+      base_url: ctx.baseUrl(),
+      workspaces: workspaces.map((w) => ({ subdomain: w.subdomain, mcp_url: mcpUrl === null ? null : workspaceUrls(ctx.baseUrl(), mcpUrl, w.subdomain).resource })),
+    },
+  };
+}
+
+const SIGN_IN_BODY = {
+  type: 'object',
+  required: ['api_key'],
+  additionalProperties: false,
+  properties: { api_key: { type: 'string', minLength: 1, maxLength: 512 } },
+} as const;
+
+export async function consolePlugin(app: FastifyInstance, ctx: ConsoleContext): Promise<void> {
+  const assets = loadAssets(ctx.assetsDir);
+  if (assets.files === null) app.log.warn({ dir: assets.dir }, 'the console is not built there: run npm run build');
+  // Console endpoints are not part of the public API: they take a browser session, not a key.
+  const route = { config: { auth: false as const }, schema: { hide: true } };
+
+  for (const path of CONSOLE_PAGES) {
+    app.get(path, route, async (request, reply) => {
+      const page = assets.files?.get('index.html');
+      if (!page) {
+        return securityHeaders(reply).code(503).type('text/plain; charset=utf-8')
+          .send('The console is not built: run npm run build (it writes dist/console).\n');
+      }
+      return sendAsset(request, reply, page, 'no-store');
+    });
+  }
+  for (const name of ['app.js', 'app.css', 'icon.svg']) {
+    app.get(`/console/${name}`, route, async (request, reply) => {
+      const file = assets.files?.get(name);
+      if (!file) return securityHeaders(reply).code(404).type('text/plain; charset=utf-8').send('not built\n');
+      // Revalidated on each load (cheap: 304), so a new version is picked up at once.
+      return sendAsset(request, reply, file, 'no-cache');
+    });
+  }
+
+  app.post<{ Body: { api_key: string } }>('/console/session', { ...route, schema: { hide: true, body: SIGN_IN_BODY } }, async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    if (!sameOriginPost(request, ctx.baseUrl())) {
+      throw OqlError.plain('PERMISSION_DENIED', 'sign-in was sent from another site', 'sign in on the console of this host');
+    }
+    // The consent form's rule: failures per address, over the same window and budget.
+    const signIn = addressKey('sign-in', request);
+    const wait = ctx.attempts.exceeded(signIn, ctx.signInLimit);
+    if (wait > 0) throw OqlError.retryLater('TOO_MANY_REQUESTS', `too many API keys refused from this address; retry in ${wait} seconds`, wait);
+    const now = ctx.now();
+    const principal = await verifyApiKey(ctx.db, request.body.api_key, now);
+    if (!principal) {
+      ctx.attempts.hit([signIn], ctx.signInLimit);
+      throw OqlError.plain('UNAUTHENTICATED', 'this API key is not valid: it is unknown, revoked or expired', 'paste a key of your organization, as created on the API access page or with oql keys create');
+    }
+    const previous = sessionCookie(ctx, request);
+    if (previous !== undefined) await endSession(ctx.db, previous);
+    await pruneSessions(ctx.db, now);
+    const session = await createSession(ctx.db, principal, now, ctx.lifetimes);
+    setCookie(ctx, request, reply, session.token);
+    return sessionInfo(ctx, { ...principal, via: 'session' }, session.token, session.expiresAt, session.endsAt);
+  });
+
+  app.get('/console/session', route, async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    const token = sessionCookie(ctx, request);
+    const session = token === undefined ? null : await resolveSession(ctx.db, token, ctx.now(), ctx.lifetimes);
+    if (!session || token === undefined) throw OqlError.plain('UNAUTHENTICATED', 'not signed in to the console', 'sign in with an API key');
+    return sessionInfo(ctx, session.principal, token, session.expiresAt, session.endsAt);
+  });
+
+  app.delete('/console/session', route, async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    const token = sessionCookie(ctx, request);
+    if (token !== undefined) {
+      // A live session is ended only by its own page; a dead one's cookie is simply cleared.
+      if (await resolveSession(ctx.db, token, ctx.now(), ctx.lifetimes)) await checkChange(ctx, request, token);
+      await endSession(ctx.db, token);
+    }
+    setCookie(ctx, request, reply, '', 0);
+    return { success: true, data: { signed_out: true } };
+  });
+}

@@ -1,0 +1,57 @@
+import { OqlError } from '../diagnostics/diagnostic.js';
+import type { ApiKeyInfo } from './store/api-keys.js';
+import { ROLES, type Principal, type Role } from './types.js';
+
+/**
+ * Who may see and manage which API keys, for every surface that manages them (the REST endpoints
+ * and so the console). Members see and manage the keys that act as themselves; admins and
+ * superadmins every key of their organization; no one another organization's. No one creates,
+ * rolls or revokes a key whose role is above their own: rolling shows the new key to the one who
+ * rolls it, so it would hand them that role.
+ */
+
+/** Whether `role` is `ceiling` or below it, in the order of ROLES (member < admin < superadmin). */
+export function roleAtMost(role: string, ceiling: Role): boolean {
+  const rank = ROLES.indexOf(role as Role);
+  return rank >= 0 && rank <= ROLES.indexOf(ceiling);
+}
+
+/** The keys a principal sees: their organization's, and for a member only those acting as them. */
+export function keyScope(p: Principal): { readonly orgId: string; readonly userId?: string } {
+  return p.role === 'member' ? { orgId: p.orgId, userId: p.userId } : { orgId: p.orgId };
+}
+
+export function seesKey(p: Principal, key: ApiKeyInfo): boolean {
+  return key.orgId === p.orgId && (p.role !== 'member' || key.userId === p.userId);
+}
+
+/**
+ * A key the principal may not see is answered as one that does not exist: its existence is not
+ * theirs to learn. NOT_FOUND with the status the service gives every NOT_FOUND (a record's too).
+ */
+export function keyNotFound(id: string): OqlError {
+  return OqlError.plain('NOT_FOUND', `no API key '${id.slice(0, 80)}' in your organization`, 'GET /api/v1/keys lists the keys you can manage');
+}
+
+/** Refuses a roll or revoke of a key the principal sees but whose role is above theirs. */
+export function checkMayManage(p: Principal, key: ApiKeyInfo): void {
+  if (!seesKey(p, key)) throw keyNotFound(key.id);
+  if (!roleAtMost(key.role, p.role)) {
+    throw OqlError.plain('PERMISSION_DENIED', `the ${p.role} role may not manage a ${key.role} key`, 'ask a superadmin of your organization');
+  }
+}
+
+/**
+ * The owner of a new key: the creator, unless an admin or superadmin names another user of
+ * their organization. Refuses a role above the creator's, and a member naming anyone but themselves.
+ */
+export function ownerOfNewKey(p: Principal, role: Role, userId: string | undefined): string {
+  if (!roleAtMost(role, p.role)) {
+    throw OqlError.plain('PERMISSION_DENIED', `the ${p.role} role may not create a ${role} key`,
+      `choose a role no higher than your own: ${ROLES.filter((r) => roleAtMost(r, p.role)).join(', ')}`);
+  }
+  if (userId !== undefined && userId !== p.userId && p.role === 'member') {
+    throw OqlError.plain('PERMISSION_DENIED', 'a member may create keys for themselves only', 'leave user_id out');
+  }
+  return userId ?? p.userId;
+}

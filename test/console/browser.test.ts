@@ -1,0 +1,320 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databaseOf } from '../../src/run/database.js';
+import { recordToolCall } from '../../src/service/store/tool-logs.js';
+import { KEYS, call, liveRows, type Running } from '../server/support.js';
+import { openWorld, type ConsoleWorld } from './support.js';
+
+/**
+ * The console in a real browser (Debian's chromium, driven by playwright-core), for two
+ * organizations: sign-in, API keys made and revoked in the page and used over REST, a member's
+ * view, the playground's diagnostics, fix and results, record values as text, CSRF, tool logs,
+ * the Connect page's snippets run as pasted, sign-out. Each page is photographed at 1280x800
+ * into docs/console/.
+ */
+
+const CHROMIUM = process.env.OQL_CHROMIUM ?? '/usr/bin/chromium';
+// A browser on a busy two-core machine can take far longer than Playwright's 30-second default.
+const BROWSER_WAIT = 120_000;
+const SHOTS = join(process.cwd(), 'docs/console');
+const XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">';
+const run = promisify(execFile);
+
+let world: ConsoleWorld;
+let server: Running;
+let mcpUrl: string;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium is missing at ${CHROMIUM}: the console tests need a real browser. `
+      + "Run `sh scripts/ensure-postgres.sh` as root (it installs Debian's chromium), or `apt-get install -y chromium`, or point OQL_CHROMIUM at a Chromium binary.");
+  }
+  mkdirSync(SHOTS, { recursive: true });
+  world = await openWorld();
+  server = await world.start();
+  await server.server.mcpApp.listen({ port: 0, host: '127.0.0.1' });
+  mcpUrl = server.server.mcpUrl();
+  const made = await call(server.url, 'POST', '/api/v1/org/objects/account/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: XSS }] });
+  if (made.status !== 200) throw new Error(`seeding the record: ${made.status} ${made.text}`);
+  const db = databaseOf(world.pool);
+  const now = Date.now();
+  for (let i = 0; i < 9; i++) {
+    await recordToolCall(db, {
+      orgId: 'org_acme', userId: i % 3 === 0 ? 'u_acme_member' : 'u_acme_admin', toolName: ['execute_query', 'describe_object', 'lint_query'][i % 3]!,
+      inputParams: { query: `SELECT id, name FROM account ORDER BY name LIMIT ${i + 1}`, slug: 'account' }, responseTime: 8 + i * 1.5,
+      responseCode: i === 4 ? 400 : 200, timestamp: now - i * 420_000,
+    });
+  }
+  await recordToolCall(db, { orgId: 'org_globex', userId: 'u_globex_admin', toolName: 'list_objects', inputParams: {}, responseTime: 3, responseCode: 200, timestamp: now });
+  // The sandbox needs user namespaces, which containers running as root often lack.
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await world?.close();
+});
+
+interface Tab {
+  readonly context: BrowserContext;
+  readonly page: Page;
+  /** Console errors and CSP reports: none is expected. */
+  readonly problems: string[];
+}
+
+async function open(path = '/'): Promise<Tab> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  context.setDefaultTimeout(BROWSER_WAIT);
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    // A 401 of the first session check before sign-in is the page asking, not a fault.
+    if (m.type() === 'error' && !/status of 40[13]/.test(m.text())) problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(String(e)));
+  await page.goto(server.url + path);
+  return { context, page, problems };
+}
+
+async function signIn(page: Page, key: string): Promise<void> {
+  await page.getByLabel('API key', { exact: true }).fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+async function goTo(page: Page, link: string, heading: string): Promise<void> {
+  await page.getByRole('link', { name: link }).click();
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+}
+
+/** Every control on the page has a name a screen reader can say: a label, aria-label(ledby) or text. */
+async function unnamedControls(page: Page): Promise<string[]> {
+  return page.evaluate(`[...document.querySelectorAll('button, input, select, textarea, a[href]')]
+    .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby') && !el.textContent.trim())
+    .map((el) => el.outerHTML.slice(0, 120))`);
+}
+
+async function rest(path: string, key: string, body?: unknown): Promise<number> {
+  return (await call(server.url, body === undefined ? 'GET' : 'POST', path, { key, ...(body === undefined ? {} : { body }) })).status;
+}
+
+const REPORT = { query: 'SELECT id FROM account LIMIT 5', slug: 'account' };
+
+describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT }, () => {
+  it('signs in from the keyboard, creates a key that calls the REST API, revokes it in the page, and the key is refused', async () => {
+    const { context, page, problems } = await open('/');
+    const field = page.getByLabel('API key', { exact: true });
+    await field.waitFor();
+    await page.screenshot({ path: join(SHOTS, 'sign-in.png') });
+    await field.focus();
+    await page.keyboard.type(KEYS.acmeAdmin);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
+    // The key is nowhere the page's scripts or the address bar could leak it.
+    expect(page.url()).not.toContain(KEYS.acmeAdmin);
+    expect(await page.evaluate('JSON.stringify([document.cookie, Object.entries(localStorage), Object.entries(sessionStorage)])')).toBe('["",[],[]]');
+
+    await page.getByLabel('Name', { exact: true }).fill('CI export');
+    await page.getByLabel('Role', { exact: true }).selectOption('member');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = await page.getByLabel('New API key').inputValue();
+    expect(secret).toMatch(/^oql_[A-Za-z0-9_-]{43}$/);
+    expect(await rest('/api/v1/reports/count', secret, REPORT)).toBe(200);
+    await page.getByRole('row').filter({ hasText: 'CI export' }).waitFor();
+    await page.screenshot({ path: join(SHOTS, 'api-keys.png') });
+    await page.getByRole('button', { name: 'Done' }).click();
+    expect(await page.getByLabel('New API key').count()).toBe(0);
+
+    // One Revoke button per key that is still live, counted from the API itself.
+    const live = (await call(server.url, 'GET', '/api/v1/keys', { key: KEYS.acmeAdmin })).json.data.keys.filter((k: { revoked_at: number | null }) => k.revoked_at === null);
+    expect(await page.getByRole('button', { name: 'Revoke', exact: true }).count()).toBe(live.length);
+
+    // Revoked from the keyboard: the button, then the confirmation.
+    const row = page.getByRole('row').filter({ hasText: 'CI export' });
+    await row.getByRole('button', { name: 'Revoke', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Revoke CI export?' });
+    await dialog.waitFor();
+    await page.screenshot({ path: join(SHOTS, 'api-keys-revoke.png') });
+    await expect.poll(() => page.evaluate('document.activeElement.textContent')).toBe('Cancel');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await row.getByText('revoked', { exact: true }).waitFor();
+    expect(await row.textContent()).toContain('by u_acme_admin');
+    expect(await rest('/api/v1/reports/count', secret, REPORT)).toBe(401);
+    expect(await unnamedControls(page)).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('a member sees only their own keys and no tool logs; organization B never sees A\'s keys or rows', async () => {
+    const all = (await call(server.url, 'GET', '/api/v1/keys', { key: KEYS.acmeAdmin })).json.data.keys as { id: string; user_id: string }[];
+    const notMine = all.filter((k) => k.user_id !== 'u_acme_member').map((k) => k.id);
+    expect(notMine.length).toBeGreaterThan(0);
+
+    const member = await open('/keys');
+    await signIn(member.page, KEYS.acmeMember);
+    const table = member.page.getByRole('table');
+    await table.waitFor();
+    const owners = await table.locator('tbody tr td:nth-child(4)').allTextContents();
+    expect(owners.length).toBeGreaterThan(0);
+    expect(new Set(owners)).toEqual(new Set(['u_acme_member']));
+    const memberText = (await table.textContent())!;
+    for (const id of notMine) expect(memberText).not.toContain(id);
+    expect(await member.page.getByRole('link', { name: 'Tool logs' }).count()).toBe(0);
+    // Role choice: nothing above member.
+    expect(await member.page.getByLabel('Role', { exact: true }).locator('option').allTextContents()).toEqual(['member']);
+    await member.context.close();
+
+    const globex = await open('/keys');
+    await signIn(globex.page, KEYS.globexAdmin);
+    const globexTable = globex.page.getByRole('table');
+    await globexTable.waitFor();
+    const globexText = (await globexTable.textContent())!;
+    for (const k of all) expect(globexText).not.toContain(k.id);
+    await goTo(globex.page, 'Query playground', 'Query playground');
+    await globex.page.getByLabel('Query', { exact: true }).fill('SELECT id, name FROM account ORDER BY id LIMIT 10000');
+    await globex.page.getByRole('button', { name: 'Run', exact: true }).click();
+    const expected = liveRows('account', 'org_globex').map((r) => r.id).sort();
+    await globex.page.getByText(`${expected.length} rows in`).waitFor();
+    const shown = await globex.page.locator('.results tbody tr td:first-child').allTextContents();
+    expect(shown.sort()).toEqual(expected);
+    expect(globex.problems).toEqual([]);
+    await globex.context.close();
+  });
+
+  it('the playground points at a bad query\'s problems, applies a fix, runs the good query and shows its rows', async () => {
+    const { context, page, problems } = await open('/playground');
+    await signIn(page, KEYS.acmeAdmin);
+    const query = page.getByLabel('Query', { exact: true });
+    const bad = 'SELECT id, nme\nFROM account\nORDER BY name';
+    await query.fill(bad);
+    const problemsList = page.getByRole('list', { name: 'Problems' });
+    // Positions counted here, by hand: 'nme' starts at column 12 of line 1.
+    const unknown = problemsList.getByRole('listitem').filter({ hasText: 'UNKNOWN_COLUMN' });
+    await unknown.getByRole('button', { name: 'Line 1, column 12' }).waitFor();
+    expect(await unknown.textContent()).toContain("'nme'");
+    expect(await page.locator('.backdrop mark.error').allTextContents()).toContain('nme');
+    await page.screenshot({ path: join(SHOTS, 'playground-diagnostics.png') });
+
+    const missingLimit = problemsList.getByRole('listitem').filter({ hasText: 'MISSING_LIMIT' });
+    await missingLimit.getByRole('button', { name: 'Apply fix' }).click();
+    await expect.poll(() => query.inputValue()).toMatch(/^SELECT id, nme\nFROM account\nORDER BY name LIMIT \d+$/);
+    await missingLimit.waitFor({ state: 'detached' });
+    const fixed = await query.inputValue();
+    const limit = Number(/LIMIT (\d+)$/.exec(fixed)![1]);
+
+    // The schema puts a field where the cursor is: replace the bad name by clicking the right one.
+    await query.fill(fixed.replace('nme', ''));
+    // any: this file compiles without the DOM library.
+    await query.evaluate((t: any) => t.setSelectionRange(11, 11));
+    const account = page.locator('details', { has: page.locator('summary', { hasText: /^Account account$/ }) });
+    await account.getByRole('button', { name: 'name', exact: true }).click();
+    await expect.poll(() => query.inputValue()).toBe(fixed.replace('nme', 'name'));
+    await page.getByText('No problems found.').waitFor();
+
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    const accounts = liveRows('account', 'org_acme').length + 1;
+    const rows = Math.min(limit, accounts);
+    await page.getByText(`${rows} rows in`).waitFor();
+    expect(await page.locator('.results tbody tr').count()).toBe(rows);
+    expect(await page.locator('.results thead th').allTextContents()).toEqual(['id', 'name']);
+    await page.screenshot({ path: join(SHOTS, 'playground.png') });
+    await page.getByRole('button', { name: 'Count', exact: true }).click();
+    await page.getByText(`Count: ${rows}`).waitFor();
+    expect(await unnamedControls(page)).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('a record value holding <script> shows as text and never runs', async () => {
+    const { context, page, problems } = await open('/playground');
+    await signIn(page, KEYS.acmeAdmin);
+    await page.getByLabel('Query', { exact: true }).fill(`SELECT id, name FROM account WHERE name LIKE '<script>%' ORDER BY id LIMIT 5`);
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByText('1 row in').waitFor();
+    expect(await page.locator('.results tbody td:nth-child(2)').textContent()).toBe(XSS);
+    expect(await page.locator('.results img, .results script').count()).toBe(0);
+    expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('a change sent with the session cookie but without its CSRF token is refused, even from the console\'s own page', async () => {
+    const { context, page } = await open('/keys');
+    await signIn(page, KEYS.acmeAdmin);
+    const post = (withToken: boolean) => page.evaluate(`(async () => {
+      const session = await (await fetch('/console/session')).json();
+      const headers = { 'content-type': 'application/json' };
+      if (${withToken}) headers['x-csrf-token'] = session.data.csrf_token;
+      const r = await fetch('/api/v1/keys', { method: 'POST', headers, body: JSON.stringify({ name: 'from script', role: 'member' }) });
+      return [r.status, (await r.json()).data.error_code ?? null];
+    })()`);
+    expect(await post(false)).toEqual([403, 'PERMISSION_DENIED']);
+    expect(await post(true)).toEqual([201, null]);
+    await context.close();
+  });
+
+  it('tool logs: filtered by tool and user, an entry opened in full, as the tool-log endpoint gives them', async () => {
+    const { context, page, problems } = await open('/logs');
+    await signIn(page, KEYS.acmeAdmin);
+    const table = page.getByRole('table');
+    await page.getByText('9 calls shown').waitFor();
+    await page.screenshot({ path: join(SHOTS, 'tool-logs.png') });
+    await page.getByLabel('Tool', { exact: true }).fill('lint_query');
+    await page.getByLabel('User', { exact: true }).fill('u_acme_admin');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    // Entries 2, 5 and 8 are lint_query; 2, 5 and 8 are also u_acme_admin's (i % 3 != 0).
+    await page.getByText('3 calls shown').waitFor();
+    for (const tool of await table.locator('tbody td:nth-child(2)').allTextContents()) expect(tool).toBe('lint_query');
+    await table.getByRole('button', { name: /^Open the lint_query call/ }).first().click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    const listed = (await call(server.url, 'POST', '/api/v1/org/tool/mcp/logs/list/', { key: KEYS.acmeAdmin, body: { tool_name: 'lint_query' } })).json.data.logs[0];
+    expect(await dialog.textContent()).toContain(listed.id);
+    expect(JSON.parse((await dialog.getByLabel('Input parameters').textContent())!)).toEqual(listed.input_params);
+    await page.screenshot({ path: join(SHOTS, 'tool-log-entry.png') });
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    expect(await unnamedControls(page)).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('Connect an agent: the workspace\'s MCP URL, and a curl line that works as pasted', async () => {
+    const { context, page, problems } = await open('/connect');
+    await signIn(page, KEYS.acmeAdmin);
+    const url = page.getByLabel('MCP URL');
+    await url.waitFor();
+    expect(await url.inputValue()).toBe(`${mcpUrl}/acme/mcp`);
+    const curl = page.locator('pre[aria-labelledby="snippet-curl"]');
+    const text = (await curl.textContent())!;
+    await page.screenshot({ path: join(SHOTS, 'connect.png') });
+    const { stdout } = await run('sh', ['-c', text], { env: { ...process.env, OQL_API_KEY: KEYS.globexAdmin } });
+    const answer = JSON.parse(stdout);
+    expect(answer.success).toBe(true);
+    expect(answer.data.records.length).toBeGreaterThan(0);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('sign-out ends the session: the API refuses the cookie and the page asks to sign in again', async () => {
+    const { context, page } = await open('/keys');
+    await signIn(page, KEYS.acmeMember);
+    const cookies = await context.cookies();
+    expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite])).toEqual([['oql_session', true, 'Strict']]);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key', { exact: true }).waitFor();
+    expect(await page.evaluate('fetch("/api/v1/keys").then((r) => r.status)')).toBe(401);
+    // The old cookie, replayed by hand, is dead too.
+    const replayed = await call(server.url, 'GET', '/api/v1/keys', { headers: { cookie: `oql_session=${cookies[0]!.value}` } });
+    expect(replayed.status).toBe(401);
+    await page.reload();
+    await page.getByLabel('API key', { exact: true }).waitFor();
+    await context.close();
+  });
+});
