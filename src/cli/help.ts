@@ -159,9 +159,12 @@ Example:
 
 create prints a new API key once (it is stored only as a SHA-256 hash) and its id on stderr;
 list shows the keys' ids, organizations, users and roles, never the keys; revoke stops a key
-(running servers stop accepting it within their key cache time, OQL_API_KEY_CACHE_MS, 5 s by
-default) and the OAuth tokens approved with it. Stop a server running on the same --data-dir
-first: an embedded database has one user at a time.
+and the OAuth tokens approved with it.
+
+An embedded directory has one user at a time: while oql serve runs on it, these commands ask that
+server (on its admin host, 127.0.0.1 only, with the secret it wrote into the directory), so a new
+key works and a revoked one fails on its next request. With --database, servers sharing the
+database refuse a revoked key within their key cache time (OQL_API_KEY_CACHE_MS, 5 s by default).
 
 Options:
   --org <id>            the organization the key reads and writes (list: only its keys)
@@ -172,6 +175,9 @@ Options:
   --database <url>      a PostgreSQL server
   --data-dir <dir>      the embedded database's directory (default ./.oql-data)
   -h, --help            show this help
+
+Example:
+  oql keys create --org org_demo --role member
 `,
   mcp: `Usage: oql mcp --stdio [options]
 
@@ -184,7 +190,7 @@ Options:
   --stdio               serve over stdin and stdout (required)
   --database <url>      a PostgreSQL server, postgres://user:password@host:5432/db
   --data-dir <dir>      the embedded database's directory (default ./.oql-data; not while
-                        oql serve runs on it: an embedded database has one user at a time)
+                        another process holds it: an embedded database has one user at a time)
   --memory              embedded database in memory (use with --demo and OQL_API_KEYS)
 ${SCHEMA_FLAGS}
   --demo                load generated demo data for org_demo when the tables are empty

@@ -116,7 +116,13 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): 
  * One error handler and one not-found handler for the whole instance, so every failure — from
  * the body parser, the schema validator, the auth hook or a route — leaves in the same envelope.
  */
-export function installEnvelope(app: FastifyInstance): void {
+export interface EnvelopeOptions {
+  /** Where to look instead, for the 404 of a path no route has. Default: the OpenAPI document. */
+  readonly notFoundHint?: (path: string) => string;
+}
+
+export function installEnvelope(app: FastifyInstance, options: EnvelopeOptions = {}): void {
+  const notFoundHint = options.notFoundHint ?? (() => 'see /openapi.json for the endpoints');
   app.setErrorHandler((err, request, reply) => {
     const envelope = envelopeFor(err, request);
     if (envelope.data.status_code >= 500) {
@@ -133,7 +139,7 @@ export function installEnvelope(app: FastifyInstance): void {
     const allowed = METHODS.filter((m) => m !== request.method && request.server.findRoute({ method: m, url: path }) !== null);
     const envelope = allowed.length > 0
       ? plain('METHOD_NOT_ALLOWED', `${request.method} is not allowed here`, `use ${allowed.join(' or ')}`)
-      : plain('ROUTE_NOT_FOUND', `no endpoint ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`, 'see /openapi.json for the endpoints');
+      : plain('ROUTE_NOT_FOUND', `no endpoint ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`, notFoundHint(path));
     if (allowed.length > 0) void reply.header('allow', allowed.join(', '));
     void reply.code(envelope.data.status_code).type('application/json; charset=utf-8').send(envelope);
   });
