@@ -7,6 +7,9 @@ import { isOrgId, ORG_ID_RULE } from '../../rules.js';
 /** Keys are `oql_` and 43 base64url characters (256 random bits): recognisable in a leaked log or repository. */
 const KEY_PREFIX = 'oql_';
 
+/** Keys given rather than made (OQL_API_KEYS) must be at least this long: short ones are guessed. */
+export const MIN_KEY_LENGTH = 16;
+
 export interface NewApiKey {
   readonly orgId: string;
   readonly role: Role;
@@ -44,7 +47,7 @@ export async function issueApiKey(db: ServiceTx, o: NewApiKey): Promise<{ readon
 /** Stores a given key (OQL_API_KEYS bootstrap); storing the same key again updates its scope. Returns its id. */
 export async function storeApiKey(db: ServiceTx, key: string, o: NewApiKey): Promise<string> {
   checkKeyFields(o);
-  if (typeof key !== 'string' || key.length < 16) throw OqlError.plain('INVALID_OPTIONS', 'an API key must be at least 16 characters long');
+  if (typeof key !== 'string' || key.length < MIN_KEY_LENGTH) throw OqlError.plain('INVALID_OPTIONS', `an API key must be at least ${MIN_KEY_LENGTH} characters long`);
   const id = `key_${randomBytes(9).toString('base64url')}`;
   const { rows } = await db.query<{ id: string }>(
     `INSERT INTO ${SERVICE_SCHEMA}.api_keys (id, key_hash, org_id, user_id, role, created_at)
@@ -160,13 +163,15 @@ export function parseApiKeysEnv(text: string): BootstrapKey[] {
   for (const [i, entry] of entries.entries()) {
     const eq = entry.lastIndexOf('=');
     const bad = (why: string): never => {
-      throw OqlError.plain('INVALID_OPTIONS', `OQL_API_KEYS entry ${i + 1}: ${why}`, 'write key=org:role[:user], entries separated by commas, for example k1=org_a:superadmin:u_1');
+      throw OqlError.plain('INVALID_OPTIONS', `OQL_API_KEYS entry ${i + 1}: ${why}`,
+        `write key=org:role[:user], entries separated by commas, each key at least ${MIN_KEY_LENGTH} characters: for example demo-key-0123456789=org_demo:superadmin`);
     };
     if (eq <= 0) bad('expected key=org:role[:user]');
     const key = entry.slice(0, eq);
     const [orgId, role, userId, ...rest] = entry.slice(eq + 1).split(':');
     if (rest.length > 0 || !orgId || !role) bad('expected key=org:role[:user]');
-    if (key.length < 16) bad('the key must be at least 16 characters long');
+    // Named by its length, never its text: the message may reach a log.
+    if (key.length < MIN_KEY_LENGTH) bad(`the key must be at least ${MIN_KEY_LENGTH} characters long, and this one has ${key.length}`);
     if (!isRole(role)) bad(`role '${role}' must be member, admin or superadmin`);
     if (!isOrgId(orgId!)) bad(`organization id '${orgId}' must be letters, digits, '_', '.' or '-'`);
     if (userId !== undefined && userId !== '' && !isOrgId(userId)) bad(`user id '${userId}' must be letters, digits, '_', '.' or '-'`);
