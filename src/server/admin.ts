@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { OqlError } from '../diagnostics/diagnostic.js';
+import { parseBearer } from '../rules.js';
 import { adminSecretMatches, newAdminSecret, writeAdminAddress } from '../service/admin-address.js';
 import { issueApiKey, listApiKeys, revokeApiKey, type ApiKeyVerifier } from '../service/store/api-keys.js';
 import { createWorkspace, listWorkspaces } from '../service/store/workspaces.js';
@@ -36,7 +37,6 @@ export interface AdminHost {
   close(): Promise<void>;
 }
 
-const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 const NAME = { type: 'string', minLength: 1, maxLength: 128 } as const;
 
 export async function startAdminHost(options: AdminHostOptions): Promise<AdminHost> {
@@ -75,7 +75,7 @@ async function refusal(request: FastifyRequest, reply: FastifyReply, secret: str
   if (request.headers.origin !== undefined || (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`)) {
     return sendError(reply, OqlError.plain('PERMISSION_DENIED', 'the admin host answers the oql command on this machine only'));
   }
-  const presented = BEARER.exec(request.headers.authorization ?? '')?.[1];
+  const presented = parseBearer(request.headers.authorization);
   if (presented === undefined || !adminSecretMatches(secret, presented)) {
     return sendError(reply, OqlError.plain('UNAUTHENTICATED', 'the admin host needs the secret written in the data directory\'s oql-admin.json'));
   }
