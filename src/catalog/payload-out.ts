@@ -6,23 +6,49 @@ import type { Catalog, ColumnDef, LogicalType, ObjectDef } from './types.js';
 // The catalog written back in the service's own object shape (spec 2.2): the data of
 // POST /objects/list and GET /objects/<slug>/, which loadCatalog reads back to an equal catalog.
 
+export interface PayloadOptions {
+  /**
+   * The organization the payload is for. A catalog loaded from one organization's payload names
+   * that organization in every `org_id`; the service shows each caller its own instead.
+   */
+  readonly orgId?: string | undefined;
+}
+
 /** Every object of the catalog, in catalog order. */
-export function catalogPayload(catalog: Catalog): unknown[] {
-  return [...catalog.objects.values()].map((obj) => objectOf(catalog, obj));
+export function catalogPayload(catalog: Catalog, options: PayloadOptions = {}): unknown[] {
+  return [...catalog.objects.values()].map((obj) => objectOf(catalog, obj, options));
 }
 
 /** One object with its columns; an unknown slug is the 'Invalid slug' error. */
-export function objectPayload(catalog: Catalog, slug: string): unknown {
-  return objectOf(catalog, requireObject(catalog, slug));
+export function objectPayload(catalog: Catalog, slug: string, options: PayloadOptions = {}): unknown {
+  return objectOf(catalog, requireObject(catalog, slug), options);
+}
+
+/** Every `org_id` that names an organization, at any depth, set to `orgId` (in place). */
+function ownedBy(value: unknown, orgId: string): unknown {
+  if (Array.isArray(value)) {
+    for (const v of value) ownedBy(v, orgId);
+  } else if (typeof value === 'object' && value !== null) {
+    const record = value as Record<string, unknown>;
+    for (const [key, v] of Object.entries(record)) {
+      if (key === 'org_id' && typeof v === 'string') record[key] = orgId;
+      else ownedBy(v, orgId);
+    }
+  }
+  return value;
 }
 
 /**
  * An object read from the service's payload is given back as the service sent it (a copy),
- * every key included; a compact-form object is written out in the same shape.
+ * every key included, but for the organization it names; a compact-form object is written out in
+ * the same shape (with no organization: it came with none).
  */
-function objectOf(catalog: Catalog, obj: ObjectDef): Record<string, unknown> {
+function objectOf(catalog: Catalog, obj: ObjectDef, options: PayloadOptions): Record<string, unknown> {
   const source = sourceOf(obj);
-  if (source) return structuredClone(source) as Record<string, unknown>;
+  if (source) {
+    const copy = structuredClone(source) as Record<string, unknown>;
+    return options.orgId === undefined ? copy : (ownedBy(copy, options.orgId) as Record<string, unknown>);
+  }
   return {
     id: obj.objectId,
     slug: obj.slug,

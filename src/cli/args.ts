@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { didYouMean } from '../diagnostics/suggest.js';
+import { fromSlug } from '../syntax/from-slug.js';
 import { UsageError } from './io.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -69,6 +70,14 @@ export function onePositional(command: string, positionals: readonly string[], w
 export function requireFlag(command: string, name: string, value: string | undefined, example: string): string {
   if (value === undefined || value === '') throw new UsageError(`missing --${name} (for example --${name} ${example})`, command);
   return value;
+}
+
+/** --slug, else the object the query's FROM names (the request slug a caller would send). */
+export function slugFlag(command: string, value: string | undefined, query: string): string {
+  if (value !== undefined && value !== '') return value;
+  const slug = fromSlug(query);
+  if (slug === undefined) throw new UsageError('missing --slug: the query names no object after FROM (for example --slug opportunity)', command);
+  return slug;
 }
 
 /** --fanout: how aggregates treat one-to-many relations (see CompileOptions.fanout). */

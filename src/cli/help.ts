@@ -12,10 +12,10 @@ export const USAGE: Record<Command | 'main', string> = {
 Usage: oql <command> [options]
 
 Commands:
-  compile "<query>" --slug <s>   print the SQL and parameters a query compiles to
+  compile "<query>" [--slug <s>] print the SQL and parameters a query compiles to
   lint <files or dirs...>        check saved reports (.sql, .oql, .json); exit 1 on errors
   explain <CODE>                 what a diagnostic code means, with a wrong and a right query
-  run "<query>" --slug <s>       run a query on the embedded example CRM or a database
+  run "<query>" [--slug <s>]     run a query on the embedded example CRM or a database
   ddl                            print the CREATE TABLE statements of a catalog
   demo                           load the example CRM and run a handful of real reports
   serve                          run the CRM data service over HTTP (REST endpoints, OpenAPI)
@@ -29,13 +29,13 @@ Options:
 
 Exit codes: 0 success, 1 query errors or failure, 2 usage error.
 `,
-  compile: `Usage: oql compile "<query>" --slug <object> [options]
-       oql compile - --slug <object> [options]     (the query from standard input)
+  compile: `Usage: oql compile "<query>" [--slug <object>] [options]
+       oql compile - [--slug <object>] [options]     (the query from standard input)
 
 Prints the PostgreSQL a query compiles to, and its bind parameters.
 
 Options:
-  --slug <s>            the request slug: the query's top-level FROM object (required)
+  --slug <s>            the request slug (default: the object the query's top-level FROM names)
 ${SCHEMA_FLAGS}
   --org <id>            tenant id bound as $1 (default org_acme)
   --now <iso>           pin NOW() to an instant (ISO 8601 or epoch ms)
@@ -45,13 +45,15 @@ ${SCHEMA_FLAGS}
   -h, --help            show this help
 
 Example:
-  oql compile "SELECT name, owner.manager.name AS manager FROM opportunity LIMIT 10" --slug opportunity
+  oql compile "SELECT name, owner.manager.name AS manager FROM opportunity LIMIT 10"
 `,
   lint: `Usage: oql lint <files or directories...> [options]
 
 Checks saved reports without running them. A report file is
-  .sql / .oql   one query; its slug from a header comment ('-- slug: opportunity') or --slug
-  .json         an array of {"name", "slug", "query"} entries
+  .sql / .oql   one query; its slug from a header comment ('-- slug: opportunity'), else
+                --slug, else the object its FROM names
+  .json         the body of a report request, {"query": "...", "slug": "opportunity"}
+                (slug optional), or an array of {"name", "slug", "query"} entries
 Directories are walked for those extensions.
 
 Options:
@@ -87,14 +89,14 @@ right form. docs/diagnostics.md has every page.
 Example:
   oql explain FANOUT_AGGREGATE
 `,
-  run: `Usage: oql run "<query>" --slug <object> [options]
+  run: `Usage: oql run "<query>" [--slug <object>] [options]
 
 Runs a query and prints its rows as a table. Without --database it runs on an embedded
 PostgreSQL (PGlite) loaded with the example CRM and its demo data (the tenants org_acme,
 org_globex and org_initech).
 
 Options:
-  --slug <s>            the request slug (required)
+  --slug <s>            the request slug (default: the object the query's FROM names)
   --database <url>      a PostgreSQL server, postgres://user:password@host:5432/db
 ${SCHEMA_FLAGS}
   --org <id>            tenant to run as (default org_acme, the example's first tenant)
@@ -159,9 +161,12 @@ Example:
 
 create prints a new API key once (it is stored only as a SHA-256 hash) and its id on stderr;
 list shows the keys' ids, organizations, users and roles, never the keys; revoke stops a key
-(running servers stop accepting it within their key cache time, OQL_API_KEY_CACHE_MS, 5 s by
-default) and the OAuth tokens approved with it. Stop a server running on the same --data-dir
-first: an embedded database has one user at a time.
+and the OAuth tokens approved with it.
+
+An embedded directory has one user at a time: while oql serve runs on it, these commands ask that
+server (on its admin host, 127.0.0.1 only, with the secret it wrote into the directory), so a new
+key works and a revoked one fails on its next request. With --database, servers sharing the
+database refuse a revoked key within their key cache time (OQL_API_KEY_CACHE_MS, 5 s by default).
 
 Options:
   --org <id>            the organization the key reads and writes (list: only its keys)
@@ -172,6 +177,9 @@ Options:
   --database <url>      a PostgreSQL server
   --data-dir <dir>      the embedded database's directory (default ./.oql-data)
   -h, --help            show this help
+
+Example:
+  oql keys create --org org_demo --role member
 `,
   mcp: `Usage: oql mcp --stdio [options]
 
@@ -184,7 +192,7 @@ Options:
   --stdio               serve over stdin and stdout (required)
   --database <url>      a PostgreSQL server, postgres://user:password@host:5432/db
   --data-dir <dir>      the embedded database's directory (default ./.oql-data; not while
-                        oql serve runs on it: an embedded database has one user at a time)
+                        another process holds it: an embedded database has one user at a time)
   --memory              embedded database in memory (use with --demo and OQL_API_KEYS)
 ${SCHEMA_FLAGS}
   --demo                load generated demo data for org_demo when the tables are empty

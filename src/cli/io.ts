@@ -50,3 +50,8 @@ export function println(write: (text: string) => void, ...lines: string[]): void
 export function useColor(io: CliIo): boolean {
   return io.stdoutIsTTY === true && !io.env?.['NO_COLOR'];
 }
+
+/** A word of a command line as a POSIX shell needs it written: as is when it can be, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}

@@ -2,6 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { extname, relative, resolve, sep } from 'node:path';
 import { readTextFile } from './schema.js';
 import { UsageError } from './io.js';
+import { fromSlug } from '../syntax/from-slug.js';
 
 /** One query of a report file, with the way back from its offsets to the file's. */
 export interface ReportQuery {
@@ -76,13 +77,21 @@ function stripBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+/**
+ * The slug a query is checked against: the one its file gives, else --slug (or the config's),
+ * else the object its FROM names.
+ */
+function slugOf(given: string | undefined, defaultSlug: string | undefined, query: string): string | undefined {
+  return given ?? defaultSlug ?? fromSlug(query);
+}
+
 // ---------------------------------------------------------------------------------------------
-// .sql / .oql: the whole file is the query; its slug comes from a header comment.
+// .sql / .oql: the whole file is the query; its slug comes from a header comment, --slug or FROM.
 
 function textReport(path: string, source: string, defaultSlug: string | undefined): LoadedReportFile {
-  const slug = headerSlug(source) ?? defaultSlug;
+  const slug = slugOf(headerSlug(source), defaultSlug, source);
   if (slug === undefined) {
-    return { path, source, queries: [], problems: ["no slug: start the file with a comment such as '-- slug: opportunity', or pass --slug"] };
+    return { path, source, queries: [], problems: ["no slug: the query names no object after FROM; start the file with a comment such as '-- slug: opportunity', or pass --slug"] };
   }
   return { path, source, queries: [{ slug, text: source, toFile: (o) => o, encoding: 'text', exact: true }], problems: [] };
 }
@@ -111,7 +120,10 @@ export function headerSlug(source: string): string | undefined {
 }
 
 // ---------------------------------------------------------------------------------------------
-// .json: an array of {name, slug, query}; spans in a query map into the JSON string holding it.
+// .json: the body one POSTs to /reports/execute ({"query", "slug"}), or an array of such entries
+// with names ({"name", "slug", "query"}); spans in a query map into the JSON string holding it.
+
+const JSON_SHAPES = 'a JSON report file is the body of a report request, {"query": "SELECT ...", "slug": "opportunity"}, or an array of {"name", "slug", "query"} entries';
 
 function jsonReport(path: string, source: string, defaultSlug: string | undefined): LoadedReportFile {
   let parsed: unknown;
@@ -120,26 +132,27 @@ function jsonReport(path: string, source: string, defaultSlug: string | undefine
   } catch (e) {
     return { path, source, queries: [], problems: [`not valid JSON: ${(e as Error).message}`] };
   }
-  if (!Array.isArray(parsed)) {
-    return { path, source, queries: [], problems: ['a JSON report file is an array of {"name", "slug", "query"} entries'] };
-  }
-  const located = locateEntries(source);
+  const single = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
+  if (!Array.isArray(parsed) && !single) return { path, source, queries: [], problems: [JSON_SHAPES] };
+  const entries: unknown[] = single ? [parsed] : (parsed as unknown[]);
+  const located = single ? locateBody(source) : locateEntries(source);
   const queries: ReportQuery[] = [];
   const problems: string[] = [];
-  parsed.forEach((entry: unknown, index) => {
+  entries.forEach((entry: unknown, index) => {
     const e = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
-    const name = typeof e['name'] === 'string' ? e['name'] : `#${index + 1}`;
+    const name = typeof e['name'] === 'string' ? e['name'] : single ? undefined : `#${index + 1}`;
+    const what = name === undefined ? 'the body' : `entry ${name}`;
     if (typeof e['query'] !== 'string') {
-      problems.push(`entry ${name}: "query" is missing or not a string`);
+      problems.push(`${what}: "query" is missing or not a string${single ? ` (${JSON_SHAPES})` : ''}`);
       return;
     }
-    const slug = typeof e['slug'] === 'string' && e['slug'] !== '' ? e['slug'] : defaultSlug;
+    const text = e['query'];
+    const slug = slugOf(typeof e['slug'] === 'string' && e['slug'] !== '' ? e['slug'] : undefined, defaultSlug, text);
     if (slug === undefined) {
-      problems.push(`entry ${name}: no "slug" (add one, or pass --slug)`);
+      problems.push(`${what}: no "slug", and the query names no object after FROM (add one, or pass --slug)`);
       return;
     }
     const where = located?.[index];
-    const text = e['query'];
     let toFile: (offset: number) => number;
     const exact = where?.query !== undefined && where.query.value === text;
     if (where?.query && where.query.value === text) {
@@ -150,7 +163,7 @@ function jsonReport(path: string, source: string, defaultSlug: string | undefine
       const at = where?.start ?? 0;
       toFile = () => at;
     }
-    queries.push({ name, slug, text, toFile, encoding: 'json', exact });
+    queries.push({ ...(name === undefined ? {} : { name }), slug, text, toFile, encoding: 'json', exact });
   });
   return { path, source, queries, problems };
 }
@@ -164,6 +177,23 @@ interface LocatedString {
 interface LocatedEntry {
   readonly start: number;
   readonly query?: LocatedString;
+}
+
+/** Where a top-level JSON object's "query" string lies, as the one entry of locateEntries. */
+export function locateBody(text: string): LocatedEntry[] | null {
+  const s = new JsonScanner(text);
+  try {
+    s.space();
+    const start = s.pos;
+    let query: LocatedString | undefined;
+    s.members((key) => {
+      if (key === 'query' && s.peek() === '"') { query = s.string(); return; }
+      s.value();
+    });
+    return [query ? { start, query } : { start }];
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -109,10 +109,8 @@ const EXAMPLES: Partial<Record<DiagnosticCode, Example>> = {
   },
   LIMIT_WITHOUT_ORDER: { wrong: "SELECT id, name FROM opportunity WHERE stage = 'won' LIMIT 10", right: "SELECT id, name FROM opportunity WHERE stage = 'won' ORDER BY id LIMIT 10" },
   RELATION_ID_COMPARISON: { detail: 'The service\'s rule 5: the relation column holds the id, so comparing it needs no join. The two differ where the relation names a record the caller cannot see (deleted or missing): its .id is NULL, the column still holds the id. So --fix leaves it to a person.', wrong: "SELECT id FROM opportunity WHERE owner.id = 'usr_1' ORDER BY id LIMIT 10", right: "SELECT id FROM opportunity WHERE owner = 'usr_1' ORDER BY id LIMIT 10" },
-  INVALID_REPORT_FILE: { detail: 'A .sql or .oql file names its slug in a header comment (-- slug: opportunity) or gets --slug; a .json file is an array of {"name", "slug", "query"}.' },
+  INVALID_REPORT_FILE: { detail: 'A .sql or .oql file is one query, checked against the slug of its header comment (-- slug: opportunity), else --slug, else the object its FROM names; a .json file is the body of a report request ({"query": "...", "slug": "opportunity"}) or an array of {"name", "slug", "query"}.' },
 };
-
-const DOCS_URL = 'https://github.com/oql-dev/oql/blob/main/docs/diagnostics.md';
 
 export function codePage(code: DiagnosticCode): CodePage {
   return { code, meaning: CODES[code], ...(EXAMPLES[code] ?? {}) };
@@ -122,11 +120,6 @@ export function allPages(): CodePage[] {
   return (Object.keys(CODES) as DiagnosticCode[]).map(codePage);
 }
 
-/** Where a code's page is on the web (SARIF helpUri). */
-export function helpUri(code: DiagnosticCode): string {
-  return `${DOCS_URL}#${code.toLowerCase()}`;
-}
-
 /** The page as `oql explain CODE` prints it. */
 export function explainText(code: DiagnosticCode): string {
   const p = codePage(code);
@@ -134,7 +127,9 @@ export function explainText(code: DiagnosticCode): string {
   if (p.detail) lines.push('', p.detail);
   if (p.wrong !== undefined) lines.push('', `Wrong${p.slug ? ` (slug ${p.slug}${p.options?.fanout ? ', --fanout exact' : ''})` : ''}:`, `  ${p.wrong || "''  (an empty query)"}`);
   if (p.right !== undefined) lines.push('', 'Right:', `  ${p.right}`);
-  lines.push('', `More: ${helpUri(code)}`);
+  // No web address: the package has none of its own. The same pages, all of them, are
+  // docs/diagnostics.md in the repository and `oql explain --markdown` anywhere.
+  lines.push('', 'Every code: oql explain --markdown (docs/diagnostics.md in the repository).');
   return `${lines.join('\n')}\n`;
 }
 

@@ -1,7 +1,7 @@
 import { CODES, type DiagnosticCode } from '../diagnostics/codes.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { codeFrame } from '../diagnostics/frame.js';
-import { codePage, helpUri } from './docs.js';
+import { codePage } from './docs.js';
 
 /**
  * A diagnostic placed in a report file: its span counts in the file's text (not the query's),
@@ -123,7 +123,8 @@ export function formatSarif(files: readonly ReportFile[], options: SarifOptions)
   const rules = ruleIds.map((id) => {
     const page = codePage(id);
     const full = [page.meaning, page.detail, page.wrong !== undefined ? `Wrong: ${page.wrong}` : undefined, page.right !== undefined ? `Right: ${page.right}` : undefined].filter((x) => x !== undefined).join('\n');
-    return { id, shortDescription: { text: CODES[id] }, fullDescription: { text: full }, helpUri: helpUri(id) };
+    // The page itself rather than a link: the package has no web address of its own.
+    return { id, shortDescription: { text: CODES[id] }, fullDescription: { text: full }, help: { text: full } };
   });
   const results = files.flatMap((f) => f.diagnostics.map((d) => ({
     ruleId: d.code,
@@ -144,7 +145,7 @@ export function formatSarif(files: readonly ReportFile[], options: SarifOptions)
     $schema: SARIF_SCHEMA,
     version: '2.1.0',
     runs: [{
-      tool: { driver: { name: 'oql', version: options.toolVersion, informationUri: 'https://github.com/oql-dev/oql#readme', rules } },
+      tool: { driver: { name: 'oql', version: options.toolVersion, rules } },
       ...(cwd === undefined ? {} : { originalUriBaseIds: { [SRCROOT]: { uri: directoryUri(cwd) } } }),
       invocations: [{
         executionSuccessful: true,

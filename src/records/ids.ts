@@ -25,6 +25,16 @@ export function newRecordId(slug: string, now: number): string {
   return `${idPrefix(slug)}_${encodeTime(now)}${nextRandom(now).map((d) => ALPHABET[d]).join('')}`;
 }
 
+/**
+ * An id of the same form from given parts: `random` yields the 16 random digits (0–31 each).
+ * For data that must come out the same on every run (the demo data), where `newRecordId`'s
+ * clock and randomness would not.
+ */
+export function recordIdOf(slug: string, ms: number, random: readonly number[]): string {
+  if (random.length !== RANDOM_CHARS || random.some((d) => !Number.isInteger(d) || d < 0 || d > 31)) throw new Error(`an id needs ${RANDOM_CHARS} digits from 0 to 31`);
+  return `${idPrefix(slug)}_${encodeTime(ms)}${random.map((d) => ALPHABET[d]).join('')}`;
+}
+
 function encodeTime(ms: number): string {
   let t = Math.max(0, Math.floor(ms));
   let out = '';

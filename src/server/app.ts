@@ -31,6 +31,7 @@ import { defaultAssetsDir } from '../console/assets.js';
 import { DEFAULT_SESSION_LIFETIMES } from '../console/sessions.js';
 import { keyRoutes } from './routes/keys.js';
 import { lintRoutes } from './routes/lint.js';
+import { isSubdomain } from '../service/store/workspaces.js';
 
 /** Public URLs written into OAuth and MCP metadata (deployments behind a proxy set them). */
 export interface PublicUrlOptions {
@@ -197,7 +198,7 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
   });
   capConnectionsPerAddress(app, ctx.config.maxConnectionsPerAddress);
   app.decorate('oql', ctx);
-  installEnvelope(app);
+  installEnvelope(app, { notFoundHint: host === 'mcp' ? (path) => mcpEndpointHint(path, urls) : (path) => apiNotFoundHint(path, urls) });
   installRequestLog(app);
   installJsonParser(app);
   if (host === 'mcp') {
@@ -236,6 +237,41 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
     await api.register(objectRoutes);
   });
   return app;
+}
+
+/** The URL `read` gives, or undefined while that host does not listen (an --only of the other host). */
+function urlOr(read: () => string): string | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
+
+/** `<x>` of a path `/<x>/mcp` when it could be a workspace, else the placeholder. */
+function workspaceIn(path: string): string {
+  const m = /^\/([^/]+)\/mcp\/?$/.exec(path);
+  return m && isSubdomain(m[1]) ? m[1] : '<workspace>';
+}
+
+/**
+ * A path the MCP host does not have: whatever it was, the caller wants the MCP endpoint, which is
+ * per workspace.
+ */
+function mcpEndpointHint(path: string, urls: HostUrls): string {
+  const mcp = urlOr(urls.mcpUrl) ?? '';
+  return `the MCP endpoint is ${mcp}/${workspaceIn(path)}/mcp: a workspace maps to an organization (oql workspaces list; the demo's is demo)`;
+}
+
+/** A path the main host does not have: an MCP path was meant for the MCP host; anything else is in the OpenAPI document. */
+function apiNotFoundHint(path: string, urls: HostUrls): string {
+  if (/(^|\/)mcp\/?$/.test(path)) {
+    const mcp = urlOr(urls.mcpUrl);
+    return mcp === undefined
+      ? `MCP is served by the MCP host (oql serve --mcp-port, 8081 by default) at /${workspaceIn(path)}/mcp`
+      : `MCP is served by the MCP host: ${mcp}/${workspaceIn(path)}/mcp`;
+  }
+  return `see ${urlOr(urls.baseUrl) ?? ''}/openapi.json for the endpoints`;
 }
 
 /**

@@ -97,12 +97,12 @@ export class Operations {
 
   objects(ctx: RequestContext) {
     const readable = this.policy.readable(ctx);
-    return catalogPayload(this.catalog).filter((o) => readable.has((o as { slug: string }).slug));
+    return catalogPayload(this.catalog, { orgId: ctx.org }).filter((o) => readable.has((o as { slug: string }).slug));
   }
 
   object(ctx: RequestContext, slug: string) {
     this.policy.checkObject(ctx, slug);
-    return objectPayload(this.catalog, slug) as object;
+    return objectPayload(this.catalog, slug, { orgId: ctx.org }) as object;
   }
 
   entities(ctx: RequestContext) {

@@ -99,7 +99,7 @@ describe('oql compile', () => {
 
   it('usage errors exit 2 with a pointer to --help', async () => {
     const cases: [string[], RegExp][] = [
-      [['compile', 'SELECT id FROM lead LIMIT 1'], /missing --slug/],
+      [['compile', 'SELECT 1 AS one LIMIT 1'], /missing --slug: the query names no object after FROM/],
       [['compile', '--slug', 'lead'], /missing query/],
       [['compile', 'SELECT id FROM lead LIMIT 1', '--slug', 'lead', '--slugg', 'x'], /unknown option '--slugg': did you mean '--slug'\?/],
       [['compile', 'SELECT', 'id', '--slug', 'lead'], /expected one query, got 2 arguments/],

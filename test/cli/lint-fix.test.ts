@@ -189,7 +189,7 @@ describe('config file discovery', () => {
 });
 
 describe('file-level problems in every format', () => {
-  const files = { 'bad.json': '[{"name": "x", "slug": "lead", "query": 1}', 'noslug.sql': 'SELECT id FROM lead LIMIT 1\n' };
+  const files = { 'bad.json': '[{"name": "x", "slug": "lead", "query": 1}', 'noslug.sql': 'SELECT 1 AS one LIMIT 1\n' };
 
   it('json and sarif carry INVALID_REPORT_FILE results', async () => {
     const dir = tempTree(files);
@@ -204,13 +204,14 @@ describe('file-level problems in every format', () => {
 });
 
 describe('SARIF metadata', () => {
-  it('rules have fullDescription and helpUri; an invocation; relative URIs with a base', async () => {
+  it('rules have fullDescription and help (the page, not a link); an invocation; relative URIs with a base', async () => {
     const dir = tempTree({ 'r/q.sql': "-- slug: opportunity\nSELECT id FROM opportunity WHERE stage = 'wonn' LIMIT 5\n" });
     const r = await cli(['lint', 'r', '--format', 'sarif'], { cwd: dir });
     const run = JSON.parse(r.stdout).runs[0];
     const rule = run.tool.driver.rules.find((x: { id: string }) => x.id === 'UNKNOWN_OPTION');
     expect(rule.fullDescription.text).toContain("Right: SELECT id FROM account WHERE industry = 'retail'");
-    expect(rule.helpUri).toMatch(/docs\/diagnostics\.md#unknown_option$/);
+    expect(rule.help.text).toBe(rule.fullDescription.text);
+    expect(JSON.stringify(run)).not.toMatch(/https?:\/\/(?!json\.schemastore)/);
     expect(run.invocations).toEqual([expect.objectContaining({ executionSuccessful: true, arguments: ['lint', 'r', '--format', 'sarif'] })]);
     const loc = run.results[0].locations[0].physicalLocation.artifactLocation;
     expect(loc).toEqual({ uri: 'r/q.sql', uriBaseId: '%SRCROOT%' });
@@ -225,6 +226,9 @@ describe('oql explain', () => {
     expect(r.stdout).toMatch(/^FANOUT_AGGREGATE \(status 400\)\n/);
     expect(r.stdout).toContain('Wrong (slug account):');
     expect(r.stdout).toContain('Right:');
+    // It points at the pages it has, not at a web page that does not exist.
+    expect(r.stdout).not.toMatch(/https?:/);
+    expect(r.stdout).toContain('oql explain --markdown (docs/diagnostics.md in the repository)');
   });
   it('suggests the code meant', async () => {
     const r = await cli(['explain', 'FANOUT_AGGREGAT']);

@@ -74,12 +74,11 @@ describe('oql lint exit codes', () => {
     }
   });
 
-  it('2 when a file names no slug and --slug is not given; --slug supplies it', async () => {
-    const dir = tempTree({ 'q.sql': 'SELECT id FROM lead LIMIT 3\n' });
+  it('2 when a file names no slug, no FROM and --slug is not given; --slug supplies it', async () => {
+    const dir = tempTree({ 'q.sql': 'SELECT 1 AS one LIMIT 3\n' });
     const r = await cli(['lint', 'q.sql'], { cwd: dir });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("q.sql: no slug: start the file with a comment such as '-- slug: opportunity', or pass --slug");
-    expect((await cli(['lint', 'q.sql', '--slug', 'lead'], { cwd: dir })).code).toBe(0);
+    expect(r.stderr).toContain("q.sql: no slug: the query names no object after FROM; start the file with a comment such as '-- slug: opportunity', or pass --slug");
   });
 
   it('the header slug wins over --slug', async () => {
@@ -141,18 +140,18 @@ describe('JSON report files', () => {
     expect(lines[head + 2]).toBe(`    ${' '.repeat(String(line).length)} | ${' '.repeat(column - 1)}^^^^^`);
   });
 
-  it('an entry without slug, a bad entry, and a file that is not an array are exit 2', async () => {
+  it('an entry without slug or FROM, a bad entry, and a file that is neither a body nor an array are exit 2', async () => {
     const dir = tempTree({
-      'a.json': SAVED,
+      'a.json': SAVED.replace('"query": "SELECT nme FROM account LIMIT 1"', '"query": "SELECT 1 AS nme LIMIT 1"'),
       'b.json': '[{"name": "x", "slug": "lead"}]',
-      'c.json': '{"query": "SELECT id FROM lead LIMIT 1"}',
+      'c.json': '"SELECT id FROM lead LIMIT 1"',
       'd.json': '[{"name": "x", "slug": "lead", "query": "SELECT id FROM lead LIMIT 1"',
     });
     const r = await cli(['lint', '.'], { cwd: dir });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('a.json: entry uses --slug: no "slug" (add one, or pass --slug)');
+    expect(r.stderr).toContain('a.json: entry uses --slug: no "slug", and the query names no object after FROM (add one, or pass --slug)');
     expect(r.stderr).toContain('b.json: entry x: "query" is missing or not a string');
-    expect(r.stderr).toContain('c.json: a JSON report file is an array of {"name", "slug", "query"} entries');
+    expect(r.stderr).toContain('c.json: a JSON report file is the body of a report request, {"query": "SELECT ...", "slug": "opportunity"}, or an array of {"name", "slug", "query"} entries');
     expect(r.stderr).toMatch(/d\.json: not valid JSON/);
     // The readable entries are still linted.
     expect(r.stdout).toContain('UNKNOWN_COLUMN');
@@ -184,7 +183,7 @@ describe('oql lint --format json and sarif', () => {
     expect(driver.name).toBe('oql');
     expect(driver.version).toBe(pkg.version);
     expect(driver.rules).toEqual([
-      expect.objectContaining({ id: 'UNKNOWN_COLUMN', shortDescription: { text: CODES.UNKNOWN_COLUMN }, helpUri: expect.stringMatching(/#unknown_column$/) }),
+      expect.objectContaining({ id: 'UNKNOWN_COLUMN', shortDescription: { text: CODES.UNKNOWN_COLUMN }, help: { text: expect.stringContaining(CODES.UNKNOWN_COLUMN) } }),
       expect.objectContaining({ id: 'UNKNOWN_OPTION', shortDescription: { text: CODES.UNKNOWN_OPTION }, fullDescription: { text: expect.stringContaining(CODES.UNKNOWN_OPTION) } }),
     ]);
     const results = log.runs[0].results;

@@ -27,9 +27,9 @@ describe('oql run on the embedded example CRM', () => {
     expect(typeof out.elapsedMs).toBe('number');
   });
 
-  it('--org and a to-one chain: rows match the data of that tenant, NULL where the chain ends', async () => {
+  it('--org and a to-one chain, the slug read from FROM: rows match the data of that tenant, NULL where the chain ends', async () => {
     const q = 'SELECT id, name, manager.name AS manager_name, manager.manager.name AS skip_name FROM user LIMIT 500';
-    const r = await cli(['run', q, '--slug', 'user', '--org', 'org_globex', '--json']);
+    const r = await cli(['run', q, '--org', 'org_globex', '--json']);
     expect(r.code, r.stderr).toBe(0);
     const tenant = 'org_globex';
     const expected = oracle.live('user', tenant).map((u) => {
@@ -83,13 +83,13 @@ describe('oql run failures', () => {
     expect(r.stderr).not.toMatch(STACK_LINE);
   });
 
-  it('usage errors: bad --timeout, missing --slug', async () => {
+  it('usage errors: bad --timeout, no --slug and no FROM to read it from', async () => {
     const t = await cli(['run', 'SELECT id FROM lead LIMIT 1', '--slug', 'lead', '--timeout', '2s']);
     expect(t.code).toBe(2);
     expect(t.stderr).toContain("--timeout must be a positive whole number, got '2s'");
-    const s = await cli(['run', 'SELECT id FROM lead LIMIT 1']);
+    const s = await cli(['run', 'SELECT 1 AS one LIMIT 1']);
     expect(s.code).toBe(2);
-    expect(s.stderr).toContain('missing --slug');
+    expect(s.stderr).toContain('missing --slug: the query names no object after FROM');
   });
 
   it('an unreachable database is one line, with the password hidden, and no stack trace', async () => {

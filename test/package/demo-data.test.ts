@@ -67,8 +67,30 @@ describe('demo data', () => {
       }
     }
     expect(checked).toBeGreaterThan(1000);
-    // The first user of each organization is the admin at the top of the reporting line.
-    for (const org of ORGS) expect(all('user').find((u) => u['id'] === `${org}_user_1`)!['manager']).toBeNull();
+    // The first user of each organization (ids sort in the order records were made) is the
+    // admin at the top of the reporting line.
+    for (const org of ORGS) {
+      const first = all('user').filter((u) => u['org_id'] === org).sort((a, b) => (String(a['id']) < String(b['id']) ? -1 : 1))[0]!;
+      expect(first['manager']).toBeNull();
+      expect(all('user').filter((u) => u['org_id'] === org && u['manager'] === first['id']).length).toBeGreaterThan(0);
+    }
+  });
+
+  it('has ids of the form the service gives records: the object\'s prefix and a ULID, unique, in the order made', () => {
+    const prefixes: Record<string, string> = { user: 'use', account: 'acc', contact: 'con', opportunity: 'opp', lead: 'lea' };
+    const seen = new Set<unknown>();
+    for (const [slug, prefix] of Object.entries(prefixes)) {
+      for (const org of ORGS) {
+        const ids = all(slug).filter((r) => r['org_id'] === org).map((r) => r['id'] as string);
+        for (const id of ids) {
+          expect(id).toMatch(new RegExp(`^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`));
+          expect(id).not.toContain(org);
+          seen.add(id);
+        }
+        expect([...ids].sort()).toEqual(ids);
+      }
+    }
+    expect(seen.size).toBe([...Object.keys(prefixes)].reduce((n, slug) => n + all(slug).length, 0));
   });
 
   it('keeps datetimes and dates in range and dates at UTC midnight', () => {

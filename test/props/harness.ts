@@ -31,8 +31,28 @@ export function runs(ci: number, deep: number): number {
   return DEEP ? deep : ci;
 }
 
-/** Timeout of one property test: vitest's default in CI mode, an hour in deep mode. */
+/** Timeout of one property test: two minutes in CI mode, an hour in deep mode. */
 export const PROPERTY_TIMEOUT = DEEP ? 3_600_000 : 120_000;
+
+/**
+ * The time a property spends on new cases: well inside PROPERTY_TIMEOUT, so a machine busy with
+ * other work runs fewer cases instead of failing the test. (Alone on 2 cores, the properties of
+ * oracles.test.ts take 5 to 45 s for their full count.)
+ */
+export const PROPERTY_BUDGET_MS = DEEP ? 3_000_000 : 50_000;
+
+/**
+ * Checks a property on up to `numRuns` cases, stopping when PROPERTY_BUDGET_MS is spent, and
+ * fails unless at least `minRuns` (a quarter, by default) ran: a run too short to prove anything
+ * is a failure, not a pass.
+ */
+export async function assertSized<Ts>(property: fc.IRawProperty<Ts>, numRuns: number, minRuns = Math.ceil(numRuns / 4)): Promise<void> {
+  const details = await fc.check(property, { numRuns, interruptAfterTimeLimit: PROPERTY_BUDGET_MS, markInterruptAsFailure: false });
+  if (details.failed) throw new Error(fc.defaultReportMessage(details) ?? 'property failed');
+  if (details.numRuns < minRuns) {
+    throw new Error(`only ${details.numRuns} of ${numRuns} cases ran within ${PROPERTY_BUDGET_MS / 1000} s; at least ${minRuns} must (OQL_RUNS sets the count)`);
+  }
+}
 
 export function configureFastCheck(file: string): number {
   const seed = runSeed();

@@ -8,7 +8,7 @@ import {
   type GenOptions, type GenQuery, type Item, type Pred,
 } from '../support/querygen.js';
 import { checkRows, evaluate, fromDb, itemKind, matchRows, type CellKind, type Value } from '../support/refeval.js';
-import { configureFastCheck, inlineParams, openPgMem, openTestDb, PROPERTY_TIMEOUT, runRows, runs, SOLO_TENANT, type FixtureEnv, type TestDb } from './harness.js';
+import { assertSized, configureFastCheck, inlineParams, openPgMem, openTestDb, PROPERTY_TIMEOUT, runRows, runs, SOLO_TENANT, type FixtureEnv, type TestDb } from './harness.js';
 
 /**
  * Property tests of the compiler against oracles that do not use it:
@@ -108,7 +108,7 @@ afterAll(() => {
 
 describe('oracle 1: PostgreSQL rows = reference evaluator rows', () => {
   it('for random valid queries over both fixtures and every tenant', async () => {
-    await fc.assert(
+    await assertSized(
       fc.asyncProperty(queryArb([crm.schema, helpdesk.schema]), tenantArb, async (q, n) => {
         await breathe();
         const f = t.fixtures[q.fixture];
@@ -123,7 +123,7 @@ describe('oracle 1: PostgreSQL rows = reference evaluator rows', () => {
         if (problem) throw report('PostgreSQL and the reference evaluator disagree', text, tenant, c, problem);
         ran('1 reference');
       }),
-      { numRuns: runs(150, 3000) },
+      runs(150, 3000),
     );
   }, PROPERTY_TIMEOUT);
 });
@@ -140,7 +140,7 @@ describe('oracle 2: ternary-logic partitioning', () => {
 
   it('rows(p) + rows(NOT p) + rows((p) IS NULL) = rows()', async () => {
     const arb = fc.oneof(plainQueryArb(crm.schema, options), plainQueryArb(helpdesk.schema, options)).filter((q) => q.where !== null && virtualJoins(q) <= 2);
-    await fc.assert(
+    await assertSized(
       fc.asyncProperty(arb, tenantArb, async (q, n) => {
         await breathe();
         const f = t.fixtures[q.fixture];
@@ -170,7 +170,7 @@ describe('oracle 2: ternary-logic partitioning', () => {
           );
         }
       }),
-      { numRuns: runs(80, 2000) },
+      runs(80, 2000),
     );
   }, PROPERTY_TIMEOUT);
 });
@@ -190,7 +190,7 @@ describe('oracle 3: count = rows', () => {
   });
 
   it('compileCount gives the number of rows the query returns, for every query and LIMIT', async () => {
-    await fc.assert(
+    await assertSized(
       fc.asyncProperty(queryArb([crm.schema, helpdesk.schema], { limits: [1, 2, 5, 17, 100, 10_000] }), tenantArb, async (q, n) => {
         await breathe();
         const f = t.fixtures[q.fixture];
@@ -212,7 +212,7 @@ describe('oracle 3: count = rows', () => {
           }
         }
       }),
-      { numRuns: runs(100, 2000) },
+      runs(100, 2000),
     );
   }, PROPERTY_TIMEOUT);
 });
@@ -223,7 +223,7 @@ describe('oracle 6: the semi-join plan gives the fan-out plan\'s rows', () => {
   // rows an OFFSET skips depends on an order SQL leaves open), so any row order is fine.
   it('compile with semiJoins on and off returns the same multiset of rows', async () => {
     let differing = 0;
-    await fc.assert(
+    await assertSized(
       fc.asyncProperty(queryArb([crm.schema, helpdesk.schema], { limits: [10_000] }), tenantArb, async (q, n) => {
         await breathe();
         const f = t.fixtures[q.fixture];
@@ -242,7 +242,7 @@ describe('oracle 6: the semi-join plan gives the fan-out plan\'s rows', () => {
         }
         ran('6 semi-join = fan-out');
       }),
-      { numRuns: runs(150, 3000) },
+      runs(150, 3000),
     );
     // Not vacuous: the generator reaches the rewrite.
     expect(differing).toBeGreaterThan(0);
@@ -251,7 +251,7 @@ describe('oracle 6: the semi-join plan gives the fan-out plan\'s rows', () => {
 
 describe('oracle 4: tenant isolation', () => {
   it("a tenant's results do not change when other tenants' rows are removed", async () => {
-    await fc.assert(
+    await assertSized(
       fc.asyncProperty(queryArb([crm.schema, helpdesk.schema], { limits: [10_000] }), async (q0) => {
         await breathe();
         const q = { ...q0, offset: null };
@@ -276,7 +276,7 @@ describe('oracle 4: tenant isolation', () => {
           );
         }
       }),
-      { numRuns: runs(80, 2000) },
+      runs(80, 2000),
     );
   }, PROPERTY_TIMEOUT);
 });
@@ -323,7 +323,7 @@ describe('oracle 5: pg-mem on its subset', () => {
     const mem = await openPgMem(t.fixtures);
     const disagreements: string[] = [];
     let memCases = 0;
-    await fc.assert(
+    await assertSized(
       fc.asyncProperty(fc.oneof(aggQueryArb(crm.schema, options), plainQueryArb(crm.schema, options), aggQueryArb(helpdesk.schema, options), plainQueryArb(helpdesk.schema, options)).filter(supported), tenantArb, async (q, n) => {
         await breathe();
         const f = t.fixtures[q.fixture];
@@ -345,7 +345,7 @@ describe('oracle 5: pg-mem on its subset', () => {
         }
         if (problem) disagreements.push(`${text}\n    ${problem.split('\n').slice(0, 3).join('\n    ')}`);
       }),
-      { numRuns: runs(25, 400) },
+      runs(25, 400),
     );
     console.log(`[oracles] pg-mem: ${memCases} queries, ${disagreements.length} disagreements with PGlite and the reference${disagreements.length ? `:\n  ${disagreements.slice(0, 10).join('\n  ')}` : ''}`);
     // Every known gap is excluded above: a new disagreement is a new pg-mem gap (document and

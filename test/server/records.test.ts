@@ -139,6 +139,13 @@ describe('objects (4.6, 4.7)', () => {
     for (const o of all.json.data) expect(Array.isArray(o.org_object_columns)).toBe(true);
     // What the endpoint gives is what the service's clients feed to loadCatalog: the same catalog.
     expect(loadCatalog(all.json.data, {}).version).toBe(catalog.version);
+    // Each caller sees its own organization in the payload, never the one the catalog came from.
+    const orgIds = (value: unknown): string[] => JSON.stringify(value).match(/"org_id":"[^"]*"/g) ?? [];
+    expect(orgIds(all.json.data).length).toBeGreaterThan(10);
+    expect(new Set(orgIds(all.json.data))).toEqual(new Set(['"org_id":"org_acme"']));
+    const globex = await api.call('POST', '/api/v1/org/objects/list', { key: KEYS.globexAdmin });
+    expect(new Set(orgIds(globex.json.data))).toEqual(new Set(['"org_id":"org_globex"']));
+    expect(new Set(orgIds((await api.call('GET', '/api/v1/org/objects/lead/', { key: KEYS.globexAdmin })).json.data))).toEqual(new Set(['"org_id":"org_globex"']));
     const member = await api.call('POST', '/api/v1/org/objects/list', { key: KEYS.acmeMember });
     expect(member.json.data.map((o: { slug: string }) => o.slug).sort()).toEqual(['account', 'contact', 'user']);
     const one = await api.call('GET', '/api/v1/org/objects/account/', { key: KEYS.acmeAdmin });

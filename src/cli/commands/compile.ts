@@ -1,6 +1,6 @@
 import { compile } from '../../compile.js';
 import { isOqlError } from '../../diagnostics/diagnostic.js';
-import { fanoutFlag, instant, onePositional, parseCommand, requireFlag } from '../args.js';
+import { fanoutFlag, instant, onePositional, parseCommand, slugFlag } from '../args.js';
 import { formatDiagnostic } from '../errors.js';
 import { EXIT, UsageError, println, type CliIo } from '../io.js';
 import { formatColumns, formatParams } from '../render.js';
@@ -21,7 +21,6 @@ export const COMPILE_OPTIONS = {
 export async function compileCommand(argv: readonly string[], io: CliIo, cwd: string): Promise<number> {
   const { values, positionals } = parseCommand('compile', argv, COMPILE_OPTIONS);
   const arg = onePositional('compile', positionals, 'query');
-  const slug = requireFlag('compile', 'slug', values.slug, 'opportunity');
   const now = instant('now', values.now);
   const fanout = fanoutFlag('compile', values.fanout);
   const { catalog } = await loadSchema(values, cwd);
@@ -31,6 +30,7 @@ export async function compileCommand(argv: readonly string[], io: CliIo, cwd: st
     if (!io.readStdin) throw new UsageError('standard input is not available', 'compile');
     query = await io.readStdin();
   }
+  const slug = slugFlag('compile', values.slug, query);
   let result;
   try {
     result = compile(query, {

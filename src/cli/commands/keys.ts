@@ -1,9 +1,7 @@
-import { openDatabase as openServiceDb } from '../../run/open.js';
-import { issueApiKey, listApiKeys, revokeApiKey } from '../../service/store/api-keys.js';
-import { migrate } from '../../service/migrations.js';
-import { isRole, type ServiceDb } from '../../service/types.js';
+import { isRole } from '../../service/types.js';
 import { parseCommand, requireFlag } from '../args.js';
 import { EXIT, UsageError, println, type CliIo } from '../io.js';
+import { openServiceAccess, type ServiceAccess } from '../service-access.js';
 import { formatTable } from '../table.js';
 
 export const KEYS_OPTIONS = {
@@ -22,7 +20,8 @@ const ACTIONS = 'create, list or revoke';
 /**
  * `oql keys create`: a new API key for one organization, user and role, printed once with its
  * id. `oql keys list`: the keys (ids, never the keys). `oql keys revoke <id>`: the key stops
- * authenticating, and the OAuth tokens approved with it die with it.
+ * authenticating, and the OAuth tokens approved with it die with it. On an embedded directory
+ * that a running `oql serve` holds, that server does the work (see ../service-access.ts).
  */
 export async function keysCommand(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommand('keys', argv, KEYS_OPTIONS);
@@ -34,10 +33,9 @@ export async function keysCommand(argv: readonly string[], io: CliIo): Promise<n
   if (rest.length > wanted) throw new UsageError(`unexpected argument '${rest[wanted]}'`, 'keys');
   if (action === 'revoke' && rest.length === 0) throw new UsageError('which key? oql keys revoke <key id> (the ids are in oql keys list)', 'keys');
   if (values.database !== undefined && values['data-dir'] !== undefined) throw new UsageError('--database and --data-dir exclude each other', 'keys');
-  const run = async (fn: (db: ServiceDb) => Promise<number>): Promise<number> => {
-    const db = await openServiceDb({ database: values.database, dataDir: values['data-dir'] });
+  const run = async (fn: (db: ServiceAccess) => Promise<number>): Promise<number> => {
+    const db = await openServiceAccess({ database: values.database, dataDir: values['data-dir'], argv: ['keys', ...argv] });
     try {
-      await migrate(db);
       return await fn(db);
     } finally {
       await db.close();
@@ -49,7 +47,7 @@ export async function keysCommand(argv: readonly string[], io: CliIo): Promise<n
     const role = requireFlag('keys', 'role', values.role, 'member');
     if (!isRole(role)) throw new UsageError(`--role must be member, admin or superadmin, not '${role}'`, 'keys');
     return run(async (db) => {
-      const { id, key } = await issueApiKey(db, { orgId, role, userId: values.user });
+      const { id, key } = await db.issueKey({ orgId, role, userId: values.user });
       println(io.stdout, key);
       println(io.stderr, `oql keys: ${id}, a ${role} key for ${orgId} in ${db.label}; the key is shown only now`);
       return EXIT.ok;
@@ -57,7 +55,7 @@ export async function keysCommand(argv: readonly string[], io: CliIo): Promise<n
   }
   if (action === 'list') {
     return run(async (db) => {
-      const keys = await listApiKeys(db, { orgId: values.org, revoked: values.revoked === true });
+      const keys = await db.listKeys({ orgId: values.org, revoked: values.revoked === true });
       if (values.json) {
         println(io.stdout, JSON.stringify(keys, null, 2));
         return EXIT.ok;
@@ -75,12 +73,12 @@ export async function keysCommand(argv: readonly string[], io: CliIo): Promise<n
   }
   const id = rest[0]!;
   return run(async (db) => {
-    const org = await revokeApiKey(db, id);
+    const org = await db.revokeKey(id);
     if (org === null) {
       println(io.stderr, `oql keys: no live key has the id '${id.slice(0, 80)}' in ${db.label} (oql keys list shows them)`);
       return EXIT.failed;
     }
-    println(io.stderr, `oql keys: revoked ${id} of ${org}; running servers stop accepting it within their key cache time (OQL_API_KEY_CACHE_MS, 5 s by default)`);
+    println(io.stderr, `oql keys: revoked ${id} of ${org} in ${db.label}; ${db.revocationReach}`);
     return EXIT.ok;
   });
 }

@@ -1,7 +1,7 @@
 import { compile, compileCount } from '../../compile.js';
 import { isOqlError } from '../../diagnostics/diagnostic.js';
 import { count, execute } from '../../run/index.js';
-import { fanoutFlag, instant, onePositional, parseCommand, positiveInt, requireFlag } from '../args.js';
+import { fanoutFlag, instant, onePositional, parseCommand, positiveInt, slugFlag } from '../args.js';
 import { openEmbedded, openPostgres, type OpenDatabase } from '../database.js';
 import { formatDiagnostic } from '../errors.js';
 import { EXIT, println, type CliIo } from '../io.js';
@@ -39,7 +39,7 @@ export async function runCommand(argv: readonly string[], io: CliIo, cwd: string
 async function runQuery(argv: readonly string[], io: CliIo, cwd: string): Promise<number> {
   const { values, positionals } = parseCommand('run', argv, RUN_OPTIONS);
   const query = onePositional('run', positionals, 'query');
-  const slug = requireFlag('run', 'slug', values.slug, 'opportunity');
+  const slug = slugFlag('run', values.slug, query);
   const timeoutMs = positiveInt('timeout', values.timeout);
   const now = instant('now', values.now);
   const fanout = fanoutFlag('run', values.fanout);

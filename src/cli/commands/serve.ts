@@ -1,7 +1,10 @@
 import type { Catalog } from '../../catalog/types.js';
+import { startAdminHost, type AdminHost } from '../../server/admin.js';
 import { createServer, type OqlServer } from '../../server/app.js';
+import { DEFAULT_DATA_DIR } from '../../run/open.js';
+import { listApiKeys } from '../../service/store/api-keys.js';
 import { SERVICE_DATA_OPTIONS, parseCommand } from '../args.js';
-import { EXIT, UsageError, println, type CliIo } from '../io.js';
+import { EXIT, UsageError, println, shellWord, type CliIo } from '../io.js';
 import { serviceDataOf } from '../service-data.js';
 
 export const SERVE_OPTIONS = {
@@ -52,9 +55,20 @@ function sampleQuery(catalog: Catalog): { query: string; slug: string } {
   return { slug: obj.slug, query: `SELECT id${primary ? `, ${primary.slug}` : ''} FROM ${obj.slug} LIMIT 5` };
 }
 
-/** Single quotes for a POSIX shell. */
-function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
+/**
+ * A start that created no key says what there is and how to make another: the command runs as
+ * printed while this server runs (it asks this server) and after it stops.
+ */
+async function keysLine(server: OqlServer, dataDirFlag: string | undefined): Promise<string[]> {
+  const keys = await listApiKeys(server.db);
+  const dir = dataDirFlag === undefined ? '' : ` --data-dir ${shellWord(dataDirFlag)}`;
+  const org = keys[0]?.orgId ?? 'org_demo';
+  // Never empty here: an embedded start with no live key has just made one and printed it.
+  const n = keys.length;
+  return [
+    `API keys  ${n} live key${n === 1 ? '' : 's'} already exist${n === 1 ? 's' : ''}; a key is shown only when it is made (oql keys list${dir} shows their ids)`,
+    `          make another: oql keys create --org ${org} --role superadmin${dir}`,
+  ];
 }
 
 /**
@@ -82,9 +96,13 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
   });
   let url = '';
   let mcpAddress = '';
+  // The embedded directory is this process's alone: oql keys and oql workspaces ask it here.
+  const dataDir = data.database === undefined && !data.memory ? data.dataDir ?? DEFAULT_DATA_DIR : undefined;
+  let admin: AdminHost | undefined;
   try {
     if (hosts.api) url = await listenOn(server.app, listenPort, host, '--port');
     if (hosts.mcp) mcpAddress = await listenOn(server.mcpApp, mcpPort, host, '--mcp-port');
+    if (dataDir !== undefined) admin = await startAdminHost({ db: server.db, keys: server.keys, dataDir });
   } catch (e) {
     await server.close();
     throw e;
@@ -102,8 +120,10 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
       '',
       'Try it:',
       `  curl -s -X POST ${url}/api/v1/org/objects/list -H 'Authorization: Bearer ${server.firstKey}'`,
-      `  curl -s -X POST ${url}/api/v1/reports/execute -H 'Authorization: Bearer ${server.firstKey}' -H 'Content-Type: application/json' -d ${shellQuote(JSON.stringify(sample))}`,
+      `  curl -s -X POST ${url}/api/v1/reports/execute -H 'Authorization: Bearer ${server.firstKey}' -H 'Content-Type: application/json' -d ${shellWord(JSON.stringify(sample))}`,
       '');
+  } else if (dataDir !== undefined && hosts.api) {
+    println(io.stdout, ...(await keysLine(server, values['data-dir'])));
   }
   if (hosts.api) println(io.stdout, `Console: ${url}/ (sign in with an API key)`, `OpenAPI document: ${url}/openapi.json`);
 
@@ -115,7 +135,8 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
       process.off('SIGTERM', onTerm);
       process.off('SIGINT', onInt);
       println(io.stderr, `oql serve: ${signal}, finishing requests in flight`);
-      server.close().then(resolve, (e) => {
+      // The admin host first: a key command arriving now is told the server is stopping, not lost.
+      Promise.resolve(admin?.close()).then(() => server.close()).then(resolve, (e) => {
         println(io.stderr, `oql serve: closing failed: ${(e as Error).message}`);
         resolve();
       });

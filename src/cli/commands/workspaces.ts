@@ -1,8 +1,6 @@
-import { openDatabase as openServiceDb } from '../../run/open.js';
-import { migrate } from '../../service/migrations.js';
-import { createWorkspace, listWorkspaces } from '../../service/store/workspaces.js';
 import { parseCommand, requireFlag } from '../args.js';
 import { EXIT, UsageError, println, type CliIo } from '../io.js';
+import { openServiceAccess } from '../service-access.js';
 
 export const WORKSPACES_OPTIONS = {
   subdomain: { type: 'string' },
@@ -24,7 +22,8 @@ Options:
   --subdomain <name>    lower-case letters, digits and '-' (a DNS label), for example acme
   --org <id>            the organization, for example org_acme
   --database <url>      a PostgreSQL server, postgres://user:password@host:5432/db
-  --data-dir <dir>      the embedded database's directory (default ./.oql-data)
+  --data-dir <dir>      the embedded database's directory (default ./.oql-data); while
+                        oql serve runs on it, that server does the work
   --json                list as JSON
   -h, --help            show this help
 
@@ -50,16 +49,15 @@ export async function workspacesCommand(argv: readonly string[], io: CliIo): Pro
   if (values.database !== undefined && values['data-dir'] !== undefined) throw new UsageError('--database and --data-dir exclude each other', 'workspaces');
   const subdomain = action === 'create' ? requireFlag('workspaces', 'subdomain', values.subdomain, 'acme') : undefined;
   const orgId = action === 'create' ? requireFlag('workspaces', 'org', values.org, 'org_acme') : undefined;
-  const db = await openServiceDb({ database: values.database, dataDir: values['data-dir'] });
+  const db = await openServiceAccess({ database: values.database, dataDir: values['data-dir'], argv: ['workspaces', ...argv] });
   try {
-    await migrate(db);
     if (action === 'create') {
-      const { created } = await createWorkspace(db, { subdomain: subdomain!, orgId: orgId! });
+      const { created } = await db.createWorkspace({ subdomain: subdomain!, orgId: orgId! });
       println(io.stdout, `${subdomain}=${orgId}`);
       println(io.stderr, `oql workspaces: ${created ? 'created' : 'already present:'} ${subdomain} → ${orgId} in ${db.label}`);
       return EXIT.ok;
     }
-    const all = await listWorkspaces(db);
+    const all = await db.listWorkspaces();
     if (values.json) println(io.stdout, JSON.stringify(all.map((w) => ({ subdomain: w.subdomain, org_id: w.orgId }))));
     else for (const w of all) println(io.stdout, `${w.subdomain}=${w.orgId}`);
     return EXIT.ok;

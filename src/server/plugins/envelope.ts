@@ -11,7 +11,41 @@ function plain(code: DiagnosticCode, message: string, hint?: string): ErrorEnvel
   return errorEnvelope(OqlError.plain(code, message, hint));
 }
 
-type AjvError = { instancePath?: string; keyword?: string; message?: string; params?: Record<string, unknown> };
+type AjvError = { instancePath?: string; schemaPath?: string; keyword?: string; message?: string; params?: Record<string, unknown> };
+type Schema = { type?: string; required?: readonly string[]; properties?: Record<string, Schema>; items?: Schema };
+
+/**
+ * A schema as a JSON sketch (`{"values": [{…}, …]}`): what a value of the wrong type should have
+ * looked like, so "body must be object" also says which object.
+ */
+function sketch(schema: Schema | undefined, depth = 0): string {
+  switch (schema?.type) {
+    case 'object': {
+      const required = schema.required ?? [];
+      if (required.length === 0 || depth > 2) return '{…}';
+      return `{${required.map((k) => `"${k}": ${sketch(schema.properties?.[k], depth + 1)}`).join(', ')}}`;
+    }
+    case 'array':
+      return `[${sketch(schema.items, depth + 1)}, …]`;
+    case 'string':
+      return '"…"';
+    case 'number':
+    case 'integer':
+      return '0';
+    case 'boolean':
+      return 'true';
+    default:
+      return '…';
+  }
+}
+
+/** The part of a route's schema an error's schemaPath (`#/properties/values/type`) points into. */
+function schemaAt(root: Schema | undefined, schemaPath: string | undefined): Schema | undefined {
+  const steps = (schemaPath ?? '').replace(/^#\/?/, '').split('/').slice(0, -1);
+  let at: unknown = root;
+  for (const step of steps) at = at === undefined || at === null ? undefined : (at as Record<string, unknown>)[step.replace(/~1/g, '/').replace(/~0/g, '~')];
+  return at as Schema | undefined;
+}
 
 // JSON-schema keywords → the error codes record validation uses for the same kind of problem.
 const KEYWORD_CODES: Record<string, string> = {
@@ -25,8 +59,8 @@ const KEYWORD_CODES: Record<string, string> = {
   enum: 'INVALID_OPTION',
 };
 
-/** Fastify's schema errors as section-7 validation entries, one per problem. */
-function schemaEntries(errors: readonly AjvError[], context: string, slug: string): ValidationError[] {
+/** Fastify's schema errors as validation entries, one per problem. */
+function schemaEntries(errors: readonly AjvError[], context: string, slug: string, schema: Schema | undefined): ValidationError[] {
   return errors.map((e) => {
     const segments = (e.instancePath ?? '').split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
     const parent = [context, ...segments].join('.');
@@ -39,7 +73,7 @@ function schemaEntries(errors: readonly AjvError[], context: string, slug: strin
     return {
       object_slug: slug,
       field,
-      message: `${parent} ${e.message ?? 'is invalid'}`,
+      message: `${parent} ${e.message ?? 'is invalid'}${e.keyword === 'type' ? `, shaped as ${sketch(schemaAt(schema, e.schemaPath))}` : ''}`,
       error_code: KEYWORD_CODES[e.keyword ?? ''] ?? 'INVALID_VALUE',
       record_index: index,
       meta_data: where,
@@ -53,7 +87,9 @@ export function envelopeFor(err: unknown, request: FastifyRequest): ErrorEnvelop
   const e = err as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (Array.isArray(e.validation)) {
     const slug = (request.params as { slug?: unknown } | undefined)?.slug;
-    return errorEnvelope(OqlError.validation('Invalid request', schemaEntries(e.validation, e.validationContext ?? 'body', typeof slug === 'string' ? slug : '')));
+    const context = e.validationContext ?? 'body';
+    const schema = (request.routeOptions?.schema as Record<string, Schema | undefined> | undefined)?.[context];
+    return errorEnvelope(OqlError.validation('Invalid request', schemaEntries(e.validation, context, typeof slug === 'string' ? slug : '', schema)));
   }
   switch (e.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -116,7 +152,13 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): 
  * One error handler and one not-found handler for the whole instance, so every failure — from
  * the body parser, the schema validator, the auth hook or a route — leaves in the same envelope.
  */
-export function installEnvelope(app: FastifyInstance): void {
+export interface EnvelopeOptions {
+  /** Where to look instead, for the 404 of a path no route has. Default: the OpenAPI document. */
+  readonly notFoundHint?: (path: string) => string;
+}
+
+export function installEnvelope(app: FastifyInstance, options: EnvelopeOptions = {}): void {
+  const notFoundHint = options.notFoundHint ?? (() => 'see /openapi.json for the endpoints');
   app.setErrorHandler((err, request, reply) => {
     const envelope = envelopeFor(err, request);
     if (envelope.data.status_code >= 500) {
@@ -133,7 +175,7 @@ export function installEnvelope(app: FastifyInstance): void {
     const allowed = METHODS.filter((m) => m !== request.method && request.server.findRoute({ method: m, url: path }) !== null);
     const envelope = allowed.length > 0
       ? plain('METHOD_NOT_ALLOWED', `${request.method} is not allowed here`, `use ${allowed.join(' or ')}`)
-      : plain('ROUTE_NOT_FOUND', `no endpoint ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`, 'see /openapi.json for the endpoints');
+      : plain('ROUTE_NOT_FOUND', `no endpoint ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`, notFoundHint(path));
     if (allowed.length > 0) void reply.header('allow', allowed.join(', '));
     void reply.code(envelope.data.status_code).type('application/json; charset=utf-8').send(envelope);
   });

@@ -22,6 +22,9 @@ export const ROLL_GRACE_MS = 24 * 3600 * 1000;
 /** `last_used_at` is written at most once a minute per key: a read path should not write on every request. */
 const LAST_USED_EVERY_MS = 60_000;
 
+/** Keys given rather than made (OQL_API_KEYS) must be at least this long: short ones are guessed. */
+export const MIN_KEY_LENGTH = 16;
+
 export interface NewApiKey {
   readonly orgId: string;
   readonly role: Role;
@@ -77,7 +80,7 @@ export async function issueApiKey(db: ServiceTx, o: NewApiKey): Promise<{ readon
  */
 export async function storeApiKey(db: ServiceTx, key: string, o: NewApiKey): Promise<string> {
   checkKeyFields(o);
-  if (typeof key !== 'string' || key.length < 16) throw OqlError.plain('INVALID_OPTIONS', 'an API key must be at least 16 characters long');
+  if (typeof key !== 'string' || key.length < MIN_KEY_LENGTH) throw OqlError.plain('INVALID_OPTIONS', `an API key must be at least ${MIN_KEY_LENGTH} characters long`);
   const id = `key_${randomBytes(9).toString('base64url')}`;
   const { rows } = await db.query<{ id: string }>(
     `INSERT INTO ${SERVICE_SCHEMA}.api_keys
@@ -321,13 +324,15 @@ export function parseApiKeysEnv(text: string): BootstrapKey[] {
   for (const [i, entry] of entries.entries()) {
     const eq = entry.lastIndexOf('=');
     const bad = (why: string): never => {
-      throw OqlError.plain('INVALID_OPTIONS', `OQL_API_KEYS entry ${i + 1}: ${why}`, 'write key=org:role[:user], entries separated by commas, for example k1=org_a:superadmin:u_1');
+      throw OqlError.plain('INVALID_OPTIONS', `OQL_API_KEYS entry ${i + 1}: ${why}`,
+        `write key=org:role[:user], entries separated by commas, each key at least ${MIN_KEY_LENGTH} characters: for example demo-key-0123456789=org_demo:superadmin`);
     };
     if (eq <= 0) bad('expected key=org:role[:user]');
     const key = entry.slice(0, eq);
     const [orgId, role, userId, ...rest] = entry.slice(eq + 1).split(':');
     if (rest.length > 0 || !orgId || !role) bad('expected key=org:role[:user]');
-    if (key.length < 16) bad('the key must be at least 16 characters long');
+    // Named by its length, never its text: the message may reach a log.
+    if (key.length < MIN_KEY_LENGTH) bad(`the key must be at least ${MIN_KEY_LENGTH} characters long, and this one has ${key.length}`);
     if (!isRole(role)) bad(`role '${role}' must be member, admin or superadmin`);
     if (!isOrgId(orgId!)) bad(`organization id '${orgId}' must be letters, digits, '_', '.' or '-'`);
     if (userId !== undefined && userId !== '' && !isOrgId(userId)) bad(`user id '${userId}' must be letters, digits, '_', '.' or '-'`);
