@@ -123,6 +123,56 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       `ALTER TABLE ${S}.oauth_tokens ADD COLUMN IF NOT EXISTS api_key_id text`,
     ],
   },
+  {
+    version: 5,
+    name: 'state shared by a fleet: concurrency leases, attempt counters',
+    statements: [
+      // One row per running request of a principal; a row whose holder died expires by itself.
+      // Expiry is the database's clock, so instances whose clocks differ still agree.
+      `CREATE TABLE IF NOT EXISTS ${S}.leases (
+         id bigserial PRIMARY KEY,
+         key text NOT NULL,
+         holder text NOT NULL,
+         ttl_ms integer NOT NULL CHECK (ttl_ms > 0),
+         expires_at timestamptz NOT NULL
+       )`,
+      `CREATE INDEX IF NOT EXISTS leases_key_idx ON ${S}.leases (key)`,
+      `CREATE INDEX IF NOT EXISTS leases_expires_idx ON ${S}.leases (expires_at)`,
+      // Atomic across instances in one statement: callers of one key queue on a lock that lasts
+      // for the statement's own transaction (so it holds behind PgBouncer in transaction mode), and
+      // each statement after the lock reads a fresh snapshot, which holds every lease committed by
+      // the callers before it (a transaction's commit is visible before its locks are released).
+      `CREATE OR REPLACE FUNCTION ${S}.acquire_lease(p_key text, p_max integer, p_ttl_ms integer, p_holder text) RETURNS bigint
+       LANGUAGE plpgsql VOLATILE AS $fn$
+       DECLARE
+         taken integer;
+         lease bigint;
+       BEGIN
+         IF current_setting('transaction_isolation') <> 'read committed' THEN
+           RAISE EXCEPTION 'acquire_lease needs READ COMMITTED (a fresh snapshot after the lock), not %', current_setting('transaction_isolation');
+         END IF;
+         PERFORM pg_advisory_xact_lock(hashtextextended('oql lease|' || p_key, 0));
+         DELETE FROM ${S}.leases WHERE key = p_key AND expires_at <= clock_timestamp();
+         SELECT count(*) INTO taken FROM ${S}.leases WHERE key = p_key;
+         IF taken >= p_max THEN
+           RETURN NULL;
+         END IF;
+         INSERT INTO ${S}.leases (key, holder, ttl_ms, expires_at)
+           VALUES (p_key, p_holder, p_ttl_ms, clock_timestamp() + p_ttl_ms * interval '1 millisecond')
+           RETURNING id INTO lease;
+         RETURN lease;
+       END
+       $fn$`,
+      // Fixed windows of attempts per key (an endpoint and an address, a client, a key prefix).
+      // Windows are in the callers' epoch milliseconds, the clock their Retry-After is told in.
+      `CREATE TABLE IF NOT EXISTS ${S}.attempts (
+         key text PRIMARY KEY,
+         count integer NOT NULL,
+         window_ends bigint NOT NULL
+       )`,
+      `CREATE INDEX IF NOT EXISTS attempts_window_idx ON ${S}.attempts (window_ends)`,
+    ],
+  },
 ]);
 
 // Any constant: the key of the advisory lock every migrating start takes.
