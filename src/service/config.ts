@@ -4,6 +4,7 @@ import { didYouMean } from '../diagnostics/suggest.js';
 import type { DatabaseOptions } from '../run/open.js';
 import type { LeaseStore } from './leases.js';
 import { isRole, type AuthResolver, type Role, type ServiceDb } from './types.js';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 export interface LogOptions {
   /** pino level. Default 'info'. */
@@ -68,6 +69,11 @@ export interface ServerOptions extends DatabaseOptions {
    * OQL_API_KEY_CACHE_MS or 5000.
    */
   readonly apiKeyCacheMs?: number;
+  /**
+   * Proxies trusted to name the client's address (X-Forwarded-For): a hop count, or their
+   * addresses and CIDR ranges. Default OQL_TRUST_PROXY, else none (src/service/trust-proxy.ts).
+   */
+  readonly trustProxy?: string | number | readonly string[];
   /** Request logs (one JSON line per request); false or absent: none. */
   readonly log?: LogOptions | false;
   /** The environment read for OQL_* settings. Default process.env. */
@@ -91,6 +97,7 @@ export interface ServerConfig {
   readonly tokenSecret: string | undefined;
   readonly roleAccess: Partial<Record<Role, readonly string[]>>;
   readonly apiKeyCacheMs: number;
+  readonly trustProxy: TrustProxy;
 }
 
 export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024;
@@ -149,6 +156,7 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
     tokenSecret: secret === '' ? undefined : secret,
     roleAccess: options.roleAccess ?? parseRoleAccess(env['OQL_ROLE_ACCESS'] ?? ''),
     apiKeyCacheMs: nonNegative('apiKeyCacheMs (OQL_API_KEY_CACHE_MS)', options.apiKeyCacheMs ?? env['OQL_API_KEY_CACHE_MS'], DEFAULT_API_KEY_CACHE_MS),
+    trustProxy: parseTrustProxy(options.trustProxy ?? env['OQL_TRUST_PROXY']),
   };
 }
 
