@@ -22,6 +22,8 @@ import { listeningUrl, mcpRoutes } from '../mcp/http.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { oauthPlugin, type OAuthServerOptions } from '../oauth/plugin.js';
 import { oauthAuthResolver } from '../oauth/store.js';
+import { fastifyTrustProxy } from '../service/trust-proxy.js';
+import type { ReadRole } from '../run/drivers/read-role.js';
 
 /** Public URLs written into OAuth and MCP metadata (deployments behind a proxy set them). */
 export interface PublicUrlOptions {
@@ -47,6 +49,11 @@ export interface OqlServer {
   readonly authResolvers: AuthResolver[];
   /** Verified API keys held for `apiKeyCacheMs`; `keys.forget()` after revoking a key makes it fail at once here. */
   readonly keys: ApiKeyVerifier;
+  /**
+   * The --read-database pool: its URL without the password, and what its role carries (whether
+   * its reads are one statement, and the ALTER ROLE that would make them so).
+   */
+  readonly reads: { readonly label: string; readonly role: ReadRole } | undefined;
   /** The key created for org_demo on an empty embedded database (`createFirstKey`), shown once. */
   readonly firstKey: string | undefined;
   /** Rows of demo data loaded at this start (0 when the tables already held data). */
@@ -79,9 +86,13 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
     const mcpApp: FastifyInstance = await buildApp(ctx, options, authResolvers, 'mcp', urls);
     for (const column of service.auditColumns) app.log.info(`added the audit column ${column} (rows written before read back null there)`);
     for (const warning of service.warnings) app.log.warn(warning);
+    if (service.reads && service.reads.role.missing.length > 0) {
+      app.log.warn({ missing: service.reads.role.missing, fix: service.reads.role.fix },
+        'reads from --read-database take three round trips instead of one: its role lacks defaults that make a read one statement (docs/fleet.md)');
+    }
     let closed: Promise<void> | undefined;
     return {
-      app, mcpApp, db, catalog: service.catalog, config: service.config, service, authResolvers, keys: ctx.keys,
+      app, mcpApp, db, catalog: service.catalog, config: service.config, service, authResolvers, keys: ctx.keys, reads: service.reads,
       firstKey: service.firstKey, demoRows: service.demoRows, ...urls,
       close() {
         closed ??= (async () => {
@@ -168,6 +179,8 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
     requestTimeout: REQUEST_TIMEOUT_MS,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     http: { headersTimeout: HEADERS_TIMEOUT_MS },
+    // request.ip is the client's address only behind the proxies named here (per-address limits).
+    trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
   });
   capConnectionsPerAddress(app, ctx.config.maxConnectionsPerAddress);
   app.decorate('oql', ctx);

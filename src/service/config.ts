@@ -59,7 +59,7 @@ export interface ServerOptions extends DatabaseOptions {
    * written `member=account,contact;admin=account,contact,lead`.
    */
   readonly roleAccess?: Partial<Record<Role, readonly string[]>>;
-  /** Where the principals' concurrency leases are kept. Default: in this process (one instance). */
+  /** Where the principals' concurrency leases are kept. Default: in the database on PostgreSQL (shared by every instance on it), else in this process. */
   readonly leases?: LeaseStore;
   /** More ways to recognise a bearer token (OAuth access tokens), tried after API keys. */
   readonly authResolvers?: readonly AuthResolver[];

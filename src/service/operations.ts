@@ -14,10 +14,16 @@ import { listToolLogs } from './store/tool-logs.js';
  * The service's operations, each once: the policy point's admission and limits around one library
  * call. REST routes, MCP tools and the console call these and only render the result, so a
  * request gets the same answer, status and code on every surface.
+ *
+ * Reports and filters read from `readDb`, which may be a replica (docs/fleet.md); get-one reads the
+ * primary, where the caller's own writes are, and so do connector pages: a page read behind a
+ * replica's replay could miss a record stamped before the sync's cutoff, which no later page would
+ * deliver.
  */
 export class Operations {
   constructor(
     private readonly db: Database,
+    private readonly readDb: Database,
     private readonly catalog: Catalog,
     private readonly config: ServerConfig,
     readonly policy: Policy,
@@ -27,11 +33,11 @@ export class Operations {
   // ---- Analytics (4.8, 4.9) ----
 
   execute(ctx: RequestContext, request: QueryRequest, surface: 'rest' | 'mcp' = 'rest') {
-    return this.policy.admit(ctx, 'heavy', () => execute(this.db, request, this.runOptions(ctx, surface)));
+    return this.policy.admit(ctx, 'heavy', () => execute(this.readDb, request, this.runOptions(ctx, surface)));
   }
 
   count(ctx: RequestContext, request: QueryRequest) {
-    return this.policy.admit(ctx, 'heavy', () => count(this.db, request, this.runOptions(ctx, 'rest')));
+    return this.policy.admit(ctx, 'heavy', () => count(this.readDb, request, this.runOptions(ctx, 'rest')));
   }
 
   private runOptions(ctx: RequestContext, surface: 'rest' | 'mcp') {
@@ -47,7 +53,7 @@ export class Operations {
   filter(ctx: RequestContext, slug: string, body: unknown, surface: 'rest' | 'mcp' = 'rest') {
     this.policy.checkObject(ctx, slug);
     const access = this.policy.access(ctx);
-    return this.policy.admit(ctx, 'heavy', () => filterRecords(this.db, body, {
+    return this.policy.admit(ctx, 'heavy', () => filterRecords(this.readDb, body, {
       catalog: this.catalog, slug, orgId: ctx.org, ...this.policy.readLimits(ctx, surface),
       ...(access === undefined ? {} : { access }),
     }));
