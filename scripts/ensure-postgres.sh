@@ -20,7 +20,7 @@ if [ ! -x /usr/sbin/pgbouncer ]; then
     DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pgbouncer >/dev/null
     # Debian starts its own PgBouncer on install; the tests start theirs.
-    if command -v systemctl >/dev/null 2>&1; then systemctl stop pgbouncer >/dev/null 2>&1 || true; fi
+    if command -v service >/dev/null 2>&1; then service pgbouncer stop >/dev/null 2>&1 || true; fi
   else
     echo "pgbouncer is missing at /usr/sbin/pgbouncer: install Debian's pgbouncer package for the fleet tests" >&2
   fi
