@@ -184,8 +184,10 @@ const MIGRATION_LOCK = 7_402_113_991;
  */
 export async function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
   return db.transaction(async (tx) => {
-    await tx.query(`CREATE SCHEMA IF NOT EXISTS ${S}`);
+    // The lock first: two instances starting at once would otherwise both try to create the
+    // schema, and IF NOT EXISTS does not stop the second from failing on the first's.
     await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    await tx.query(`CREATE SCHEMA IF NOT EXISTS ${S}`);
     await tx.query(`CREATE TABLE IF NOT EXISTS ${S}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
     const done = new Set((await tx.query<{ version: number }>(`SELECT version FROM ${S}.migrations`)).rows.map((r) => Number(r.version)));
     const applied: number[] = [];
