@@ -1,4 +1,5 @@
 import type { Database } from '../run/database.js';
+import { storedKey } from './stored-key.js';
 import { secondsUntil, type AttemptStore, type Limit, type Verdict } from './attempts.js';
 import { SERVICE_SCHEMA } from './migrations.js';
 
@@ -10,7 +11,8 @@ const PRUNE_EVERY_MS = 60_000;
 const ATTEMPTS = 3;
 
 /**
- * Attempt counters in oql_service.attempts (migration 5), shared by every instance on the database.
+ * Attempt counters in oql_service.attempts (migration 5), shared by every instance on the database,
+ * each key stored as its SHA-256.
  * A hit is one INSERT … ON CONFLICT DO UPDATE over all its keys: the row lock of each key makes
  * concurrent hits from any number of instances add up exactly, and a window that has ended starts
  * again at 1. Keys go in sorted order, so two hits over the same keys lock them in the same order.
@@ -24,7 +26,8 @@ export class PostgresAttemptStore implements AttemptStore {
   constructor(private readonly db: Database, private readonly now: () => number = Date.now) {}
 
   async hit(keys: readonly string[], limit: Limit): Promise<Verdict> {
-    const unique = [...new Set(keys)].sort();
+    // Keys hold request text (a client id, an address): stored as digests, any character is safe.
+    const unique = [...new Set(keys.map(storedKey))].sort();
     if (unique.length === 0) return { ok: true };
     const now = this.now();
     await this.prune(now);
@@ -49,7 +52,7 @@ export class PostgresAttemptStore implements AttemptStore {
     const now = this.now();
     const { rows } = await this.db.query<{ end: string | number | null }>(
       `SELECT max(window_ends) AS end FROM ${S}.attempts WHERE key = ANY($1::text[]) AND window_ends > $2::bigint AND count >= $3`,
-      [[...new Set(keys)], now, limit.max]);
+      [[...new Set(keys.map(storedKey))], now, limit.max]);
     const end = rows[0]?.end;
     return end === null || end === undefined ? 0 : secondsUntil(Number(end), now);
   }

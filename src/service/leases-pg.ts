@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { Database } from '../run/database.js';
 import type { Lease, LeaseStore } from './leases.js';
 import { SERVICE_SCHEMA } from './migrations.js';
+import { storedKey } from './stored-key.js';
 
 const S = SERVICE_SCHEMA;
 
@@ -60,7 +61,7 @@ export class PostgresLeaseStore implements LeaseStore {
     if (!Number.isSafeInteger(max) || max < 0) throw new RangeError(`max must be a whole number of at least 0, not ${String(max)}`);
     if (!Number.isSafeInteger(ttlMs) || ttlMs < 100 || ttlMs > 2_147_483_647) throw new RangeError(`ttlMs must be whole milliseconds from 100, not ${String(ttlMs)}`);
     const { rows } = await this.db.query<{ id: string | number | null }>(
-      `SELECT ${S}.acquire_lease($1, $2, $3, $4) AS id`, [key, max, ttlMs, this.holder]);
+      `SELECT ${S}.acquire_lease($1, $2, $3, $4) AS id`, [storedKey(key), max, ttlMs, this.holder]);
     const id = rows[0]?.id;
     if (id === null || id === undefined) return null;
     const leaseId = String(id);
@@ -84,7 +85,7 @@ export class PostgresLeaseStore implements LeaseStore {
 
   async held(key: string): Promise<number> {
     const { rows } = await this.db.query<{ n: number | string }>(
-      `SELECT count(*)::int AS n FROM ${S}.leases WHERE key = $1 AND expires_at > clock_timestamp()`, [key]);
+      `SELECT count(*)::int AS n FROM ${S}.leases WHERE key = $1 AND expires_at > clock_timestamp()`, [storedKey(key)]);
     return Number(rows[0]?.n ?? 0);
   }
 

@@ -36,8 +36,11 @@ export function requestContext(principal: Principal): RequestContext {
  */
 export type Weight = 'heavy' | 'light';
 
-/** How long a lease outlives an instance that died holding it; held leases are renewed well within it. */
-const LEASE_TTL_MS = 30_000;
+/**
+ * How long a lease outlives an instance that died holding it: a killed instance's share of a
+ * principal's budget comes back within this. Held leases are renewed three times within it.
+ */
+const LEASE_TTL_MS = 8_000;
 
 export interface PolicyDeps {
   readonly catalog: Catalog;

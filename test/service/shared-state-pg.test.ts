@@ -3,14 +3,17 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/run/database.js';
 import { openDatabase } from '../../src/run/open.js';
+import { PostgresAttemptStore } from '../../src/service/attempts-pg.js';
 import { PostgresLeaseStore } from '../../src/service/leases-pg.js';
 import { migrate } from '../../src/service/migrations.js';
+import { storedKey } from '../../src/service/stored-key.js';
 import { startFleetDatabases, type FleetDatabases } from '../support/fleet.js';
 
 /**
- * Concurrency leases in PostgreSQL, as several instances of the service use them: each "instance"
- * here is its own lease store on its own pool, all through PgBouncer in transaction mode. The
- * oracle is the leases table and pg_locks, read on a connection of the test's own.
+ * The state instances share in PostgreSQL, as several instances of the service use it: each
+ * "instance" here is its own store on its own pool, all through PgBouncer in transaction mode.
+ * Concurrency leases (the oracle: the leases table and pg_locks, read on a connection of the
+ * test's own) and attempt counters.
  */
 
 let fleet: FleetDatabases;
@@ -37,7 +40,7 @@ afterAll(async () => {
 });
 
 async function liveRows(key: string): Promise<number> {
-  const { rows } = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM oql_service.leases WHERE key = $1 AND expires_at > clock_timestamp()', [key]);
+  const { rows } = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM oql_service.leases WHERE key = $1 AND expires_at > clock_timestamp()', [storedKey(key)]);
   return rows[0]!.n;
 }
 
@@ -159,3 +162,48 @@ describe('PostgresLeaseStore', () => {
     await b!.release();
   });
 });
+
+describe('PostgresAttemptStore', () => {
+  const limit = { max: 10, windowSeconds: 60 };
+
+  it('counts 60 simultaneous attempts on one key from six instances exactly: 10 pass, 50 are refused', async () => {
+    const stores = instances.map((i) => new PostgresAttemptStore(i.db));
+    const verdicts = await Promise.all(Array.from({ length: 60 }, (_, i) => stores[i % stores.length]!.hit(['a:hammer'], limit)));
+    expect(verdicts.filter((v) => v.ok)).toHaveLength(10);
+    const refused = verdicts.filter((v) => !v.ok) as { retryAfter: number }[];
+    expect(refused).toHaveLength(50);
+    for (const v of refused) expect(v.retryAfter).toBeGreaterThan(0);
+    expect(countOf(await admin.query<{ count: number }>('SELECT count FROM oql_service.attempts WHERE key = $1', [storedKey('a:hammer')]))).toBe(60);
+    expect(await stores[0]!.exceeded(['a:hammer'], limit)).toBeGreaterThan(0);
+  });
+
+  it('starts a window again once it has ended, on any instance', async () => {
+    let now = Date.UTC(2030, 0, 1);
+    const one = new PostgresAttemptStore(instances[0]!.db, () => now);
+    const two = new PostgresAttemptStore(instances[1]!.db, () => now);
+    const tight = { max: 2, windowSeconds: 30 };
+    expect((await one.hit(['a:window'], tight)).ok).toBe(true);
+    expect((await two.hit(['a:window'], tight)).ok).toBe(true);
+    expect(await two.exceeded(['a:window'], tight)).toBe(30);
+    const third = await one.hit(['a:window'], tight);
+    expect(third).toEqual({ ok: false, retryAfter: 30 });
+    now += 29_000;
+    expect(await one.exceeded(['a:window'], tight)).toBe(1);
+    now += 1_000;
+    expect(await two.exceeded(['a:window'], tight)).toBe(0);
+    expect((await two.hit(['a:window'], tight)).ok).toBe(true);
+  });
+
+  it('checks without counting, and takes keys of any text', async () => {
+    const store = new PostgresAttemptStore(instances[2]!.db);
+    const odd = ['a\u0000b', 'x'.repeat(20_000), "'; DROP TABLE oql_service.attempts; --"];
+    for (let i = 0; i < 3; i++) expect(await store.exceeded(odd, { max: 1, windowSeconds: 60 })).toBe(0);
+    expect((await store.hit(odd, { max: 1, windowSeconds: 60 })).ok).toBe(true);
+    expect(await store.exceeded([odd[0]!], { max: 1, windowSeconds: 60 })).toBeGreaterThan(0);
+    expect(await store.exceeded(['a\u0000c'], { max: 1, windowSeconds: 60 })).toBe(0);
+  });
+});
+
+function countOf(result: { rows: { count: number }[] }): number {
+  return Number(result.rows[0]?.count);
+}
