@@ -71,13 +71,15 @@ export async function openService(options: ServerOptions & { workspaces?: string
     // Its role's statement_timeout must equal the service's for a read to be one statement.
     if (options.readDatabase !== undefined) reader = await openReadDatabase(options.readDatabase, { ...options, timeoutMs });
     const readDb = reader ? routeReads(db, reader.db) : db;
+    // A read role on the primary itself also serves the reads that must see the latest write.
+    const primaryReadDb = reader && !reader.role.standby ? readDb : db;
     const ownsLeases = options.leases === undefined;
     const leaseStore: LeaseStore = options.leases ?? leaseStoreFor(db);
     const policy = new Policy({ catalog, config, leases: leaseStore, timeoutMs, coolDownMs: db.kind === 'pglite' ? EMBEDDED_COOL_DOWN_MS : 0 });
     let closed: Promise<void> | undefined;
     return {
       db, readDb, catalog, config, policy, leases: leaseStore, tokenSecret: secret,
-      ops: new Operations(db, readDb, catalog, config, policy, secret),
+      ops: new Operations(db, readDb, primaryReadDb, catalog, config, policy, secret),
       keys: new ApiKeyVerifier(db, config.apiKeyCacheMs),
       firstKey, demoRows, warnings, auditColumns,
       reads: reader && { label: reader.db.label, role: reader.role },

@@ -15,15 +15,18 @@ import { listToolLogs } from './store/tool-logs.js';
  * call. REST routes, MCP tools and the console call these and only render the result, so a
  * request gets the same answer, status and code on every surface.
  *
- * Reports and filters read from `readDb`, which may be a replica (docs/fleet.md); get-one reads the
- * primary, where the caller's own writes are, and so do connector pages: a page read behind a
- * replica's replay could miss a record stamped before the sync's cutoff, which no later page would
- * deliver.
+ * Reports and filters read from `readDb`, which may be a replica (docs/fleet.md). Get-one reads
+ * the primary, where the caller's own writes are (`primaryReadDb`: the read role's pool when it is
+ * on the primary, so the read is one statement), and so do connector pages, with the role that
+ * writes: a page read behind a replica's replay could miss a record stamped before the sync's
+ * cutoff, which no later page would deliver, and the cutoff looks for open writes among the
+ * primary's sessions, which a read role may not see.
  */
 export class Operations {
   constructor(
     private readonly db: Database,
     private readonly readDb: Database,
+    private readonly primaryReadDb: Database,
     private readonly catalog: Catalog,
     private readonly config: ServerConfig,
     readonly policy: Policy,
@@ -86,7 +89,7 @@ export class Operations {
 
   getRecord(ctx: RequestContext, slug: string, id: string) {
     const { userId: _u, ...rctx } = this.writeContext(ctx, slug);
-    return this.policy.admit(ctx, 'light', () => getRecord(this.db, slug, id, rctx));
+    return this.policy.admit(ctx, 'light', () => getRecord(this.primaryReadDb, slug, id, rctx));
   }
 
   updateRecord(ctx: RequestContext, slug: string, id: string, patch: unknown) {

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openReadDatabase } from '../../src/run/open.js';
+import { createServer } from '../../src/server/app.js';
 import { READER, startFleetDatabases, statementLog, type FleetDatabases } from '../support/fleet.js';
 
 /**
@@ -140,6 +141,35 @@ describe('reads on a read role through PgBouncer (transaction mode)', () => {
       expect(log.since().filter((s) => s.role === PLAIN && s.text.startsWith('BEGIN'))).toEqual([]);
     } finally {
       await after.db.close();
+    }
+  });
+});
+
+describe('the service with --read-database on the primary', () => {
+  it('reads a get-one and a filter page as one statement each, of the read role', async () => {
+    const server = await createServer({
+      database: fleet.primaryUrl, readDatabase: fleet.bouncer.url('postgres', READER), queryTimeoutMs: BUDGET, poolSize: 3,
+      apiKeys: 'read-role-test-key-000001=org_rr:superadmin:u_rr', env: {},
+    });
+    try {
+      expect(server.reads).toMatchObject({ role: { missing: [], standby: false } });
+      const key = { authorization: 'Bearer read-role-test-key-000001', 'content-type': 'application/json' };
+      const created = await server.app.inject({ method: 'POST', url: '/api/v1/org/objects/account/record/bulk_create', headers: key, payload: [{ name: 'Read role account' }] });
+      expect(created.statusCode).toBe(200);
+      const admin = new pg.Client({ connectionString: fleet.primary.url });
+      await admin.connect();
+      const id = (await admin.query<{ id: string }>("SELECT id FROM public.account WHERE org_id = 'org_rr'").finally(() => admin.end())).rows[0]!.id;
+      const log = statementLog(fleet.primary);
+      expect((await server.app.inject({ method: 'GET', url: `/api/v1/org/objects/account/record/${id}`, headers: key })).statusCode).toBe(200);
+      const filter = { query: { fields: ['id', 'name'], filters: { and: [{ field: 'name', operator: 'eq', value: 'Read role account' }] } } };
+      expect((await server.app.inject({ method: 'POST', url: '/api/v1/org/objects/account/filter', headers: key, payload: filter })).json()).toEqual({ success: true, data: { records: [{ id, name: 'Read role account' }] } });
+      const statements = log.since();
+      const reads = statements.filter((s) => /FROM "public"."account"/.test(s.text));
+      expect(reads.length).toBeGreaterThanOrEqual(2);
+      expect(reads.filter((s) => s.role !== READER)).toEqual([]);
+      expect(statements.filter((s) => s.role === READER && s.text.startsWith('BEGIN'))).toEqual([]);
+    } finally {
+      await server.close();
     }
   });
 });
