@@ -11,6 +11,8 @@ const S = SERVICE_SCHEMA;
 export const DEFAULT_RENEW_EVERY_MS = 2_000;
 /** Dead rows of keys nobody asks for again are swept this often. */
 const SWEEP_EVERY_MS = 60_000;
+/** Released leases not carried by an acquire within this long are deleted on their own. */
+const RELEASE_WITHIN_MS = 20;
 
 export interface PostgresLeaseStoreOptions {
   /** Renewal period ceiling. Default 2 s. */
@@ -37,7 +39,10 @@ interface Held {
  * - Leases held by this instance are renewed together, one UPDATE per period (a third of the
  *   shortest TTL held, at most `renewEveryMs`): a lease lives as long as its request, however long,
  *   and one whose instance died expires within its TTL of the last renewal.
- * - `release` deletes the row; `close` deletes every lease this instance still holds.
+ * - `release` deletes the row: the next `acquire` of this instance carries it (the function deletes
+ *   it before it counts, in the same round trip), or, when none comes within a few milliseconds, one
+ *   DELETE for everything released meanwhile. It resolves once the row is gone, so a caller need
+ *   not wait for it before answering its request. `close` deletes every lease this instance holds.
  *
  * Expiry is the database's clock, so instances whose clocks differ agree.
  */
@@ -50,6 +55,9 @@ export class PostgresLeaseStore implements LeaseStore {
   private renewing: Promise<void> | undefined;
   private sweptAt = Date.now();
   private closed = false;
+  /** Released leases whose rows are still there, and who waits for them to go. */
+  private readonly releasing = new Map<string, Array<() => void>>();
+  private flushTimer: NodeJS.Timeout | undefined;
   private readonly renewEveryMs: number;
 
   constructor(private readonly db: Database, private readonly options: PostgresLeaseStoreOptions = {}) {
@@ -60,27 +68,53 @@ export class PostgresLeaseStore implements LeaseStore {
     if (this.closed) throw new Error('the lease store is closed');
     if (!Number.isSafeInteger(max) || max < 0) throw new RangeError(`max must be a whole number of at least 0, not ${String(max)}`);
     if (!Number.isSafeInteger(ttlMs) || ttlMs < 100 || ttlMs > 2_147_483_647) throw new RangeError(`ttlMs must be whole milliseconds from 100, not ${String(ttlMs)}`);
+    const carried = [...this.releasing.keys()];
     const { rows } = await this.db.query<{ id: string | number | null }>(
-      `SELECT ${S}.acquire_lease($1, $2, $3, $4) AS id`, [storedKey(key), max, ttlMs, this.holder]);
+      `SELECT ${S}.acquire_lease($1, $2, $3, $4, $5::bigint[]) AS id`, [storedKey(key), max, ttlMs, this.holder, carried]);
+    this.released(carried);
     const id = rows[0]?.id;
     if (id === null || id === undefined) return null;
     const leaseId = String(id);
     this.mine.set(leaseId, { key, ttlMs });
     this.schedule();
-    let released = false;
+    let released: Promise<void> | undefined;
     return {
-      release: async () => {
-        if (released) return;
-        released = true;
+      release: () => (released ??= new Promise<void>((resolve) => {
         this.mine.delete(leaseId);
-        try {
-          await this.db.query(`DELETE FROM ${S}.leases WHERE id = $1`, [leaseId]);
-        } catch (e) {
-          // Not renewed any more: it expires within its TTL.
-          this.options.onError?.(e);
-        }
-      },
+        this.releasing.set(leaseId, [resolve]);
+        this.flushSoon();
+      })),
     };
+  }
+
+  /** The rows of these released leases are gone: their waiters may go on. */
+  private released(ids: readonly string[]): void {
+    for (const id of ids) {
+      for (const resolve of this.releasing.get(id) ?? []) resolve();
+      this.releasing.delete(id);
+    }
+  }
+
+  private flushSoon(): void {
+    if (this.flushTimer) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      void this.flush();
+    }, RELEASE_WITHIN_MS);
+    this.flushTimer.unref();
+  }
+
+  /** Deletes every released lease still there, in one statement. */
+  private async flush(): Promise<void> {
+    const ids = [...this.releasing.keys()];
+    if (ids.length === 0) return;
+    try {
+      await this.db.query(`DELETE FROM ${S}.leases WHERE id = ANY($1::bigint[]) AND holder = $2`, [ids, this.holder]);
+    } catch (e) {
+      // Not renewed any more: they expire within their TTL.
+      this.options.onError?.(e);
+    }
+    this.released(ids);
   }
 
   async held(key: string): Promise<number> {
@@ -106,10 +140,13 @@ export class PostgresLeaseStore implements LeaseStore {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.timer);
+    clearTimeout(this.flushTimer);
     this.timer = undefined;
+    this.flushTimer = undefined;
     await this.renewing?.catch(() => {});
     this.mine.clear();
     await this.db.query(`DELETE FROM ${S}.leases WHERE holder = $1`, [this.holder]).catch((e) => this.options.onError?.(e));
+    this.released([...this.releasing.keys()]);
   }
 
   private period(): number {

@@ -142,7 +142,8 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       // for the statement's own transaction (so it holds behind PgBouncer in transaction mode), and
       // each statement after the lock reads a fresh snapshot, which holds every lease committed by
       // the callers before it (a transaction's commit is visible before its locks are released).
-      `CREATE OR REPLACE FUNCTION ${S}.acquire_lease(p_key text, p_max integer, p_ttl_ms integer, p_holder text) RETURNS bigint
+      // The caller's leases released since its last statement go first, in the same round trip.
+      `CREATE OR REPLACE FUNCTION ${S}.acquire_lease(p_key text, p_max integer, p_ttl_ms integer, p_holder text, p_released bigint[]) RETURNS bigint
        LANGUAGE plpgsql VOLATILE AS $fn$
        DECLARE
          taken integer;
@@ -150,6 +151,9 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
        BEGIN
          IF current_setting('transaction_isolation') <> 'read committed' THEN
            RAISE EXCEPTION 'acquire_lease needs READ COMMITTED (a fresh snapshot after the lock), not %', current_setting('transaction_isolation');
+         END IF;
+         IF cardinality(p_released) > 0 THEN
+           DELETE FROM ${S}.leases WHERE id = ANY(p_released) AND holder = p_holder;
          END IF;
          PERFORM pg_advisory_xact_lock(hashtextextended('oql lease|' || p_key, 0));
          DELETE FROM ${S}.leases WHERE key = p_key AND expires_at <= clock_timestamp();

@@ -138,7 +138,9 @@ export class Policy {
       if (e instanceof OqlError && e.code === 'QUERY_TIMEOUT' && this.deps.coolDownMs > 0) this.coolDown.set(ctx.budget, Date.now() + this.deps.coolDownMs);
       throw e;
     } finally {
-      await lease.release().catch(() => {});
+      // Not waited for: the answer need not wait for the slot's row to go (a shared store deletes
+      // it with its next statement, and this instance's next acquire never counts it).
+      void lease.release().catch(() => {});
     }
   }
 
