@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // The service as a fleet deploys it, against the floor: `npm run bench:fleet`
-// (`node --import tsx bench/fleet.mjs`).
+// (`npm run build && node --import tsx bench/fleet.mjs`).
 //
 // A throwaway PostgreSQL 15 with the example CRM (tens of thousands of rows), PgBouncer in
 // transaction mode in front of it, and a read role whose defaults make a read one statement
-// (docs/fleet.md). Then, for one instance and for two: `oql serve --database <PgBouncer>
+// (docs/fleet.md). Then, for one instance and for two: `node dist/cli.js serve --database <PgBouncer>
 // --read-database <PgBouncer, read role>` as child processes, and as many floor servers
 // (bench/fleet/floor.mjs: a bare Fastify running the SAME SQL oql emits with one pg Pool query
 // through the same PgBouncer, nothing else). Each workload is measured on the floor and on oql
@@ -16,7 +16,7 @@
 //
 // Bounded: each measurement runs OQL_BENCH_SECONDS (default 5) after OQL_BENCH_WARMUP_SECONDS
 // (default 1) of warm-up, at most OQL_BENCH_MAX_REQUESTS (default 20,000) requests.
-// OQL_BENCH_CONNECTIONS (default 8) is the concurrency, 2 for the report (one user may run two).
+// OQL_BENCH_CONNECTIONS (default 8) is the concurrency, spread over four users of one organization.
 // The figures replace the "fleet" section of bench/RESULTS.md and are printed to stdout.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -43,7 +43,9 @@ const MAX_REQUESTS = Number(process.env.OQL_BENCH_MAX_REQUESTS ?? 20_000);
 const CONNECTIONS = Number(process.env.OQL_BENCH_CONNECTIONS ?? 8);
 const POOL_SIZE = 10;
 const ORG = 'org_bench';
-const KEY = 'bench-key-org-bench-superadmin-0001';
+// Four users of one organization: a user may run two reports, filter or connector pages at once
+// (the policy point's budget, shared by the instances), so eight connections take four users.
+const KEYS = [1, 2, 3, 4].map((i) => `bench-key-org-bench-superadmin-000${i}`);
 const COUNTS = { user: 100, account: 2_000, contact: 8_000, opportunity: 20_000, lead: 4_000 };
 
 const log = (m) => process.stderr.write(`[bench:fleet] ${m}\n`);
@@ -88,7 +90,7 @@ const statements = {
 const PLAN = [
   { name: 'get one', oql: (n) => byName['get one'].request(data, n), floor: (n) => ({ method: 'GET', path: `/get/${encodeURIComponent(data.opportunityIds[n % data.opportunityIds.length])}` }) },
   { name: 'filter page', oql: (n) => byName.filter.request(data, n % FILTER_VARIANTS), floor: (n) => ({ method: 'POST', path: '/filter', body: JSON.stringify({ n: n % FILTER_VARIANTS }) }) },
-  { name: 'report', connections: 2, oql: (n) => byName.report.request(data, n % REPORT_VARIANTS), floor: (n) => ({ method: 'POST', path: '/report', body: JSON.stringify({ n: n % REPORT_VARIANTS }) }) },
+  { name: 'report', oql: (n) => byName.report.request(data, n % REPORT_VARIANTS), floor: (n) => ({ method: 'POST', path: '/report', body: JSON.stringify({ n: n % REPORT_VARIANTS }) }) },
   { name: 'bulk_create 100', oql: (n) => byName['bulk_create 100'].request(data, n), floor: (n) => ({ method: 'POST', path: '/bulk', body: JSON.stringify(newOpportunities(data, n)) }) },
 ];
 
@@ -119,9 +121,16 @@ function child(args, env, what) {
   };
 }
 
+const CLI = join(ROOT, 'dist', 'cli.js');
+if (!existsSync(CLI)) {
+  log('dist/cli.js is missing: run `npm run build` first (`npm run bench:fleet` does)');
+  process.exit(1);
+}
+
+/** `oql serve` as users run it: the built package. */
 function startOql(flags) {
-  return child(['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', ...flags], {
-    OQL_API_KEYS: `${KEY}=${ORG}:superadmin:u_bench`, OQL_LOG_LEVEL: 'warn', OQL_TOKEN_SECRET: 'bench-token-secret-0123456789abcdef',
+  return child([CLI, 'serve', '--port', '0', ...flags], {
+    OQL_API_KEYS: KEYS.map((k, i) => `${k}=${ORG}:superadmin:u_bench_${i + 1}`).join(','), OQL_LOG_LEVEL: 'warn', OQL_TOKEN_SECRET: 'bench-token-secret-0123456789abcdef',
   }, 'oql serve');
 }
 
@@ -135,9 +144,9 @@ async function load(targets, make, connections, seconds, budget) {
   let n = 0;
   let left = budget ?? Infinity;
   const deadline = performance.now() + seconds * 1000;
-  const one = (target, r) => new Promise((resolve) => {
+  const one = (target, key, r) => new Promise((resolve) => {
     const url = new URL(target + r.path);
-    const headers = { authorization: `Bearer ${KEY}` };
+    const headers = { authorization: `Bearer ${key}` };
     if (r.body !== undefined) {
       headers['content-type'] = 'application/json';
       headers['content-length'] = Buffer.byteLength(r.body);
@@ -151,10 +160,11 @@ async function load(targets, make, connections, seconds, budget) {
   });
   const worker = async (w) => {
     const target = targets[w % targets.length];
+    const key = KEYS[w % KEYS.length];
     while (performance.now() < deadline && left-- > 0) {
       const r = make(n++);
       const started = performance.now();
-      const status = await one(target, r);
+      const status = await one(target, key, r);
       const took = performance.now() - started;
       if (status === 200) latencies.push(took);
       else errors++;
@@ -242,7 +252,7 @@ function section() {
     'the absolute figures are low and noisy; the ratios are the useful part.');
   push();
   push('PostgreSQL 15 holds the example CRM (' + Object.entries(COUNTS).map(([k, v]) => `${v.toLocaleString('en-US')} ${k}`).join(', ') + ' rows over two organizations); ' +
-    'PgBouncer 1.18 in transaction mode stands in front of it. `oql serve --database <PgBouncer> --read-database <PgBouncer, as a read role>` runs as child processes; ' +
+    'PgBouncer 1.18 in transaction mode stands in front of it. The built package runs as child processes, `node dist/cli.js serve --database <PgBouncer> --read-database <PgBouncer, as a read role>`; ' +
     'the read role carries `default_transaction_read_only`, `statement_timeout`, `TimeZone` and `DateStyle`, so a report or a filter page is one statement.');
   push();
   push('**The floor** (bench/fleet/floor.mjs) is a minimal Fastify process with one route per workload: it runs the SQL that oql emits for the same request ' +
@@ -250,7 +260,8 @@ function section() {
     'Its bulk_create writes the same 100 records with one hand-made multi-row INSERT in a transaction. No authentication, validation, compilation, decoding or envelope: ' +
     'everything between it and oql is what the service adds. With two instances there are two floor processes as well.');
   push();
-  push(`The client is a closed loop in the bench process: ${CONNECTIONS} keep-alive connections (2 for the report: one user may run two), each sending its next request when the previous answered; ` +
+  push(`The client is a closed loop in the bench process: ${CONNECTIONS} keep-alive connections, each sending its next request when the previous answered, as ${KEYS.length} users of one organization ` +
+    '(a user may run two reports or filter pages at once, on whichever instances: the leases in PostgreSQL that every oql request takes and gives back are part of what is measured); ' +
     `latencies in ms from performance.now(); ${WARMUP_SECONDS} s of warm-up, then ${SECONDS} s or ${MAX_REQUESTS.toLocaleString('en-US')} requests. Floor and oql of one row ran back to back. With two instances the connections alternate between them.`);
   push();
   push('| workload | instances | reads | conns | oql req/s | oql p50 | oql p99 | floor req/s | floor p50 | floor p99 | p50 ratio | p99 ratio |');

@@ -152,6 +152,9 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
          IF current_setting('transaction_isolation') <> 'read committed' THEN
            RAISE EXCEPTION 'acquire_lease needs READ COMMITTED (a fresh snapshot after the lock), not %', current_setting('transaction_isolation');
          END IF;
+         -- A lease lives for seconds and is void after a crash anyway: its commit need not wait
+         -- for the WAL to reach the disk, which would add a flush to every admitted request.
+         PERFORM set_config('synchronous_commit', 'off', true);
          IF cardinality(p_released) > 0 THEN
            DELETE FROM ${S}.leases WHERE id = ANY(p_released) AND holder = p_holder;
          END IF;
