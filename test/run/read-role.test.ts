@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openReadDatabase } from '../../src/run/open.js';
+import { openDatabase, openReadDatabase } from '../../src/run/open.js';
 import { createServer } from '../../src/server/app.js';
 import { READER, startFleetDatabases, statementLog, type FleetDatabases } from '../support/fleet.js';
 
@@ -171,5 +171,16 @@ describe('the service with --read-database on the primary', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('a --read-database that cannot be used', () => {
+  it('is refused with a clear error that never shows its password', async () => {
+    await expect(openDatabase({ readDatabase: fleet.readerUrl })).rejects.toMatchObject({ code: 'INVALID_OPTIONS', message: expect.stringContaining('--read-database needs --database') });
+    await expect(openReadDatabase('mysql://u:secret@127.0.0.1/db', { timeoutMs: BUDGET })).rejects.toMatchObject({ code: 'INVALID_OPTIONS', message: expect.stringContaining('--read-database must be a postgres:// URL') });
+    const down = await openReadDatabase('postgres://oql_reader:secret@127.0.0.1:1/db', { timeoutMs: BUDGET }).then(() => null, (e: Error) => e);
+    expect(down).toMatchObject({ code: 'DATABASE_ERROR' });
+    expect(down!.message).toContain('oql_reader:***@');
+    expect(down!.message).not.toContain('secret');
   });
 });
