@@ -16,7 +16,8 @@
 //
 // Bounded: each measurement runs OQL_BENCH_SECONDS (default 5) after OQL_BENCH_WARMUP_SECONDS
 // (default 1) of warm-up, at most OQL_BENCH_MAX_REQUESTS (default 20,000) requests.
-// OQL_BENCH_CONNECTIONS (default 8) is the concurrency, spread over four users of one organization.
+// Each workload runs on one connection, then on OQL_BENCH_CONNECTIONS (default 8) spread over four
+// users of one organization, on one instance and on two.
 // The figures replace the "fleet" section of bench/RESULTS.md and are printed to stdout.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -214,21 +215,28 @@ try {
   const plainUrl = await plain.url;
   log(`floors ${floorUrls.join(' ')}; oql ${oqlUrls.join(' ')}; oql without a read role ${plainUrl}`);
 
+  // One connection: each request's own latency, with nothing queued before it (the service's cost
+  // per request). Then CONNECTIONS at once, on one instance and on two (the service under load).
+  const ROUNDS = [
+    { connections: 1, instances: 1 },
+    { connections: CONNECTIONS, instances: 1 },
+    { connections: CONNECTIONS, instances: 2 },
+  ];
   for (const w of PLAN) {
-    const c = w.connections ?? CONNECTIONS;
-    for (const instances of [1, 2]) {
-      log(`${w.name}, ${instances} instance${instances > 1 ? 's' : ''}: floor`);
+    for (const { connections: c, instances } of ROUNDS) {
+      const label = `${w.name}, ${c} connection${c > 1 ? 's' : ''}, ${instances} instance${instances > 1 ? 's' : ''}`;
+      log(`${label}: floor`);
       const floor = await measure(floorUrls.slice(0, instances), w.floor, c);
-      log(`${w.name}, ${instances} instance${instances > 1 ? 's' : ''}: oql`);
+      log(`${label}: oql`);
       const oql = await measure(oqlUrls.slice(0, instances), w.oql, c);
       log(`  p50 ${fmt(oql.p50)} ms vs floor ${fmt(floor.p50)} ms: ${fmt(oql.p50 / floor.p50)}x`);
       results.push({ workload: w.name, instances, variant: 'read role', connections: c, floor, oql });
     }
     if (w.name === 'filter page' || w.name === 'report') {
-      log(`${w.name}, 1 instance without --read-database`);
-      const floor = await measure(floorUrls.slice(0, 1), w.floor, c);
-      const oql = await measure([plainUrl], w.oql, c);
-      results.push({ workload: w.name, instances: 1, variant: 'no read role (BEGIN/SET/ROLLBACK)', connections: c, floor, oql });
+      log(`${w.name}, 1 connection, 1 instance without --read-database`);
+      const floor = await measure(floorUrls.slice(0, 1), w.floor, 1);
+      const oql = await measure([plainUrl], w.oql, 1);
+      results.push({ workload: w.name, instances: 1, variant: 'no read role (BEGIN/SET/ROLLBACK)', connections: 1, floor, oql });
     }
   }
 } catch (e) {
@@ -260,7 +268,7 @@ function section() {
     'Its bulk_create writes the same 100 records with one hand-made multi-row INSERT in a transaction. No authentication, validation, compilation, decoding or envelope: ' +
     'everything between it and oql is what the service adds. With two instances there are two floor processes as well.');
   push();
-  push(`The client is a closed loop in the bench process: ${CONNECTIONS} keep-alive connections, each sending its next request when the previous answered, as ${KEYS.length} users of one organization ` +
+  push(`The client is a closed loop in the bench process: one keep-alive connection (each request's own latency, nothing queued before it), then ${CONNECTIONS}, each sending its next request when the previous answered, as ${KEYS.length} users of one organization ` +
     '(a user may run two reports or filter pages at once, on whichever instances: the leases in PostgreSQL that every oql request takes and gives back are part of what is measured); ' +
     `latencies in ms from performance.now(); ${WARMUP_SECONDS} s of warm-up, then ${SECONDS} s or ${MAX_REQUESTS.toLocaleString('en-US')} requests. Floor and oql of one row ran back to back. With two instances the connections alternate between them.`);
   push();
@@ -273,7 +281,8 @@ function section() {
   push();
   const goal = results.filter((r) => r.variant === 'read role' && (r.workload === 'get one' || r.workload === 'filter page'));
   if (goal.length > 0) {
-    push(`Target: oql p50 ≤ 1.3× the floor for get one and a filter page — ${goal.map((r) => `${r.workload}, ${r.instances} instance${r.instances > 1 ? 's' : ''}: ${fmt(r.oql.p50 / r.floor.p50)}× (${r.oql.p50 / r.floor.p50 <= 1.3 ? 'met' : 'not met'})`).join('; ')}.`);
+    const name = (r) => `${r.workload}, ${r.connections} conn${r.connections > 1 ? 's' : ''}, ${r.instances} inst`;
+    push(`Target: oql p50 ≤ 1.3× the floor for get one and a filter page — ${goal.map((r) => `${name(r)}: ${fmt(r.oql.p50 / r.floor.p50)}× (${r.oql.p50 / r.floor.p50 <= 1.3 ? 'met' : 'not met'})`).join('; ')}.`);
   }
   return `${lines.join('\n')}\n`;
 }
