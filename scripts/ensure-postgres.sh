@@ -13,6 +13,18 @@ if [ ! -x /usr/bin/chromium ]; then
     echo "chromium is missing at /usr/bin/chromium: install Debian's chromium package for the consent-page tests" >&2
   fi
 fi
+# The fleet tests put Debian's PgBouncer (transaction mode) in front of their clusters.
+if [ ! -x /usr/sbin/pgbouncer ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing pgbouncer (connection pooler for the fleet tests)..." >&2
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pgbouncer >/dev/null
+    # Debian starts its own PgBouncer on install; the tests start theirs.
+    if command -v service >/dev/null 2>&1; then service pgbouncer stop >/dev/null 2>&1 || true; fi
+  else
+    echo "pgbouncer is missing at /usr/sbin/pgbouncer: install Debian's pgbouncer package for the fleet tests" >&2
+  fi
+fi
 BIN=/usr/lib/postgresql/15/bin
 if [ -x "$BIN/initdb" ] && [ -x "$BIN/pg_ctl" ]; then exit 0; fi
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then

@@ -135,12 +135,17 @@ Options:
   --database <url>      a PostgreSQL server, postgres://user:password@host:5432/db
   --data-dir <dir>      where the embedded database keeps its files (default ./.oql-data)
   --memory              embedded database in memory: nothing is kept
+  --read-database <url> reports and filters read here: a read role on the primary, or a
+                        streaming replica (with --database; see docs/fleet.md)
+  --trust-proxy <list>  proxies that may name the client's address (X-Forwarded-For): a hop
+                        count, or addresses and CIDR ranges, e.g. 10.0.0.0/8 (default: none)
 ${SCHEMA_FLAGS}
   --demo                load generated demo data for org_demo when the tables are empty
   --search-indexes      trigram indexes for contains and global_search (needs pg_trgm)
   -h, --help            show this help
 
 Environment:
+  OQL_TRUST_PROXY       the same as --trust-proxy
   OQL_API_KEYS          keys to create at start: key=org:role[:user],… (role member, admin, superadmin)
   OQL_TOKEN_SECRET      signs pagination tokens (default: generated once, kept in the database)
   OQL_BODY_LIMIT        largest request body in bytes (default 5242880)

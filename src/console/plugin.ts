@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { readCookie, sameOriginPost } from '../oauth/consent.js';
-import { addressKey, workspaceUrls } from '../oauth/context.js';
-import type { AttemptLimiter, Limit } from '../oauth/limits.js';
+import { workspaceUrls } from '../oauth/context.js';
+import type { SignInGuard } from '../oauth/sign-in.js';
 import type { RequestResolver } from '../server/plugins/auth.js';
 import { roleAtMost } from '../service/api-key-access.js';
 import { verifyApiKey } from '../service/store/api-keys.js';
@@ -34,8 +34,8 @@ export interface ConsoleContext {
   now(): number;
   readonly lifetimes: SessionLifetimes;
   /** The consent form's attempt counters and sign-in limit: one budget of key guesses per address for both. */
-  readonly attempts: AttemptLimiter;
-  readonly signInLimit: Limit;
+  /** The consent form's key-guessing budget (src/oauth/sign-in.ts), counted under the workspace name `console`. */
+  readonly signIn: SignInGuard;
   /** Signs CSRF tokens; the same on every instance sharing the database. */
   csrfSecret(): Promise<string>;
   /** The directory of the built front end. */
@@ -155,14 +155,13 @@ export async function consolePlugin(app: FastifyInstance, ctx: ConsoleContext): 
     if (!sameOriginPost(request, ctx.baseUrl())) {
       throw OqlError.plain('PERMISSION_DENIED', 'sign-in was sent from another site', 'sign in on the console of this host');
     }
-    // The consent form's rule: failures per address, over the same window and budget.
-    const signIn = addressKey('sign-in', request);
-    const wait = ctx.attempts.exceeded(signIn, ctx.signInLimit);
+    // The consent form's rule and budget: failures per address, and per key beginning.
+    const wait = await ctx.signIn.wait('console', request.ip, request.body.api_key);
     if (wait > 0) throw OqlError.retryLater('TOO_MANY_REQUESTS', `too many API keys refused from this address; retry in ${wait} seconds`, wait);
     const now = ctx.now();
     const principal = await verifyApiKey(ctx.db, request.body.api_key, now);
     if (!principal) {
-      ctx.attempts.hit([signIn], ctx.signInLimit);
+      await ctx.signIn.failed('console', request.ip, request.body.api_key);
       throw OqlError.plain('UNAUTHENTICATED', 'this API key is not valid: it is unknown, revoked or expired', 'paste a key of your organization, as created on the API access page or with oql keys create');
     }
     const previous = sessionCookie(ctx, request);

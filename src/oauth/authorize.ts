@@ -158,7 +158,7 @@ export function authorizeRoutes(app: FastifyInstance, ctx: OAuthContext): void {
   app.get<{ Params: { subdomain: string } }>(path, async (request, reply) => {
     const workspace = await workspaceOr404(ctx, request.params.subdomain, reply);
     if (!workspace) return reply;
-    if (!withinLimit(ctx, reply, limitKeys(request, workspace.subdomain, request.query), ctx.limits.authorize, 'authorization')) return reply;
+    if (!await withinLimit(ctx, reply, limitKeys(request, workspace.subdomain, request.query), ctx.limits.authorize, 'authorization')) return reply;
     const outcome = await checkAuthorizationRequest(ctx, workspace, request.query);
     if (!outcome.ok) return failure(reply, outcome);
     return consentPage(ctx, request, reply, workspace, outcome, 200);
@@ -168,7 +168,7 @@ export function authorizeRoutes(app: FastifyInstance, ctx: OAuthContext): void {
     const workspace = await workspaceOr404(ctx, request.params.subdomain, reply);
     if (!workspace) return reply;
     const form = request.body;
-    if (!withinLimit(ctx, reply, limitKeys(request, workspace.subdomain, form), ctx.limits.authorize, 'authorization')) return reply;
+    if (!await withinLimit(ctx, reply, limitKeys(request, workspace.subdomain, form), ctx.limits.authorize, 'authorization')) return reply;
     const outcome = await checkAuthorizationRequest(ctx, workspace, form);
     if (!outcome.ok) return failure(reply, outcome);
 
@@ -187,17 +187,18 @@ export function authorizeRoutes(app: FastifyInstance, ctx: OAuthContext): void {
     }
     if (decision !== 'approve') return renderErrorPage(reply, 400, 'invalid_request', "decision must be 'approve' or 'deny'");
 
-    // Guessing keys through this form is bounded per address, counted on failures only.
-    const signIn = addressKey('sign-in', request);
-    const wait = ctx.limiter.exceeded(signIn, ctx.limits.signIn);
+    // Guessing keys through this form is bounded per workspace and address, and per key beginning,
+    // counted on failures only (./sign-in.ts).
+    const apiKey = param(form, 'api_key');
+    const wait = await ctx.signIn.wait(workspace.subdomain, request.ip, apiKey);
     if (wait > 0) {
       reply.header('retry-after', String(wait));
-      return oauthError(reply, 429, 'too_many_requests', `too many API keys refused from this address; retry in ${wait} seconds`);
+      return oauthError(reply, 429, 'too_many_requests',
+        `too many API keys refused for this workspace from this address, or beginning like this one; retry in ${wait} seconds`);
     }
-    const apiKey = param(form, 'api_key');
     const principal = apiKey === undefined || apiKey === '' ? null : await verifyApiKey(ctx.db, apiKey);
     if (!principal || principal.orgId !== workspace.orgId) {
-      ctx.limiter.hit([signIn], ctx.limits.signIn);
+      await ctx.signIn.failed(workspace.subdomain, request.ip, apiKey);
       // One message for both: an attacker learns nothing about keys of other workspaces.
       return consentPage(ctx, request, reply, workspace, outcome, 401, `This API key is not a valid key of the workspace ${workspace.subdomain}.`);
     }

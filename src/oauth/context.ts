@@ -2,7 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceDb } from '../service/types.js';
 import { resolveWorkspace, type Workspace } from '../service/store/workspaces.js';
 import type { ClientMetadataDocuments } from './client-metadata.js';
-import type { AttemptLimiter, Limit, OAuthLimits } from './limits.js';
+import type { AttemptStore } from '../service/attempts.js';
+import type { Limit, OAuthLimits } from './limits.js';
+import type { SignInGuard } from './sign-in.js';
 import type { TokenLifetimes } from './store.js';
 
 /** What every OAuth endpoint module is given by the plugin. */
@@ -16,7 +18,10 @@ export interface OAuthContext {
   readonly codeTtlSeconds: number;
   readonly lifetimes: TokenLifetimes;
   readonly limits: OAuthLimits;
-  readonly limiter: AttemptLimiter;
+  /** Attempt counters: in the database when it is PostgreSQL, so a fleet shares them. */
+  readonly attempts: AttemptStore;
+  /** The key-guessing budget of the consent form. */
+  readonly signIn: SignInGuard;
   /** The key that signs consent-form CSRF tokens. */
   csrfSecret(): Promise<string>;
   readonly resourceName: string;
@@ -72,8 +77,8 @@ export async function workspaceOr404(ctx: OAuthContext, subdomain: string, reply
 }
 
 /** Counts an attempt; when over the limit, answers 429 with Retry-After and returns false. */
-export function withinLimit(ctx: OAuthContext, reply: FastifyReply, keys: readonly string[], limit: Limit, what: string): boolean {
-  const verdict = ctx.limiter.hit(keys, limit);
+export async function withinLimit(ctx: OAuthContext, reply: FastifyReply, keys: readonly string[], limit: Limit, what: string): Promise<boolean> {
+  const verdict = await ctx.attempts.hit(keys, limit);
   if (verdict.ok) return true;
   reply.header('retry-after', String(verdict.retryAfter));
   oauthError(reply, 429, 'too_many_requests', `too many ${what} attempts; retry in ${verdict.retryAfter} seconds`);

@@ -6,7 +6,10 @@ import type { ServiceDb } from '../service/types.js';
 import { authorizeRoutes } from './authorize.js';
 import { ClientMetadataDocuments, type ClientMetadataOptions } from './client-metadata.js';
 import { oauthError, trimSlash, type OAuthContext } from './context.js';
-import { AttemptLimiter, mergeLimits, type OAuthLimits } from './limits.js';
+import { mergeLimits, type OAuthLimits } from './limits.js';
+import { SignInGuard } from './sign-in.js';
+import type { AttemptStore } from '../service/attempts.js';
+import { attemptStoreFor } from '../service/shared-state.js';
 import { metadataRoutes } from './metadata.js';
 import { registerRoutes } from './register.js';
 import { tokenRoutes } from './token.js';
@@ -30,10 +33,14 @@ export interface OAuthOptions {
   readonly limits?: Partial<OAuthLimits> | undefined;
   /** Workspaces to create on start when missing (`OQL_WORKSPACES`). */
   readonly workspaces?: readonly Workspace[] | undefined;
+  /**
+   * Where attempts are counted, shared with the console's sign-in form when the server passes
+   * it. Default: in the database when it is PostgreSQL (shared by every instance on it), else in
+   * this process.
+   */
+  readonly attempts?: AttemptStore | undefined;
   /** The clock in epoch milliseconds (tests of expiry). */
   readonly now?: (() => number) | undefined;
-  /** The attempt counters, when shared with another sign-in form (the console's). Default: the plugin's own. */
-  readonly limiter?: AttemptLimiter | undefined;
   /** `resource_name` of the protected-resource metadata. */
   readonly resourceName?: string | undefined;
   /** Fetching Client ID Metadata Documents: limits, and loopback http for tests. */
@@ -69,6 +76,8 @@ export async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): 
   const { db } = options;
   await bootstrapWorkspaces(db, options.workspaces ?? []);
   let secret: Promise<string> | undefined;
+  const limits = mergeLimits(options.limits);
+  const attempts = options.attempts ?? attemptStoreFor(db, options.now ?? Date.now);
   const ctx: OAuthContext = {
     db,
     baseUrl: urlGetter('baseUrl', options.baseUrl),
@@ -79,8 +88,9 @@ export async function oauthPlugin(app: FastifyInstance, options: OAuthOptions): 
       accessSeconds: positive('accessTokenTtlSeconds', options.accessTokenTtlSeconds, DEFAULT_ACCESS_TOKEN_TTL_SECONDS),
       refreshSeconds: positive('refreshTokenTtlSeconds', options.refreshTokenTtlSeconds, DEFAULT_REFRESH_TOKEN_TTL_SECONDS),
     },
-    limits: mergeLimits(options.limits),
-    limiter: options.limiter ?? new AttemptLimiter(options.now ?? Date.now),
+    limits,
+    attempts,
+    signIn: new SignInGuard(attempts, limits.signIn),
     // Kept in the database: consent forms stay valid across restarts and across servers sharing it.
     csrfSecret: () => (secret ??= settingOrCreate(db, 'oauth_csrf_secret', () => randomBytes(32).toString('base64url'))),
     resourceName: options.resourceName ?? 'OQL CRM data',

@@ -134,7 +134,7 @@ export function checkClientMetadata(body: unknown): ClientMetadata {
 /** `POST /api/v1/<subdomain>/oauth/register`: 201 with the client_id and the stored metadata. */
 export function registerRoutes(app: FastifyInstance, ctx: OAuthContext): void {
   app.post<{ Params: { subdomain: string } }>('/api/v1/:subdomain/oauth/register', async (request, reply) => {
-    if (!withinLimit(ctx, reply, [addressKey('register', request)], ctx.limits.register, 'registration')) return reply;
+    if (!await withinLimit(ctx, reply, [addressKey('register', request)], ctx.limits.register, 'registration')) return reply;
     const workspace = await workspaceOr404(ctx, request.params.subdomain, reply);
     if (!workspace) return reply;
     let meta: ClientMetadata;

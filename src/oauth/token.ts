@@ -127,7 +127,7 @@ export function tokenRoutes(app: FastifyInstance, ctx: OAuthContext): void {
     const clientId = param(body, 'client_id');
     const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     const keys = [addressKey('token', request), ...(clientId ? [clientKey('token', request.params.subdomain, clientId)] : [])];
-    if (!withinLimit(ctx, reply, keys, ctx.limits.token, 'token')) return reply;
+    if (!await withinLimit(ctx, reply, keys, ctx.limits.token, 'token')) return reply;
     const workspace = await workspaceOr404(ctx, request.params.subdomain, reply);
     if (!workspace) return reply;
     // RFC 6749 section 3.2: form-encoded only; a JSON body is a client bug better named than half-read.

@@ -1,6 +1,7 @@
 import { OqlError } from '../diagnostics/diagnostic.js';
 import type { Database } from './database.js';
 import { poolDatabase, type PgPoolLike } from './drivers/pool.js';
+import { READ_ROLE_SQL, readRoleOf, type ReadRole, type ReadRoleRow } from './drivers/read-role.js';
 
 export interface DatabaseOptions {
   /** A PostgreSQL server (node-postgres Pool): postgres://user:password@host:5432/db. */
@@ -15,6 +16,11 @@ export interface DatabaseOptions {
   readonly tenantShare?: number | undefined;
   /** Trigram indexes for contains, starts_with and global_search (needs pg_trgm). Default off. */
   readonly searchIndexes?: boolean | undefined;
+  /**
+   * Where the read-only paths that may lag the primary (reports, filters) go: a read role on the
+   * primary, or a streaming replica (docs/fleet.md). Needs `database`. Default: the primary's pool.
+   */
+  readonly readDatabase?: string | undefined;
 }
 
 export const DEFAULT_DATA_DIR = './.oql-data';
@@ -23,6 +29,9 @@ export const DEFAULT_TENANT_SHARE = 0.5;
 
 /** Opens the service's database: a pg Pool for `database`, otherwise embedded PGlite. */
 export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
+  if (options.readDatabase !== undefined && options.database === undefined) {
+    throw OqlError.plain('INVALID_OPTIONS', '--read-database needs --database: reads may go elsewhere, writes go to the primary', 'add --database postgres://user:password@primary:5432/db');
+  }
   if (options.database !== undefined) {
     if (options.dataDir !== undefined || options.memory) {
       throw OqlError.plain('INVALID_OPTIONS', '--database cannot be combined with --data-dir or --memory', 'pick one: a server URL, or an embedded database');
@@ -47,22 +56,28 @@ async function openPglite(dataDir: string | undefined): Promise<Database> {
   return workerDatabase(db);
 }
 
-async function openPool(url: string, options: DatabaseOptions): Promise<Database> {
+/** A checked postgres:// URL, or a clear error naming the flag. */
+function postgresUrl(url: string, flag: string): void {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw OqlError.plain('INVALID_OPTIONS', `--database '${redact(url)}' is not a URL`, 'for example postgres://user:password@localhost:5432/crm');
+    throw OqlError.plain('INVALID_OPTIONS', `${flag} '${redact(url)}' is not a URL`, 'for example postgres://user:password@localhost:5432/crm');
   }
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
-    throw OqlError.plain('INVALID_OPTIONS', `--database must be a postgres:// URL, not ${parsed.protocol}//`, 'for example postgres://user:password@localhost:5432/crm');
+    throw OqlError.plain('INVALID_OPTIONS', `${flag} must be a postgres:// URL, not ${parsed.protocol}//`, 'for example postgres://user:password@localhost:5432/crm');
   }
-  const size = options.poolSize ?? DEFAULT_POOL_SIZE;
-  const share = options.tenantShare ?? DEFAULT_TENANT_SHARE;
-  if (!(share > 0 && share <= 1)) throw OqlError.plain('INVALID_OPTIONS', `tenantShare must be above 0 and at most 1, not ${String(share)}`, 'for example 0.5: one organization holds at most half the pool');
+}
+
+interface PoolLike extends PgPoolLike {
+  on(event: 'error', listener: () => void): unknown;
+}
+
+async function connectPool(url: string, size: number, flag: string): Promise<PoolLike> {
+  postgresUrl(url, flag);
   const pg = await import('pg');
   const Pool = pg.Pool ?? (pg as unknown as { default: typeof pg }).default.Pool;
-  const pool = new Pool({ connectionString: url, max: size });
+  const pool = new Pool({ connectionString: url, max: size }) as unknown as PoolLike;
   // An idle client's network error is emitted on the pool; unhandled it would end the process.
   pool.on('error', () => {});
   try {
@@ -71,7 +86,47 @@ async function openPool(url: string, options: DatabaseOptions): Promise<Database
     await pool.end().catch(() => {});
     throw OqlError.plain('DATABASE_ERROR', `cannot connect to ${redact(url)}: ${(e as Error).message}`, 'check the URL and that the server is running');
   }
-  return poolDatabase(pool as unknown as PgPoolLike, redact(url), { ownsPool: true, poolSize: size, tenantShare: share });
+  return pool;
+}
+
+function checkShare(share: number): number {
+  if (!(share > 0 && share <= 1)) throw OqlError.plain('INVALID_OPTIONS', `tenantShare must be above 0 and at most 1, not ${String(share)}`, 'for example 0.5: one organization holds at most half the pool');
+  return share;
+}
+
+async function openPool(url: string, options: DatabaseOptions): Promise<Database> {
+  const size = options.poolSize ?? DEFAULT_POOL_SIZE;
+  const share = checkShare(options.tenantShare ?? DEFAULT_TENANT_SHARE);
+  const pool = await connectPool(url, size, '--database');
+  return poolDatabase(pool, redact(url), { ownsPool: true, poolSize: size, tenantShare: share });
+}
+
+export interface ReadDatabase {
+  /** The read role's pool: reads only. */
+  readonly db: Database;
+  /** What its connections carry, as the first one showed it: whether reads are one statement, and how to make them so. */
+  readonly role: ReadRole;
+}
+
+/**
+ * Opens `readDatabase`: a pool whose reads are one statement when its role's defaults allow it
+ * (./drivers/read-role.ts). `timeoutMs` is the service's query timeout, which the role's
+ * statement_timeout must equal for that.
+ */
+export async function openReadDatabase(url: string, options: DatabaseOptions & { readonly timeoutMs: number }): Promise<ReadDatabase> {
+  const size = options.poolSize ?? DEFAULT_POOL_SIZE;
+  const share = checkShare(options.tenantShare ?? DEFAULT_TENANT_SHARE);
+  const pool = await connectPool(url, size, '--read-database');
+  let row: ReadRoleRow;
+  try {
+    row = ((await pool.query(READ_ROLE_SQL)) as { rows: ReadRoleRow[] }).rows[0]!;
+  } catch (e) {
+    await pool.end().catch(() => {});
+    throw OqlError.plain('DATABASE_ERROR', `cannot read the settings of ${redact(url)}: ${(e as Error).message}`, 'check that the role may connect and run SELECT');
+  }
+  const role = readRoleOf(row, options.timeoutMs);
+  const db = poolDatabase(pool, redact(url), { ownsPool: true, poolSize: size, tenantShare: share, readRole: true });
+  return { db, role };
 }
 
 /** postgres://user:secret@host/db → postgres://user:***@host/db */

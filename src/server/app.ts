@@ -25,13 +25,18 @@ import { OqlError } from '../diagnostics/diagnostic.js';
 import { oauthPlugin, type OAuthServerOptions } from '../oauth/plugin.js';
 import { oauthAuthResolver } from '../oauth/store.js';
 import { settingOrCreate } from '../service/store/settings.js';
-import { AttemptLimiter, mergeLimits } from '../oauth/limits.js';
+import { mergeLimits } from '../oauth/limits.js';
+import { SignInGuard } from '../oauth/sign-in.js';
+import type { AttemptStore } from '../service/attempts.js';
+import { attemptStoreFor } from '../service/shared-state.js';
 import { consolePlugin, sessionResolver, type ConsoleContext } from '../console/plugin.js';
 import { defaultAssetsDir } from '../console/assets.js';
 import { DEFAULT_SESSION_LIFETIMES } from '../console/sessions.js';
 import { keyRoutes } from './routes/keys.js';
 import { lintRoutes } from './routes/lint.js';
 import { isSubdomain } from '../service/store/workspaces.js';
+import { fastifyTrustProxy } from '../service/trust-proxy.js';
+import type { ReadRole } from '../run/drivers/read-role.js';
 
 /** Public URLs written into OAuth and MCP metadata (deployments behind a proxy set them). */
 export interface PublicUrlOptions {
@@ -70,6 +75,11 @@ export interface OqlServer {
   readonly authResolvers: AuthResolver[];
   /** Verified API keys held for `apiKeyCacheMs`; `keys.forget()` after revoking a key makes it fail at once here. */
   readonly keys: ApiKeyVerifier;
+  /**
+   * The --read-database pool: its URL without the password, and what its role carries (whether
+   * its reads are one statement, and the ALTER ROLE that would make them so).
+   */
+  readonly reads: { readonly label: string; readonly role: ReadRole } | undefined;
   /** The key created for org_demo on an empty embedded database (`createFirstKey`), shown once. */
   readonly firstKey: string | undefined;
   /** Rows of demo data loaded at this start (0 when the tables already held data). */
@@ -102,9 +112,13 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
     const mcpApp: FastifyInstance = await buildApp(ctx, options, authResolvers, 'mcp', urls);
     for (const column of service.auditColumns) app.log.info(`added the audit column ${column} (rows written before read back null there)`);
     for (const warning of service.warnings) app.log.warn(warning);
+    if (service.reads && service.reads.role.missing.length > 0) {
+      app.log.warn({ missing: service.reads.role.missing, fix: service.reads.role.fix },
+        'reads from --read-database take three round trips instead of one: its role lacks defaults that make a read one statement (docs/fleet.md)');
+    }
     let closed: Promise<void> | undefined;
     return {
-      app, mcpApp, db, catalog: service.catalog, config: service.config, service, authResolvers, keys: ctx.keys,
+      app, mcpApp, db, catalog: service.catalog, config: service.config, service, authResolvers, keys: ctx.keys, reads: service.reads,
       firstKey: service.firstKey, demoRows: service.demoRows, ...urls,
       close() {
         closed ??= (async () => {
@@ -152,7 +166,7 @@ interface HostUrls {
 }
 
 /** The console's context, or null when it is turned off; its attempt counters are the consent form's. */
-function consoleContext(db: ServiceDb, options: CreateServerOptions, urls: HostUrls, attempts: AttemptLimiter): ConsoleContext | null {
+function consoleContext(db: ServiceDb, options: CreateServerOptions, urls: HostUrls, attempts: AttemptStore): ConsoleContext | null {
   if (options.console === false) return null;
   const o = options.console ?? {};
   const whole = (name: string, value: number | undefined, fallback: number): number => {
@@ -166,8 +180,7 @@ function consoleContext(db: ServiceDb, options: CreateServerOptions, urls: HostU
     ...urls,
     now: options.oauth?.now ?? Date.now,
     lifetimes: { idleMs: whole('idleMinutes', o.idleMinutes, DEFAULT_SESSION_LIFETIMES.idleMs / 60_000) * 60_000, maxMs: whole('maxHours', o.maxHours, DEFAULT_SESSION_LIFETIMES.maxMs / 3_600_000) * 3_600_000 },
-    attempts,
-    signInLimit: mergeLimits(options.oauth?.limits).signIn,
+    signIn: new SignInGuard(attempts, mergeLimits(options.oauth?.limits).signIn),
     // Kept in the database: every instance sharing it accepts the tokens of the others.
     csrfSecret: () => (secret ??= settingOrCreate(db, 'console_csrf_secret', () => randomBytes(32).toString('base64url'))),
     assetsDir: o.assetsDir ?? defaultAssetsDir(),
@@ -195,6 +208,8 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
     // within these (Fastify's keep-alive timeout stays its default, above clients' own).
     requestTimeout: REQUEST_TIMEOUT_MS,
     http: { headersTimeout: HEADERS_TIMEOUT_MS },
+    // request.ip is the client's address only behind the proxies named here (per-address limits).
+    trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
   });
   capConnectionsPerAddress(app, ctx.config.maxConnectionsPerAddress);
   app.decorate('oql', ctx);
@@ -214,9 +229,9 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   await app.register(healthRoutes);
   // One set of attempt counters for the two forms that take an API key: the consent page and the console.
-  const attempts = new AttemptLimiter(options.oauth?.now ?? Date.now);
+  const attempts = attemptStoreFor(ctx.db, options.oauth?.now ?? Date.now);
   // The authorization server of every workspace, outside the API-key scope below.
-  await app.register(oauthPlugin, { db: ctx.db, baseUrl: urls.baseUrl, mcpUrl: urls.mcpUrl, ...options.oauth, limiter: attempts });
+  await app.register(oauthPlugin, { db: ctx.db, baseUrl: urls.baseUrl, mcpUrl: urls.mcpUrl, ...options.oauth, attempts });
   const consoleCtx = consoleContext(ctx.db, options, urls, attempts);
   if (consoleCtx) await app.register(consolePlugin, consoleCtx);
   app.get('/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => (

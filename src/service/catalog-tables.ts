@@ -83,7 +83,7 @@ export async function ensureCatalogTables(db: Database, catalog: Catalog, option
   }
   // IF NOT EXISTS: creates the missing tables and any missing index, leaves the rest alone. The
   // keyset indexes serve the connector's pages and incremental syncs as range scans.
-  for (const statement of catalogDdl(catalog, { ifNotExists: true, keysetIndexes: true })) await db.query(statement);
+  for (const statement of catalogDdl(catalog, { ifNotExists: true, keysetIndexes: true })) await createIfMissing(db, statement);
   // Unique columns get a unique index of live rows, so two concurrent writers cannot both store
   // one value. On a table that already holds duplicates the index cannot exist; the record
   // functions still check uniqueness themselves, so the start goes on and says which one failed.
@@ -91,13 +91,34 @@ export async function ensureCatalogTables(db: Database, catalog: Catalog, option
   for (const statement of catalogDdl(catalog, { ifNotExists: true, indexes: false, uniqueIndexes: true })) {
     if (!statement.startsWith('CREATE UNIQUE INDEX')) continue;
     try {
-      await db.query(statement);
+      await createIfMissing(db, statement);
     } catch {
       warnings.push(`could not create ${/INDEX (?:IF NOT EXISTS )?("(?:[^"]|"")*")/.exec(statement)?.[1] ?? 'a unique index'}: the table holds duplicate values`);
     }
   }
   if (options.searchIndexes) await createSearchIndexes(db, catalog);
   return { created, warnings };
+}
+
+/** SQLSTATEs of a CREATE … IF NOT EXISTS that lost a race with the same statement of another session. */
+const LOST_RACE = new Set(['23505', '42P07', '42710']);
+
+/**
+ * Runs a CREATE … IF NOT EXISTS. Two instances starting at once on an empty database send the same
+ * statements: IF NOT EXISTS does not see the other's uncommitted table, so the second fails on the
+ * catalog's unique index once the first commits. Run again, it finds the object and does nothing.
+ * An error that persists (a unique index over duplicate values) is thrown.
+ */
+async function createIfMissing(db: Database, statement: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db.query(statement);
+      return;
+    } catch (e) {
+      const state = (e as { cause?: { code?: unknown } }).cause?.code ?? (e as { code?: unknown }).code;
+      if (attempt >= 3 || typeof state !== 'string' || !LOST_RACE.has(state)) throw e;
+    }
+  }
 }
 
 /**
@@ -108,13 +129,13 @@ export async function ensureCatalogTables(db: Database, catalog: Catalog, option
  */
 async function createSearchIndexes(db: Database, catalog: Catalog): Promise<void> {
   try {
-    await db.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+    await createIfMissing(db, 'CREATE EXTENSION IF NOT EXISTS pg_trgm');
   } catch {
     throw OqlError.plain('DATABASE_ERROR', 'search indexes need the PostgreSQL extension pg_trgm, which this database cannot create',
       'install it on the server (Debian: postgresql-contrib) or let a superuser run CREATE EXTENSION pg_trgm; or start without search indexes');
   }
   for (const statement of catalogDdl(catalog, { ifNotExists: true, searchIndexes: true })) {
-    if (statement.includes('gin_trgm_ops')) await db.query(statement);
+    if (statement.includes('gin_trgm_ops')) await createIfMissing(db, statement);
   }
 }
 

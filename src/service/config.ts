@@ -5,6 +5,7 @@ import type { DatabaseOptions } from '../run/open.js';
 import type { LeaseStore } from './leases.js';
 import { isRole, type AuthResolver, type Role, type ServiceDb } from './types.js';
 import { isObjectSlug } from '../rules.js';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 export interface LogOptions {
   /** pino level. Default 'info'. */
@@ -59,7 +60,7 @@ export interface ServerOptions extends DatabaseOptions {
    * written `member=account,contact;admin=account,contact,lead`.
    */
   readonly roleAccess?: Partial<Record<Role, readonly string[]>>;
-  /** Where the principals' concurrency leases are kept. Default: in this process (one instance). */
+  /** Where the principals' concurrency leases are kept. Default: in the database on PostgreSQL (shared by every instance on it), else in this process. */
   readonly leases?: LeaseStore;
   /** More ways to recognise a bearer token (OAuth access tokens), tried after API keys. */
   readonly authResolvers?: readonly AuthResolver[];
@@ -69,6 +70,11 @@ export interface ServerOptions extends DatabaseOptions {
    * OQL_API_KEY_CACHE_MS or 5000.
    */
   readonly apiKeyCacheMs?: number;
+  /**
+   * Proxies trusted to name the client's address (X-Forwarded-For): a hop count, or their
+   * addresses and CIDR ranges. Default OQL_TRUST_PROXY, else none (src/service/trust-proxy.ts).
+   */
+  readonly trustProxy?: string | number | readonly string[];
   /** Request logs (one JSON line per request); false or absent: none. */
   readonly log?: LogOptions | false;
   /** The environment read for OQL_* settings. Default process.env. */
@@ -92,6 +98,7 @@ export interface ServerConfig {
   readonly tokenSecret: string | undefined;
   readonly roleAccess: Partial<Record<Role, readonly string[]>>;
   readonly apiKeyCacheMs: number;
+  readonly trustProxy: TrustProxy;
 }
 
 export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024;
@@ -150,6 +157,7 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
     tokenSecret: secret === '' ? undefined : secret,
     roleAccess: options.roleAccess ?? parseRoleAccess(env['OQL_ROLE_ACCESS'] ?? ''),
     apiKeyCacheMs: nonNegative('apiKeyCacheMs (OQL_API_KEY_CACHE_MS)', options.apiKeyCacheMs ?? env['OQL_API_KEY_CACHE_MS'], DEFAULT_API_KEY_CACHE_MS),
+    trustProxy: parseTrustProxy(options.trustProxy ?? env['OQL_TRUST_PROXY']),
   };
 }
 

@@ -8,7 +8,13 @@ import type { ServiceDb } from './types.js';
 
 /** What every surface (REST, MCP, console) shares: built once per server. */
 export interface ServiceContext {
+  /** The primary: writes, the service's tables, and reads that must see the latest write (get-one, connector pages). */
   readonly db: ServiceDb;
+  /**
+   * Reads that may lag the primary by a replica's replay (reports, filters, the MCP query tools):
+   * the --read-database pool when there is one, else `db`. Anything but a read goes to the primary.
+   */
+  readonly readDb: ServiceDb;
   readonly catalog: Catalog;
   readonly config: ServerConfig;
   /** The one policy point: admission, limits, restricted objects. */

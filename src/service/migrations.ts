@@ -164,6 +164,63 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       `CREATE INDEX IF NOT EXISTS console_sessions_expires_idx ON ${S}.console_sessions (expires_at)`,
     ],
   },
+  {
+    version: 7,
+    name: 'state shared by a fleet: concurrency leases, attempt counters',
+    statements: [
+      // One row per running request of a principal; a row whose holder died expires by itself.
+      // Expiry is the database's clock, so instances whose clocks differ still agree.
+      `CREATE TABLE IF NOT EXISTS ${S}.leases (
+         id bigserial PRIMARY KEY,
+         key text NOT NULL,
+         holder text NOT NULL,
+         ttl_ms integer NOT NULL CHECK (ttl_ms > 0),
+         expires_at timestamptz NOT NULL
+       )`,
+      `CREATE INDEX IF NOT EXISTS leases_key_idx ON ${S}.leases (key)`,
+      `CREATE INDEX IF NOT EXISTS leases_expires_idx ON ${S}.leases (expires_at)`,
+      // Atomic across instances in one statement: callers of one key queue on a lock that lasts
+      // for the statement's own transaction (so it holds behind PgBouncer in transaction mode), and
+      // each statement after the lock reads a fresh snapshot, which holds every lease committed by
+      // the callers before it (a transaction's commit is visible before its locks are released).
+      // The caller's leases released since its last statement go first, in the same round trip.
+      `CREATE OR REPLACE FUNCTION ${S}.acquire_lease(p_key text, p_max integer, p_ttl_ms integer, p_holder text, p_released bigint[]) RETURNS bigint
+       LANGUAGE plpgsql VOLATILE AS $fn$
+       DECLARE
+         taken integer;
+         lease bigint;
+       BEGIN
+         IF current_setting('transaction_isolation') <> 'read committed' THEN
+           RAISE EXCEPTION 'acquire_lease needs READ COMMITTED (a fresh snapshot after the lock), not %', current_setting('transaction_isolation');
+         END IF;
+         -- A lease lives for seconds and is void after a crash anyway: its commit need not wait
+         -- for the WAL to reach the disk, which would add a flush to every admitted request.
+         PERFORM set_config('synchronous_commit', 'off', true);
+         IF cardinality(p_released) > 0 THEN
+           DELETE FROM ${S}.leases WHERE id = ANY(p_released) AND holder = p_holder;
+         END IF;
+         PERFORM pg_advisory_xact_lock(hashtextextended('oql lease|' || p_key, 0));
+         DELETE FROM ${S}.leases WHERE key = p_key AND expires_at <= clock_timestamp();
+         SELECT count(*) INTO taken FROM ${S}.leases WHERE key = p_key;
+         IF taken >= p_max THEN
+           RETURN NULL;
+         END IF;
+         INSERT INTO ${S}.leases (key, holder, ttl_ms, expires_at)
+           VALUES (p_key, p_holder, p_ttl_ms, clock_timestamp() + p_ttl_ms * interval '1 millisecond')
+           RETURNING id INTO lease;
+         RETURN lease;
+       END
+       $fn$`,
+      // Fixed windows of attempts per key (an endpoint and an address, a client, a key prefix).
+      // Windows are in the callers' epoch milliseconds, the clock their Retry-After is told in.
+      `CREATE TABLE IF NOT EXISTS ${S}.attempts (
+         key text PRIMARY KEY,
+         count integer NOT NULL,
+         window_ends bigint NOT NULL
+       )`,
+      `CREATE INDEX IF NOT EXISTS attempts_window_idx ON ${S}.attempts (window_ends)`,
+    ],
+  },
 ]);
 
 // Any constant: the key of the advisory lock every migrating start takes.
@@ -175,8 +232,10 @@ const MIGRATION_LOCK = 7_402_113_991;
  */
 export async function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
   return db.transaction(async (tx) => {
-    await tx.query(`CREATE SCHEMA IF NOT EXISTS ${S}`);
+    // The lock first: two instances starting at once would otherwise both try to create the
+    // schema, and IF NOT EXISTS does not stop the second from failing on the first's.
     await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    await tx.query(`CREATE SCHEMA IF NOT EXISTS ${S}`);
     await tx.query(`CREATE TABLE IF NOT EXISTS ${S}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
     const done = new Set((await tx.query<{ version: number }>(`SELECT version FROM ${S}.migrations`)).rows.map((r) => Number(r.version)));
     const applied: number[] = [];

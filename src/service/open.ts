@@ -1,12 +1,15 @@
 import { withAuditFields } from '../catalog/audit-fields.js';
 import { DEMO_ORG, loadDemoData } from '../demo/seed.js';
 import { addMissingAuditColumns } from '../records/audit-columns.js';
-import { openDatabase } from '../run/open.js';
+import { openDatabase, openReadDatabase, type ReadDatabase } from '../run/open.js';
+import { routeReads } from '../run/routed.js';
+import type { ReadRole } from '../run/drivers/read-role.js';
 import { prepareSyntaxErrors } from '../syntax/parse.js';
 import { ensureCatalogTables } from './catalog-tables.js';
 import { checkRoleAccess, DEFAULT_EMBEDDED_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, resolveConfig, type ServerOptions } from './config.js';
 import type { ServiceContext } from './context.js';
-import { MemoryLeaseStore, type LeaseStore } from './leases.js';
+import type { LeaseStore } from './leases.js';
+import { leaseStoreFor } from './shared-state.js';
 import { migrate } from './migrations.js';
 import { Operations } from './operations.js';
 import { Policy } from './policy.js';
@@ -25,6 +28,11 @@ export interface OpenedService extends ServiceContext {
   readonly warnings: readonly string[];
   /** Audit columns added to tables made before every object carried them. */
   readonly auditColumns: readonly string[];
+  /**
+   * The --read-database pool: its URL without the password, and what its role carries (whether
+   * its reads are one statement, and the ALTER ROLE that would make them so).
+   */
+  readonly reads: { readonly label: string; readonly role: ReadRole } | undefined;
   /** Closes the database when it was opened here. */
   close(): Promise<void>;
 }
@@ -41,6 +49,7 @@ export async function openService(options: ServerOptions & { workspaces?: string
   const workspaces = parseWorkspacesEnv(options.workspaces ?? (options.env ?? process.env)['OQL_WORKSPACES'] ?? '');
   const ownsDb = options.db === undefined;
   const db = options.db ?? (await openDatabase(options));
+  let reader: ReadDatabase | undefined;
   try {
     prepareSyntaxErrors();
     // Every object carries the audit fields the contract shows on every record, declared or not.
@@ -58,24 +67,33 @@ export async function openService(options: ServerOptions & { workspaces?: string
       ? await createApiKey(db, { orgId: DEMO_ORG, role: 'superadmin', userId: 'u_demo_admin' })
       : undefined;
     const secret = await tokenSecret(db, config.tokenSecret);
-    const leases: LeaseStore = options.leases ?? new MemoryLeaseStore();
     const timeoutMs = config.queryTimeoutMs ?? (db.kind === 'pglite' ? DEFAULT_EMBEDDED_TIMEOUT_MS : DEFAULT_QUERY_TIMEOUT_MS);
-    const policy = new Policy({ catalog, config, leases, timeoutMs, coolDownMs: db.kind === 'pglite' ? EMBEDDED_COOL_DOWN_MS : 0 });
+    // Its role's statement_timeout must equal the service's for a read to be one statement.
+    if (options.readDatabase !== undefined) reader = await openReadDatabase(options.readDatabase, { ...options, timeoutMs });
+    const readDb = reader ? routeReads(db, reader.db) : db;
+    // A read role on the primary itself also serves the reads that must see the latest write.
+    const primaryReadDb = reader && !reader.role.standby ? readDb : db;
+    const ownsLeases = options.leases === undefined;
+    const leaseStore: LeaseStore = options.leases ?? leaseStoreFor(db);
+    const policy = new Policy({ catalog, config, leases: leaseStore, timeoutMs, coolDownMs: db.kind === 'pglite' ? EMBEDDED_COOL_DOWN_MS : 0 });
     let closed: Promise<void> | undefined;
     return {
-      db, catalog, config, policy, leases, tokenSecret: secret,
-      ops: new Operations(db, catalog, config, policy, secret),
+      db, readDb, catalog, config, policy, leases: leaseStore, tokenSecret: secret,
+      ops: new Operations(db, readDb, primaryReadDb, catalog, config, policy, secret),
       keys: new ApiKeyVerifier(db, config.apiKeyCacheMs),
       firstKey, demoRows, warnings, auditColumns,
+      reads: reader && { label: reader.db.label, role: reader.role },
       close() {
         closed ??= (async () => {
-          await leases.close().catch(() => {});
+          if (ownsLeases) await leaseStore.close().catch(() => {});
+          await reader?.db.close().catch(() => {});
           if (ownsDb) await db.close();
         })();
         return closed;
       },
     };
   } catch (e) {
+    await reader?.db.close().catch(() => {});
     if (ownsDb) await db.close().catch(() => {});
     throw e;
   }

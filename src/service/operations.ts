@@ -18,10 +18,19 @@ const WRITE_TIMEOUT_MS = 30_000;
  * The service's operations, each once: the policy point's admission and limits around one library
  * call. REST routes, MCP tools and the console call these and only render the result, so a
  * request gets the same answer, status and code on every surface.
+ *
+ * Reports and filters read from `readDb`, which may be a replica (docs/fleet.md). Get-one reads
+ * the primary, where the caller's own writes are (`primaryReadDb`: the read role's pool when it is
+ * on the primary, so the read is one statement), and so do connector pages, with the role that
+ * writes: a page read behind a replica's replay could miss a record stamped before the sync's
+ * cutoff, which no later page would deliver, and the cutoff looks for open writes among the
+ * primary's sessions, which a read role may not see.
  */
 export class Operations {
   constructor(
     private readonly db: Database,
+    private readonly readDb: Database,
+    private readonly primaryReadDb: Database,
     private readonly catalog: Catalog,
     private readonly config: ServerConfig,
     readonly policy: Policy,
@@ -31,11 +40,11 @@ export class Operations {
   // ---- Analytics (4.8, 4.9) ----
 
   execute(ctx: RequestContext, request: QueryRequest, surface: 'rest' | 'mcp' = 'rest') {
-    return this.policy.admit(ctx, 'heavy', () => execute(this.db, request, this.runOptions(ctx, surface)));
+    return this.policy.admit(ctx, 'heavy', () => execute(this.readDb, request, this.runOptions(ctx, surface)));
   }
 
   count(ctx: RequestContext, request: QueryRequest) {
-    return this.policy.admit(ctx, 'heavy', () => count(this.db, request, this.runOptions(ctx, 'rest')));
+    return this.policy.admit(ctx, 'heavy', () => count(this.readDb, request, this.runOptions(ctx, 'rest')));
   }
 
   private runOptions(ctx: RequestContext, surface: 'rest' | 'mcp') {
@@ -51,7 +60,7 @@ export class Operations {
   filter(ctx: RequestContext, slug: string, body: unknown, surface: 'rest' | 'mcp' = 'rest') {
     this.policy.checkObject(ctx, slug);
     const access = this.policy.access(ctx);
-    return this.policy.admit(ctx, 'heavy', () => filterRecords(this.db, body, {
+    return this.policy.admit(ctx, 'heavy', () => filterRecords(this.readDb, body, {
       catalog: this.catalog, slug, orgId: ctx.org, ...this.policy.readLimits(ctx, surface),
       ...(access === undefined ? {} : { access }),
     }));
@@ -85,7 +94,7 @@ export class Operations {
 
   getRecord(ctx: RequestContext, slug: string, id: string) {
     const { userId: _u, ...rctx } = this.writeContext(ctx, slug);
-    return this.policy.admit(ctx, 'light', () => getRecord(this.db, slug, id, rctx));
+    return this.policy.admit(ctx, 'light', () => getRecord(this.primaryReadDb, slug, id, rctx));
   }
 
   updateRecord(ctx: RequestContext, slug: string, id: string, patch: unknown) {

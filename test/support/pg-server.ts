@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 /**
- * A throwaway PostgreSQL 15 cluster for tests and benchmarks that need a real server
+ * A throwaway PostgreSQL 15 cluster (and, with `startReplica`, a streaming replica of it) for tests and benchmarks that need a real server
  * (statement timeouts, concurrent connections, big datasets). Each call makes its own data
  * directory in the system temp dir, listens on 127.0.0.1 at a free port (and on a Unix socket in
  * the same directory), trusts every local connection and runs without fsync.
@@ -28,6 +28,8 @@ export interface PgServer {
   readonly port: number;
   /** Directory holding the Unix socket (`host` for a socket connection). */
   readonly socketDir: string;
+  /** The server's log file (statements appear in it with `log_statement: 'all'`). */
+  readonly logFile: string;
   /** Stops the server at once and deletes its files; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -73,14 +75,44 @@ export async function startPgServer(options: PgServerOptions = {}): Promise<PgSe
     await pgExec(asPostgres, 'initdb', ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
     entry.watchdog = startWatchdog(entry);
     const port = await startOnFreePort(entry, options);
-    const host = '127.0.0.1';
-    return {
-      url: `postgres://postgres@${host}:${port}/postgres`,
-      host,
-      port,
-      socketDir: dir,
-      stop: () => stopServer(entry),
-    };
+    return handle(entry, port);
+  } catch (e) {
+    await stopServer(entry);
+    throw e;
+  }
+}
+
+function handle(entry: Running, port: number): PgServer {
+  const host = '127.0.0.1';
+  return {
+    url: `postgres://postgres@${host}:${port}/postgres`,
+    host,
+    port,
+    socketDir: entry.dir,
+    logFile: join(entry.dir, 'server.log'),
+    stop: () => stopServer(entry),
+  };
+}
+
+/**
+ * A streaming replica of `primary` (hot standby): `pg_basebackup -R` of the running cluster,
+ * started as a second cluster on its own free port, read-only, replaying the primary's WAL.
+ * `primary` must keep running while the replica does; stop the replica first.
+ */
+export async function startReplica(primary: PgServer, options: PgServerOptions = {}): Promise<PgServer> {
+  installExitHandlers();
+  const asPostgres = userInfo().uid === 0;
+  const dir = mkdtempSync(join(tmpdir(), 'oql-pg-replica-'));
+  const dataDir = join(dir, 'data');
+  const entry: Running = { dir, dataDir, asPostgres, watchdog: undefined };
+  running.add(entry);
+  try {
+    if (asPostgres) chownToUser(dir, 'postgres');
+    // -R writes standby.signal and primary_conninfo; -X stream copies the WAL the backup needs.
+    await pgExec(asPostgres, 'pg_basebackup', ['-D', dataDir, '-h', primary.host, '-p', String(primary.port), '-U', 'postgres', '-R', '-X', 'stream', '--no-sync']);
+    entry.watchdog = startWatchdog(entry);
+    const port = await startOnFreePort(entry, options);
+    return handle(entry, port);
   } catch (e) {
     await stopServer(entry);
     throw e;
@@ -200,7 +232,8 @@ async function pgExec(asPostgres: boolean, binary: string, args: readonly string
   }
 }
 
-function freePort(): Promise<number> {
+/** A port free on 127.0.0.1 now (another process may take it before it is bound: retry). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -213,14 +246,14 @@ function freePort(): Promise<number> {
   });
 }
 
-function chownToUser(path: string, user: string): void {
+export function chownToUser(path: string, user: string): void {
   const uid = Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());
   const gid = Number(execFileSync('id', ['-g', user], { encoding: 'utf8' }).trim());
   // mkdtemp made an empty directory: chowning it is the whole tree.
   chownSync(path, uid, gid);
 }
 
-function shellQuote(s: string): string {
+export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 

@@ -14,6 +14,8 @@ export const SERVE_OPTIONS = {
   'mcp-url': { type: 'string' },
   only: { type: 'string' },
   host: { type: 'string' },
+  'read-database': { type: 'string' },
+  'trust-proxy': { type: 'string' },
   ...SERVICE_DATA_OPTIONS,
 } as const;
 
@@ -85,6 +87,9 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
   if (hosts.api && hosts.mcp && listenPort === mcpPort && listenPort !== 0) throw new UsageError(`--port and --mcp-port are both ${listenPort}: the two hosts need two ports`, 'serve');
   const host = values.host ?? '127.0.0.1';
   const data = await serviceDataOf(values, 'serve', cwd);
+  if (values['read-database'] !== undefined && data.database === undefined) {
+    throw new UsageError('--read-database needs --database: reads may go to a replica, writes go to the primary', 'serve');
+  }
 
   const server: OqlServer = await createServer({
     ...data,
@@ -92,6 +97,8 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
     log: { level: io.env?.['OQL_LOG_LEVEL'] ?? 'info' },
     baseUrl: values['base-url'],
     mcpUrl: values['mcp-url'],
+    ...(values['read-database'] === undefined ? {} : { readDatabase: values['read-database'] }),
+    ...(values['trust-proxy'] === undefined ? {} : { trustProxy: values['trust-proxy'] }),
     ...(io.env === undefined ? {} : { env: io.env }),
   });
   let url = '';
@@ -110,6 +117,14 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
   if (hosts.api) println(io.stdout, `oql serve: listening on ${url}`);
   if (hosts.mcp) println(io.stdout, `MCP host  ${mcpAddress}; endpoint ${server.mcpUrl()}/<workspace>/mcp`);
   println(io.stdout, `database  ${server.db.label}`);
+  if (server.reads !== undefined) {
+    const { label, role } = server.reads;
+    println(io.stdout, `reads     ${label} (${role.standby ? 'a streaming replica' : 'the primary'}; ${role.missing.length === 0 ? 'one statement per read' : 'BEGIN/SET around each read'})`);
+    if (role.missing.length > 0) {
+      println(io.stderr, `oql serve: reads from --read-database take three round trips instead of one: its role lacks ${role.missing.join(', ')}. On the primary, run:`);
+      for (const line of role.fix) println(io.stderr, `  ${line}`);
+    }
+  }
   if (server.demoRows > 0) println(io.stdout, `demo data ${server.demoRows} rows for org_demo`);
   if (server.firstKey !== undefined && hosts.api) {
     const sample = sampleQuery(server.catalog);

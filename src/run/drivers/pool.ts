@@ -3,6 +3,7 @@ import { databaseError, timeoutError } from '../errors.js';
 import { asDatabase, type Database, type ReadOptions, type Rows, type Tx, type WriteOptions } from '../database.js';
 import { TenantGate } from './gate.js';
 import { assertSelect, readSettings, rowsOf, writeSettings } from './session.js';
+import { ReadRoleChecks } from './read-role.js';
 
 /** What the driver needs of a node-postgres Pool (the library imports no driver). */
 export interface PgPoolLike {
@@ -48,6 +49,12 @@ export interface PoolDatabaseOptions {
   readonly tenantShare?: number;
   /** How long a call may wait for its tenant's share before a 429. Default 10 s. */
   readonly maxTenantWaitMs?: number;
+  /**
+   * The pool connects as a read role whose defaults make every statement a bounded read
+   * (./read-role.ts): each connection is checked once, and a read on one that carries them is its
+   * statement alone, one round trip. Connections without them take the BEGIN/SET path.
+   */
+  readonly readRole?: boolean;
 }
 
 /** After the statement's budget: a protocol cancel this much later, and the connection dropped later still. */
@@ -56,7 +63,8 @@ const DROP_AFTER_MS = 750;
 
 /**
  * A node-postgres Pool. Each read checks a connection out, runs BEGIN READ ONLY with its settings
- * in one round trip, the statement (extended protocol: exactly one statement), and ROLLBACK.
+ * in one round trip, the statement (extended protocol: exactly one statement), and ROLLBACK; on a
+ * pool of a read role whose defaults carry those settings, the statement alone.
  *
  * The statement's budget holds even when the backend never looks at its cancel flag (a LIKE over
  * megabytes of text does not): statement_timeout first; a protocol cancel shortly after; then the
@@ -69,6 +77,7 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
   const share = options.tenantShare ?? 1;
   const gate = share >= 1 ? undefined : new TenantGate(Math.max(1, Math.floor(size * share)), options.maxTenantWaitMs ?? 10_000);
   let pinger: PgCancellerLike | undefined;
+  const readRole = options.readRole ? new ReadRoleChecks() : undefined;
 
   const withClient = async <T>(tenant: string | undefined, fn: (client: PgClientLike, state: { broken: boolean }) => Promise<T>): Promise<T> => {
     const leave = gate ? await gate.enter(tenant) : () => {};
@@ -127,6 +136,15 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
     async read(sql: string, params: readonly unknown[], { timeoutMs, tenant, explain }: ReadOptions): Promise<Rows> {
       assertSelect(sql);
       return withClient(tenant, async (client, state) => {
+        let alone = false;
+        if (readRole) {
+          try {
+            alone = await readRole.oneStatement(client, timeoutMs, (text) => client.query(text));
+          } catch (e) {
+            state.broken = true;
+            throw databaseError(e, timeoutMs);
+          }
+        }
         let expired = false;
         const timers = [
           setTimeout(() => cancel(client), timeoutMs + CANCEL_AFTER_MS),
@@ -137,15 +155,20 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
           }, timeoutMs + DROP_AFTER_MS),
         ];
         try {
-          await client.query(readSettings(timeoutMs));
+          // Alone, the statement is its own read-only transaction with the role's timeout, zone and
+          // date style; otherwise the transaction sets them, and ends in ROLLBACK, which also undoes
+          // any session setting the statement changed.
+          if (!alone) await client.query(readSettings(timeoutMs));
           const result = await client.query({ text: explain ? `EXPLAIN (FORMAT JSON) ${sql}` : sql, values: [...params], types: pgTypes(client.getTypeParser?.bind(client)), queryMode: 'extended' });
-          await client.query('ROLLBACK');
+          if (!alone) await client.query('ROLLBACK');
           return { rows: result.rows as Record<string, unknown>[] };
         } catch (e) {
           if (expired) throw timeoutError(timeoutMs, e);
-          await client.query('ROLLBACK').catch(() => {
-            state.broken = true;
-          });
+          if (!alone) {
+            await client.query('ROLLBACK').catch(() => {
+              state.broken = true;
+            });
+          }
           throw databaseError(e, timeoutMs);
         } finally {
           for (const t of timers) clearTimeout(t);
@@ -178,7 +201,9 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
       let timer: NodeJS.Timeout | undefined;
       const attempt = (async () => {
         if (!pinger) {
-          const c = new Client({ ...connectOptions, statement_timeout: timeoutMs });
+          // No statement_timeout startup parameter: PgBouncer refuses unknown ones, and the race
+          // below bounds the wait anyway.
+          const c = new Client({ ...connectOptions });
           c.on?.('error', () => {
             if (pinger === c) pinger = undefined;
           });

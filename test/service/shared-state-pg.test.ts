@@ -1,0 +1,221 @@
+import { spawn } from 'node:child_process';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/run/database.js';
+import { openDatabase } from '../../src/run/open.js';
+import { PostgresAttemptStore } from '../../src/service/attempts-pg.js';
+import { PostgresLeaseStore } from '../../src/service/leases-pg.js';
+import { migrate } from '../../src/service/migrations.js';
+import { storedKey } from '../../src/service/stored-key.js';
+import { startFleetDatabases, type FleetDatabases } from '../support/fleet.js';
+
+/**
+ * The state instances share in PostgreSQL, as several instances of the service use it: each
+ * "instance" here is its own store on its own pool, all through PgBouncer in transaction mode.
+ * Concurrency leases (the oracle: the leases table and pg_locks, read on a connection of the
+ * test's own) and attempt counters.
+ */
+
+let fleet: FleetDatabases;
+let admin: pg.Pool;
+const instances: { db: Database; store: PostgresLeaseStore }[] = [];
+
+beforeAll(async () => {
+  fleet = await startFleetDatabases({ poolSize: 30 });
+  admin = new pg.Pool({ connectionString: fleet.primary.url, max: 2 });
+  for (let i = 0; i < 6; i++) {
+    const db = await openDatabase({ database: fleet.primaryUrl, poolSize: 5 });
+    if (i === 0) await migrate(db);
+    instances.push({ db, store: new PostgresLeaseStore(db, { renewEveryMs: 200 }) });
+  }
+}, 180_000);
+
+afterAll(async () => {
+  for (const i of instances) {
+    await i.store.close().catch(() => {});
+    await i.db.close().catch(() => {});
+  }
+  await admin?.end();
+  await fleet?.stop();
+});
+
+async function liveRows(key: string): Promise<number> {
+  const { rows } = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM oql_service.leases WHERE key = $1 AND expires_at > clock_timestamp()', [storedKey(key)]);
+  return rows[0]!.n;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('PostgresLeaseStore', () => {
+  it('grants exactly max slots of one key to 60 simultaneous acquires from six instances, round after round', async () => {
+    for (let round = 0; round < 8; round++) {
+      const key = `p:hammer:${round}`;
+      const max = 1 + round;
+      const got = await Promise.all(Array.from({ length: 60 }, (_, i) => instances[i % instances.length]!.store.acquire(key, max, 10_000)));
+      const granted = got.filter((l) => l !== null);
+      expect(granted).toHaveLength(max);
+      expect(await liveRows(key)).toBe(max);
+      expect(await instances[3]!.store.held(key)).toBe(max);
+      await Promise.all(granted.map((l) => l!.release()));
+      expect(await liveRows(key)).toBe(0);
+    }
+  });
+
+  it('never lets more than max run at once while holders come and go on every instance', async () => {
+    const key = 'p:churn';
+    const max = 3;
+    let running = 0;
+    let most = 0;
+    let grants = 0;
+    const worker = async (store: PostgresLeaseStore, turns: number) => {
+      for (let t = 0; t < turns; t++) {
+        const lease = await store.acquire(key, max, 10_000);
+        if (!lease) continue;
+        grants++;
+        running++;
+        most = Math.max(most, running);
+        await sleep(Math.random() * 15);
+        // Counted down before the row goes: the table always holds at least `running` leases.
+        running--;
+        await lease.release();
+      }
+    };
+    await Promise.all(Array.from({ length: 24 }, (_, i) => worker(instances[i % instances.length]!.store, 15)));
+    expect(most).toBeLessThanOrEqual(max);
+    // The hammer did contend: slots were both granted and refused.
+    expect(most).toBe(max);
+    expect(grants).toBeGreaterThan(max);
+    expect(grants).toBeLessThan(24 * 15);
+    expect(await liveRows(key)).toBe(0);
+  });
+
+  it("counts none of an instance's own released leases, even before their rows are gone", async () => {
+    const store = instances[4]!.store;
+    for (let i = 0; i < 20; i++) {
+      const lease = await store.acquire('p:sequential', 1, 10_000);
+      expect(lease).not.toBeNull();
+      // Not waited for, as the policy point does not wait: the next acquire carries the release.
+      void lease!.release();
+    }
+    await sleep(100);
+    expect(await liveRows('p:sequential')).toBe(0);
+  });
+
+  it('holds no lock between statements: no advisory lock outlives an acquire', async () => {
+    const leases = await Promise.all(Array.from({ length: 10 }, (_, i) => instances[i % 6]!.store.acquire('p:locks', 10, 10_000)));
+    const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory'");
+    expect(rows[0]!.n).toBe(0);
+    await Promise.all(leases.map((l) => l!.release()));
+  });
+
+  it('renews a held lease past its TTL, and a released slot is free again at once', async () => {
+    const store = instances[0]!.store;
+    const lease = await store.acquire('p:renew', 1, 600);
+    expect(lease).not.toBeNull();
+    await sleep(2_000);
+    expect(await liveRows('p:renew')).toBe(1);
+    expect(await instances[1]!.store.acquire('p:renew', 1, 600)).toBeNull();
+    await lease!.release();
+    await lease!.release();
+    const again = await instances[1]!.store.acquire('p:renew', 1, 600);
+    expect(again).not.toBeNull();
+    await again!.release();
+  });
+
+  it('frees the leases of an instance killed with SIGKILL within their TTL', async () => {
+    const key = 'p:killed';
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/lease-holder.ts', fleet.primaryUrl, key, '3', '4000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const holding = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (out.includes('\n')) resolve(out.trim());
+      });
+      child.once('exit', (code) => reject(new Error(`the holder exited (${code}) before holding: ${out}`)));
+    });
+    expect(holding).toBe('holding 3');
+    // Held past its TTL by renewal while the process lives.
+    await sleep(5_000);
+    expect(await liveRows(key)).toBe(3);
+    expect(await instances[0]!.store.acquire(key, 3, 4000)).toBeNull();
+    child.kill('SIGKILL');
+    const killedAt = Date.now();
+    let lease = null;
+    while (!lease && Date.now() - killedAt < 10_000) {
+      await sleep(250);
+      lease = await instances[0]!.store.acquire(key, 3, 4000);
+    }
+    expect(lease).not.toBeNull();
+    expect(await liveRows(key)).toBe(1);
+    await lease!.release();
+  });
+
+  it('deletes what an instance holds when it closes', async () => {
+    const db = await openDatabase({ database: fleet.primaryUrl, poolSize: 2 });
+    const store = new PostgresLeaseStore(db);
+    try {
+      expect(await store.acquire('p:close', 5, 10_000)).not.toBeNull();
+      expect(await store.acquire('p:close', 5, 10_000)).not.toBeNull();
+      expect(await liveRows('p:close')).toBe(2);
+      await store.close();
+      expect(await liveRows('p:close')).toBe(0);
+      await expect(store.acquire('p:close', 5, 10_000)).rejects.toThrow(/closed/);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('keeps keys apart: one principal at its budget does not take another one', async () => {
+    const a = await instances[0]!.store.acquire('p:a', 1, 10_000);
+    expect(await instances[1]!.store.acquire('p:a', 1, 10_000)).toBeNull();
+    const b = await instances[1]!.store.acquire('p:b', 1, 10_000);
+    expect(b).not.toBeNull();
+    await a!.release();
+    await b!.release();
+  });
+});
+
+describe('PostgresAttemptStore', () => {
+  const limit = { max: 10, windowSeconds: 60 };
+
+  it('counts 60 simultaneous attempts on one key from six instances exactly: 10 pass, 50 are refused', async () => {
+    const stores = instances.map((i) => new PostgresAttemptStore(i.db));
+    const verdicts = await Promise.all(Array.from({ length: 60 }, (_, i) => stores[i % stores.length]!.hit(['a:hammer'], limit)));
+    expect(verdicts.filter((v) => v.ok)).toHaveLength(10);
+    const refused = verdicts.filter((v) => !v.ok) as { retryAfter: number }[];
+    expect(refused).toHaveLength(50);
+    for (const v of refused) expect(v.retryAfter).toBeGreaterThan(0);
+    expect(countOf(await admin.query<{ count: number }>('SELECT count FROM oql_service.attempts WHERE key = $1', [storedKey('a:hammer')]))).toBe(60);
+    expect(await stores[0]!.exceeded(['a:hammer'], limit)).toBeGreaterThan(0);
+  });
+
+  it('starts a window again once it has ended, on any instance', async () => {
+    let now = Date.UTC(2030, 0, 1);
+    const one = new PostgresAttemptStore(instances[0]!.db, () => now);
+    const two = new PostgresAttemptStore(instances[1]!.db, () => now);
+    const tight = { max: 2, windowSeconds: 30 };
+    expect((await one.hit(['a:window'], tight)).ok).toBe(true);
+    expect((await two.hit(['a:window'], tight)).ok).toBe(true);
+    expect(await two.exceeded(['a:window'], tight)).toBe(30);
+    const third = await one.hit(['a:window'], tight);
+    expect(third).toEqual({ ok: false, retryAfter: 30 });
+    now += 29_000;
+    expect(await one.exceeded(['a:window'], tight)).toBe(1);
+    now += 1_000;
+    expect(await two.exceeded(['a:window'], tight)).toBe(0);
+    expect((await two.hit(['a:window'], tight)).ok).toBe(true);
+  });
+
+  it('checks without counting, and takes keys of any text', async () => {
+    const store = new PostgresAttemptStore(instances[2]!.db);
+    const odd = ['a\u0000b', 'x'.repeat(20_000), "'; DROP TABLE oql_service.attempts; --"];
+    for (let i = 0; i < 3; i++) expect(await store.exceeded(odd, { max: 1, windowSeconds: 60 })).toBe(0);
+    expect((await store.hit(odd, { max: 1, windowSeconds: 60 })).ok).toBe(true);
+    expect(await store.exceeded([odd[0]!], { max: 1, windowSeconds: 60 })).toBeGreaterThan(0);
+    expect(await store.exceeded(['a\u0000c'], { max: 1, windowSeconds: 60 })).toBe(0);
+  });
+});
+
+function countOf(result: { rows: { count: number }[] }): number {
+  return Number(result.rows[0]?.count);
+}
