@@ -5,7 +5,13 @@
 export { createServer, type OqlServer, type CreateServerOptions, type PublicUrlOptions, type ConsoleOptions } from './app.js';
 export type { ServerOptions, ServerConfig, LogOptions } from '../service/config.js';
 export type { ServiceContext, RouteAuth } from './context.js';
-export { openDatabase, redact, type DatabaseOptions } from '../run/open.js';
+export { openDatabase, openReadDatabase, redact, type DatabaseOptions, type ReadDatabase } from '../run/open.js';
+export type { ReadRole } from '../run/drivers/read-role.js';
+export { MemoryLeaseStore, type Lease, type LeaseStore } from '../service/leases.js';
+export { PostgresLeaseStore, type PostgresLeaseStoreOptions } from '../service/leases-pg.js';
+export { MemoryAttemptStore, type AttemptStore, type Verdict } from '../service/attempts.js';
+export { PostgresAttemptStore } from '../service/attempts-pg.js';
+export { parseTrustProxy, type TrustProxy } from '../service/trust-proxy.js';
 export { databaseOf, type Database } from '../run/database.js';
 export { ensureCatalogTables } from '../service/catalog-tables.js';
 export { loadDemoData, DEMO_ORG } from '../demo/seed.js';
