@@ -55,7 +55,8 @@ describe('numeric settings', () => {
     const env = { OQL_MAX_CONCURRENT_REPORTS: '5', OQL_QUERY_TIMEOUT_MS: '1500' };
     expect(resolveConfig({ env })).toMatchObject({ maxConcurrentReports: 5, queryTimeoutMs: 1500 });
     expect(resolveConfig({ env, maxConcurrentReports: 1, queryTimeoutMs: 900 })).toMatchObject({ maxConcurrentReports: 1, queryTimeoutMs: 900 });
-    expect(resolveConfig({ env: {} })).toMatchObject({ maxConcurrentReports: 2, queryTimeoutMs: 20_000 });
+    // Unset, the timeout is the database's default, chosen when it is opened (20 s PostgreSQL, 5 s embedded).
+    expect(resolveConfig({ env: {} })).toMatchObject({ maxConcurrentReports: 2, queryTimeoutMs: undefined });
     for (const [name, value] of [['OQL_MAX_CONCURRENT_REPORTS', '0'], ['OQL_QUERY_TIMEOUT_MS', '1.5'], ['OQL_QUERY_TIMEOUT_MS', '20s']] as const) {
       expect(() => resolveConfig({ env: { [name]: value } })).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringContaining(name) }));
     }
