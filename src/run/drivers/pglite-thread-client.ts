@@ -82,6 +82,23 @@ function decodeResult(wire: WireResult): QueryResult {
   return wire.affectedRows === undefined ? { rows, fields: wire.fields } : { rows, fields: wire.fields, affectedRows: wire.affectedRows };
 }
 
+/** A thread that has loaded PGlite and waits for a directory to open (PgliteThread.spare). */
+export interface SpareThread {
+  /** Opens `dataDir` in the thread; once only. */
+  open(dataDir: string): Promise<{ thread: PgliteThread; openMs: number }>;
+  /** Ends the thread unused. */
+  discard(): Promise<void>;
+}
+
+function spawn(options: Omit<ThreadOptions, 'dataDir'>, dataDir: string | null): Worker {
+  return new Worker(threadScript(), {
+    workerData: { dataDir, extensions: options.extensions, rawOids: RAW_OIDS, sessionSql: options.sessionSql },
+    // The script needs no loader: whatever the main thread was started with (tsx, vitest) stays there.
+    execArgv: [],
+    resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb },
+  });
+}
+
 export class PgliteThread {
   private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (e: Error) => void }>();
   private nextId = 0;
@@ -100,13 +117,35 @@ export class PgliteThread {
   }
 
   /** Starts a thread and waits until PGlite is open in it. */
-  static async start(options: ThreadOptions): Promise<{ thread: PgliteThread; openMs: number }> {
-    const worker = new Worker(threadScript(), {
-      workerData: { dataDir: options.dataDir, extensions: options.extensions, rawOids: RAW_OIDS, sessionSql: options.sessionSql },
-      // The script needs no loader: whatever the main thread was started with (tsx, vitest) stays there.
-      execArgv: [],
-      resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb },
-    });
+  static start(options: ThreadOptions): Promise<{ thread: PgliteThread; openMs: number }> {
+    return PgliteThread.opened(spawn(options, options.dataDir), options);
+  }
+
+  /**
+   * A spare thread: it loads PGlite and compiles it now, and opens a directory only when
+   * `open` is called (a restart then waits for Postgres's start alone). It keeps no process alive.
+   */
+  static spare(options: Omit<ThreadOptions, 'dataDir'>): SpareThread {
+    const worker = spawn(options, null);
+    worker.unref();
+    // Errors while it waits are its open's to report; until then nothing listens.
+    const quiet = () => {};
+    worker.on('error', quiet);
+    return {
+      open: (dataDir) => {
+        worker.off('error', quiet);
+        worker.ref();
+        const opened = PgliteThread.opened(worker, { ...options, dataDir });
+        worker.postMessage({ op: 'open', dataDir });
+        return opened;
+      },
+      discard: async () => {
+        await worker.terminate();
+      },
+    };
+  }
+
+  private static async opened(worker: Worker, options: ThreadOptions): Promise<{ thread: PgliteThread; openMs: number }> {
     let timer: NodeJS.Timeout | undefined;
     let onMessage: (m: { type: string; openMs?: number; error?: Record<string, unknown> }) => void = () => {};
     let onError: (e: Error) => void = () => {};

@@ -5,17 +5,21 @@
 // (src/run/drivers under vitest and tsx, dist/ in the package), none of which can give a worker thread a
 // TypeScript loader. Keep it ASCII, like every built file.
 //
-// workerData: { dataDir: string, extensions: string[], rawOids: number[], sessionSql: string | undefined }
+// workerData: { dataDir: string | null, extensions: string[], rawOids: number[], sessionSql: string | undefined }
+//   dataDir null: a spare thread. It loads PGlite and compiles its WebAssembly ahead, then waits
+//   for { op: 'open', dataDir } before it opens anything: a restart then only pays for Postgres's
+//   own start.
 //   rawOids: the types the main thread decodes itself (its parsers are functions, which cannot
 //   cross threads); their values are sent as the text Postgres wrote.
-// Messages in:  { id, op: 'query', sql, params } | { id, op: 'exec', sql } | { id, op: 'close' }
+// Messages in:  { op: 'open', dataDir } (a spare, once) | { id, op: 'query', sql, params } | { id, op: 'exec', sql } | { id, op: 'close' }
 // Messages out: { type: 'ready', openMs } | { type: 'open-failed', error }
 //               | { id, ok: true, result } | { id, ok: false, error }
 // A result is { rows: unknown[][], fields: {name, dataTypeID}[], affectedRows } (rows as arrays:
 // smaller to copy than objects that repeat every key); exec answers a list of them.
+import { readFile } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 
-const started = Date.now();
+let started = Date.now();
 const raw = (text) => text;
 const parsers = Object.fromEntries(workerData.rawOids.map((oid) => [oid, raw]));
 const options = { parsers, rowMode: 'array' };
@@ -40,14 +44,39 @@ function resultOf(r) {
   return { rows: r.rows, fields: r.fields, affectedRows: r.affectedRows };
 }
 
-async function open() {
+// What does not depend on the directory: the module, its extensions, the compiled WebAssembly and
+// the file-system bundle, which PGlite would otherwise load and compile at every create.
+async function load() {
   const { PGlite } = await import('@electric-sql/pglite');
   const extensions = {};
   for (const name of workerData.extensions) {
     const mod = await import(`@electric-sql/pglite/contrib/${name}`);
     extensions[name] = mod[name];
   }
-  const pg = await PGlite.create({ dataDir: workerData.dataDir, extensions });
+  const dist = new URL('.', import.meta.resolve('@electric-sql/pglite'));
+  const [wasm, data] = await Promise.all([readFile(new URL('pglite.wasm', dist)), readFile(new URL('pglite.data', dist))]);
+  return { PGlite, extensions, pgliteWasmModule: await WebAssembly.compile(wasm), fsBundle: new Blob([data]) };
+}
+
+function openMessage() {
+  return new Promise((resolve) => {
+    const take = (message) => {
+      if (message?.op !== 'open') return;
+      parentPort.off('message', take);
+      resolve(message.dataDir);
+    };
+    parentPort.on('message', take);
+  });
+}
+
+async function open() {
+  const loaded = load();
+  // Not left unhandled while a spare waits: the error is rethrown below when the open comes.
+  loaded.catch(() => {});
+  const dataDir = workerData.dataDir ?? (await openMessage());
+  started = Date.now();
+  const { PGlite, extensions, pgliteWasmModule, fsBundle } = await loaded;
+  const pg = await PGlite.create({ dataDir, extensions, pgliteWasmModule, fsBundle });
   // Session settings, run again by every new thread: a restart must not lose them.
   if (workerData.sessionSql) await pg.exec(workerData.sessionSql);
   return pg;

@@ -9,7 +9,7 @@ import {
   checkOptions, threadOptions, type CallOptions, type EmbeddedDatabaseEvent, type EmbeddedDatabaseOptions, type EmbeddedDatabaseStats,
   type EmbeddedSettings, type EmbeddedTx,
 } from './pglite-options.js';
-import { PgliteThread, ThreadGone, type QueryResult } from './pglite-thread-client.js';
+import { PgliteThread, ThreadGone, type QueryResult, type SpareThread } from './pglite-thread-client.js';
 import { checkTimeout } from '../transaction.js';
 
 export { dataDirOwner } from '../data-dir-lock.js';
@@ -77,6 +77,11 @@ let exitHook = false;
 
 export class EmbeddedDatabase {
   private thread: PgliteThread | undefined;
+  /**
+   * A thread that has loaded and compiled PGlite, ready to open the directory when the current
+   * one is killed: a restart then costs Postgres's start (and its recovery), not PGlite's load.
+   */
+  private spare: SpareThread | undefined;
   private state: 'ready' | 'restarting' | 'closed' = 'ready';
   private readonly queue = new FairQueue<Waiter>();
   private leased = false;
@@ -366,10 +371,12 @@ export class EmbeddedDatabase {
       // The old thread must have stopped writing before another opens the directory.
       await old?.kill();
       for (let delay = 1000; ; delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)) {
+        const spare = this.spare;
+        this.spare = undefined;
         try {
-          const { thread } = await PgliteThread.start({
-            dataDir: this.dataDir, ...threadOptions(this.settings),
-          });
+          const { thread } = await (spare
+            ? spare.open(this.dataDir)
+            : PgliteThread.start({ dataDir: this.dataDir, ...threadOptions(this.settings) }));
           this.adopt(thread);
           break;
         } catch (e) {
@@ -398,6 +405,7 @@ export class EmbeddedDatabase {
   private adopt(thread: PgliteThread): void {
     const generation = ++this.generation;
     this.thread = thread;
+    if (this.spare === undefined && this.closing === undefined) this.spare = PgliteThread.spare(threadOptions(this.settings));
     thread.onDeath = (error) => {
       if (this.generation === generation) this.restart('crash', this.holder, error);
     };
@@ -416,6 +424,8 @@ export class EmbeddedDatabase {
   }
 
   private cleanUp(): void {
+    void this.spare?.discard();
+    this.spare = undefined;
     openDatabases.delete(this);
     this.unlock();
     if (this.settings.memory) rmSync(this.dataDir, { recursive: true, force: true });
