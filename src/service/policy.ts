@@ -49,16 +49,28 @@ export interface PolicyDeps {
   /** The statement budget, the driver's default where the configuration names none. */
   readonly timeoutMs: number;
   /**
-   * After a statement of a principal ran out its budget, its heavy requests wait this long (0:
-   * not at all). On embedded PGlite every timeout restarts the one database all tenants share,
-   * so there a principal that keeps sending runaway queries is slowed down; on PostgreSQL the
-   * statement is cancelled alone and the budget of concurrent requests is enough.
+   * After a statement of an organization ran out its budget, its heavy requests are refused this
+   * long (0: not at all, and heavy requests of one organization run side by side). On embedded
+   * PGlite every timeout restarts the one database all tenants share, so there an organization
+   * that sends a runaway query waits before the next, and its heavy requests take turns: the
+   * database runs one statement at a time anyway, and a request that waited its turn is checked
+   * for the cool-down again, so a batch of runaway queries sent at once costs one restart, not
+   * one each. On PostgreSQL the statement is cancelled alone and the budgets are enough.
    */
   readonly coolDownMs: number;
 }
 
+/** The refusal of an organization's heavy request while it cools down, `seconds` before it may run. */
+export function coolingDown(seconds: number): OqlError {
+  return OqlError.retryLater('TOO_MANY_REQUESTS', 'a query of your organization just ran out its time budget; its reports and pages wait a few seconds before the next one', seconds,
+    'make the query cheaper before running it again: narrow the WHERE clause or lower the LIMIT');
+}
+
 export class Policy {
+  /** Organization to the time its heavy requests may run again (embedded database only). */
   private readonly coolDown = new Map<string, number>();
+  /** Organization to the end of its line of heavy requests (embedded database only). */
+  private readonly turns = new Map<string, Promise<void>>();
 
   constructor(private readonly deps: PolicyDeps) {}
 
@@ -116,15 +128,7 @@ export class Policy {
    */
   async admit<T>(ctx: RequestContext, weight: Weight, fn: () => Promise<T>): Promise<T> {
     this.checkHeap();
-    const until = this.coolDown.get(ctx.budget);
-    if (weight === 'heavy' && until !== undefined) {
-      const wait = until - Date.now();
-      if (wait > 0) {
-        throw OqlError.retryLater('TOO_MANY_REQUESTS', 'a query of yours just ran out its time budget; heavy requests wait a few seconds before the next one', wait / 1000,
-          'make the query cheaper before running it again: narrow the WHERE clause or lower the LIMIT');
-      }
-      this.coolDown.delete(ctx.budget);
-    }
+    if (weight === 'heavy') this.checkCoolDown(ctx);
     const max = weight === 'heavy' ? this.deps.config.maxConcurrentReports : this.deps.config.maxConcurrentRequests;
     const lease = await this.deps.leases.acquire(`${weight}\u0000${ctx.budget}`, max, LEASE_TTL_MS);
     if (lease === null) {
@@ -133,14 +137,44 @@ export class Policy {
         `at most ${max} ${weight === 'heavy' ? 'reports, filter or connector pages' : 'record requests'} run at once per user, across all of its keys and clients; wait for one to finish`);
     }
     try {
+      if (weight === 'heavy' && this.deps.coolDownMs > 0) return await this.inTurn(ctx, fn);
       return await fn();
-    } catch (e) {
-      if (e instanceof OqlError && e.code === 'QUERY_TIMEOUT' && this.deps.coolDownMs > 0) this.coolDown.set(ctx.budget, Date.now() + this.deps.coolDownMs);
-      throw e;
     } finally {
       // Not waited for: the answer need not wait for the slot's row to go (a shared store deletes
       // it with its next statement, and this instance's next acquire never counts it).
       void lease.release().catch(() => {});
+    }
+  }
+
+  /** 429 while the organization cools down after a statement that ran out its budget. */
+  private checkCoolDown(ctx: RequestContext): void {
+    const until = this.coolDown.get(ctx.org);
+    if (until === undefined) return;
+    const wait = until - Date.now();
+    if (wait <= 0) {
+      this.coolDown.delete(ctx.org);
+      return;
+    }
+    throw coolingDown(wait / 1000);
+  }
+
+  /** Runs `fn` after the organization's earlier heavy requests, if it is not cooling down by then. */
+  private async inTurn<T>(ctx: RequestContext, fn: () => Promise<T>): Promise<T> {
+    const before = this.turns.get(ctx.org) ?? Promise.resolve();
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    const end = before.then(() => mine);
+    this.turns.set(ctx.org, end);
+    try {
+      await before;
+      this.checkCoolDown(ctx);
+      return await fn();
+    } catch (e) {
+      if (e instanceof OqlError && e.code === 'QUERY_TIMEOUT') this.coolDown.set(ctx.org, Date.now() + this.deps.coolDownMs);
+      throw e;
+    } finally {
+      done();
+      if (this.turns.get(ctx.org) === end) this.turns.delete(ctx.org);
     }
   }
 

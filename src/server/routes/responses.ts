@@ -6,6 +6,7 @@ import { checkCost } from '../../run/cost.js';
 import { errorEnvelope, type ErrorEnvelope } from '../../run/envelope.js';
 import { DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_RESPONSE_BYTES } from '../../service/config.js';
 import { envelopeFor } from '../plugins/envelope.js';
+import { coolingDown } from '../../service/policy.js';
 import { ref } from './response-schemas.js';
 
 /**
@@ -102,7 +103,7 @@ const ERRORS = {
   notJson: ['A body of another content type', framework({ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' })],
   orgShare: ["The organization's share of the database's connections is in use", errorEnvelope(OqlError.retryLater('TOO_MANY_REQUESTS', "your organization is using its whole share of the database's connections; retry later", 10, "run fewer requests at once across your organization's keys"))],
   tooManyHeavy: ['The user already runs its share of reports, filter and connector pages', errorEnvelope(OqlError.retryLater('TOO_MANY_REQUESTS', 'too many concurrent analytics requests are running; retry later', 1, 'at most 2 reports, filter or connector pages run at once per user, across all of its keys and clients; wait for one to finish'))],
-  coolDown: ['A query of the user just ran out its time', errorEnvelope(OqlError.retryLater('TOO_MANY_REQUESTS', 'a query of yours just ran out its time budget; heavy requests wait a few seconds before the next one', 3, 'make the query cheaper before running it again: narrow the WHERE clause or lower the LIMIT'))],
+  coolDown: ['A query of the organization just ran out its time (embedded database)', errorEnvelope(coolingDown(3))],
   tooManyLight: ['The user already runs its share of record requests', errorEnvelope(OqlError.retryLater('TOO_MANY_REQUESTS', 'too many concurrent requests are running; retry later', 1, 'at most 8 record requests run at once per user, across all of its keys and clients; wait for one to finish'))],
   shortOfMemory: ['The server is short of memory', errorEnvelope(OqlError.retryLater('SERVICE_UNAVAILABLE', 'the service is short of memory and takes no new work for a moment', 5, 'retry after the time Retry-After gives'))],
   queryTooLarge: ['A result over the response ceiling', errorEnvelope(tooLarge(DEFAULT_MAX_RESPONSE_BYTES, 'query'))],
