@@ -4,7 +4,7 @@ import type { Database } from '../src/run/database.js';
 
 /**
  * The hostile-neighbour scenario, shared by the load test (test/load/) and the benchmark
- * (bench/run-hostile.ts): organization A runs a steady light mix while organization B, with
+ * (bench/hostile.mjs, `npm run bench:hostile`): organization A runs a steady light mix while organization B, with
  * several users and keys, sends at and beyond its budget every attack the availability work
  * answers — reports that build huge strings, pages of large rows, slow correlated subqueries, long
  * LIKE patterns, floods of concurrent filters from many keys, deep JSON, NULL-typed expressions,
@@ -85,8 +85,8 @@ export async function seed(url: string): Promise<void> {
 const nest = (depth: number): string => (depth === 0 ? 'city' : `concat(${nest(depth - 1)}, ${nest(depth - 1)})`);
 const deepJson = (depth: number): string => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
 
-/** B's attacks, each one request. */
-function attacks(url: string): Array<(key: string) => Promise<Sample>> {
+/** B's attacks: each one request, but for the burst, several at once from one key (beyond its budget). */
+function attacks(url: string): Array<(key: string) => Promise<Sample | Sample[]>> {
   const report = (what: string, query: string, slug = 'account') => (key: string) =>
     call(url, 'B', what, key, 'POST', '/api/v1/reports/execute', { slug, query });
   const filter = (what: string, body: unknown, slug = 'account') => (key: string) =>
@@ -98,6 +98,7 @@ function attacks(url: string): Array<(key: string) => Promise<Sample>> {
     filter('big page', { query: { fields: ['name', 'city'], pagination: { page: 1, page_size: 1000 } } }),
     filter('long pattern', { query: { fields: ['name'], filters: { and: [{ field: 'city', operator: 'contains', value: 'y'.repeat(9_000) }] } } }),
     filter('flood', { query: { fields: ['name'], filters: { and: [{ field: 'city', operator: 'contains', value: 'zz' }] }, pagination: { page: 1, page_size: 1000 } } }),
+    (key) => Promise.all(Array.from({ length: 4 }, () => filter('burst', { query: { fields: ['name', 'city'], pagination: { page: 1, page_size: 200 } } })(key))),
     (key) => call(url, 'B', 'connector page', key, 'POST', '/api/v1/flowconnector/objects/account/records', { query: { fields: ['name', 'city'] }, next_token: null }),
     report('null typed', 'SELECT sum(NULL) AS s, - NULL AS m FROM account LIMIT 1'),
     report('beyond int8', 'SELECT 99999999999999999999999 AS big, 1e400 AS huge FROM account LIMIT 1'),
@@ -145,7 +146,7 @@ export async function runScenario(url: string, options: { idleMs: number; attack
     const until = Date.now() + options.attackMs;
     const all = attacks(url);
     const attacker = async (n: number) => {
-      for (let i = n; Date.now() < until; i++) samples.push(await all[i % all.length]!(B_KEYS[n % B_KEYS.length]!));
+      for (let i = n; Date.now() < until; i++) samples.push(...[await all[i % all.length]!(B_KEYS[n % B_KEYS.length]!)].flat());
     };
     await Promise.all([loopA(until, samples), ...Array.from({ length: options.attackers }, (_, n) => attacker(n))]);
     return { samples, idle, peakRss };
