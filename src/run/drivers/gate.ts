@@ -13,7 +13,8 @@ export class TenantGate {
 
   constructor(readonly perTenant: number, readonly maxWaitMs: number) {}
 
-  enter(tenant: string | undefined): Promise<() => void> {
+  /** Waits for one of the tenant's places, at most `maxWaitMs` (default: the gate's) before a 429. */
+  enter(tenant: string | undefined, maxWaitMs = this.maxWaitMs): Promise<() => void> {
     if (tenant === undefined) return Promise.resolve(() => {});
     if ((this.held.get(tenant) ?? 0) < this.perTenant) {
       this.held.set(tenant, (this.held.get(tenant) ?? 0) + 1);
@@ -31,8 +32,8 @@ export class TenantGate {
         if (at >= 0) line.splice(at, 1);
         if (line.length === 0) this.lines.delete(tenant);
         reject(OqlError.retryLater('TOO_MANY_REQUESTS', "your organization is using its whole share of the database's connections; retry later",
-          Math.max(1, this.maxWaitMs / 1000), "run fewer requests at once across your organization's keys"));
-      }, this.maxWaitMs);
+          Math.max(1, Math.ceil(maxWaitMs / 1000)), "run fewer requests at once across your organization's keys"));
+      }, Math.min(maxWaitMs, this.maxWaitMs));
       timer.unref?.();
       line.push(wake);
     });

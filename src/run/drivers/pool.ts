@@ -79,8 +79,16 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
   let pinger: PgCancellerLike | undefined;
   const readRole = options.readRole ? new ReadRoleChecks() : undefined;
 
-  const withClient = async <T>(tenant: string | undefined, fn: (client: PgClientLike, state: { broken: boolean }) => Promise<T>): Promise<T> => {
-    const leave = gate ? await gate.enter(tenant) : () => {};
+  /**
+   * Runs `fn` on a pooled connection within the tenant's share. A read's budget counts from the
+   * call, not from the moment it got a connection: waiting for the share takes at most half of it,
+   * and `fn` is given what is left (at least a quarter), so the answer or the 504 comes within
+   * about the budget of the request.
+   */
+  const withClient = async <T>(tenant: string | undefined, budgetMs: number | undefined,
+    fn: (client: PgClientLike, state: { broken: boolean }, leftMs: number | undefined) => Promise<T>): Promise<T> => {
+    const started = Date.now();
+    const leave = gate ? await gate.enter(tenant, budgetMs === undefined ? undefined : budgetMs / 2) : () => {};
     try {
       let client: PgClientLike;
       try {
@@ -95,8 +103,9 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
         state.broken = true;
       };
       client.on?.('error', onError);
+      const leftMs = budgetMs === undefined ? undefined : Math.max(Math.round(budgetMs / 4), budgetMs - (Date.now() - started));
       try {
-        return await fn(client, state);
+        return await fn(client, state, leftMs);
       } finally {
         client.removeListener?.('error', onError);
         // A connection that failed mid-transaction is destroyed rather than handed to the next caller.
@@ -135,11 +144,13 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
     },
     async read(sql: string, params: readonly unknown[], { timeoutMs, tenant, explain }: ReadOptions): Promise<Rows> {
       assertSelect(sql);
-      return withClient(tenant, async (client, state) => {
+      return withClient(tenant, timeoutMs, async (client, state, leftMs) => {
+        // The statement's own budget: what the wait for a connection left of the call's.
+        const budget = leftMs ?? timeoutMs;
         let alone = false;
         if (readRole) {
           try {
-            alone = await readRole.oneStatement(client, timeoutMs, (text) => client.query(text));
+            alone = await readRole.oneStatement(client, budget, (text) => client.query(text));
           } catch (e) {
             state.broken = true;
             throw databaseError(e, timeoutMs);
@@ -147,18 +158,18 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
         }
         let expired = false;
         const timers = [
-          setTimeout(() => cancel(client), timeoutMs + CANCEL_AFTER_MS),
+          setTimeout(() => cancel(client), budget + CANCEL_AFTER_MS),
           setTimeout(() => {
             expired = true;
             state.broken = true;
             client.connection?.stream?.destroy();
-          }, timeoutMs + DROP_AFTER_MS),
+          }, budget + DROP_AFTER_MS),
         ];
         try {
           // Alone, the statement is its own read-only transaction with the role's timeout, zone and
           // date style; otherwise the transaction sets them, and ends in ROLLBACK, which also undoes
           // any session setting the statement changed.
-          if (!alone) await client.query(readSettings(timeoutMs));
+          if (!alone) await client.query(readSettings(budget));
           const result = await client.query({ text: explain ? `EXPLAIN (FORMAT JSON) ${sql}` : sql, values: [...params], types: pgTypes(client.getTypeParser?.bind(client)), queryMode: 'extended' });
           if (!alone) await client.query('ROLLBACK');
           return { rows: result.rows as Record<string, unknown>[] };
@@ -176,7 +187,7 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
       });
     },
     async transaction<T>(fn: (tx: Tx) => Promise<T>, options: WriteOptions = {}): Promise<T> {
-      return withClient(options.tenant, async (client, state) => {
+      return withClient(options.tenant, undefined, async (client, state) => {
         const tx: Tx = { query: async <R>(sql: string, params: readonly unknown[] = []) => ({ rows: (await client.query(sql, [...params])).rows as R[] }) };
         await client.query('BEGIN');
         const settings = writeSettings(options.timeoutMs);
