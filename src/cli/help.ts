@@ -153,8 +153,23 @@ Environment:
   OQL_LOG_LEVEL         request log level (default info; one JSON line per request on stdout)
   OQL_ROLE_ACCESS       objects a role may read: member=account,contact;admin=… (default: all)
   OQL_MAX_CONCURRENT_REPORTS
-                        reports one key may run at once, 429 beyond (default 2)
-  OQL_QUERY_TIMEOUT_MS  statement timeout of reports, filters and syncs, 504 beyond (default 20000)
+                        reports, filter and connector pages one user may run at once, across
+                        its keys, clients and instances; 429 beyond (default 2)
+  OQL_MAX_CONCURRENT_REQUESTS
+                        record requests one user may run at once; 429 beyond (default 8)
+  OQL_QUERY_TIMEOUT_MS  budget of every statement, 504 beyond (default 20000 on PostgreSQL,
+                        5000 embedded, where a runaway statement restarts the database thread)
+  OQL_MAX_RESPONSE_BYTES
+                        bytes of rows one response may carry, RESPONSE_TOO_LARGE beyond
+                        (default 16777216)
+  OQL_MAX_QUERY_COST    planner cost above which a report or filter is refused unrun,
+                        QUERY_TOO_COSTLY (default 50000000; 0 turns the check off)
+  OQL_MCP_MAX_ROWS, OQL_MCP_MAX_BYTES
+                        rows and bytes of one MCP tool result, cut beyond and said so
+                        (default 200 and 262144)
+  OQL_MAX_HEAP_RATIO    share of the heap in use above which new work gets 503 (default 0.85)
+  OQL_MAX_CONNECTIONS_PER_ADDRESS
+                        open connections one client address may hold per host (default 256)
   OQL_API_KEY_CACHE_MS  how long a verified API key is trusted without a lookup (default 5000; 0: never)
 
 Example:
