@@ -36,7 +36,7 @@ async function one(name, options, attackers) {
     const byStatus = new Map();
     for (const s of b) byStatus.set(s.status, (byStatus.get(s.status) ?? 0) + 1);
     return {
-      name, attackers, idle: stats(r.idle), attack: stats(a), aErrors: a.filter((s) => s.status !== 200).length,
+      name, attackers, idle: stats(r.idle), attack: stats(a), aErrors: a.filter((s) => s.status !== 200).map((s) => `${s.what} ${s.status} ${s.code ?? ''}`.trim()),
       peakRss: r.peakRss, b: b.length, byStatus, timeouts: stats(timeouts),
       bad: b.filter((s) => ![200, 400, 413, 429, 503, 504].includes(s.status) || !s.envelope).length,
       load: [startLoad, loadavg()[0]],
@@ -57,7 +57,7 @@ function section(results) {
   ];
   for (const r of results) {
     const status = [...r.byStatus].sort((x, y) => x[0] - y[0]).map(([s, n]) => `${s}: ${n}`).join(', ');
-    lines.push(`| ${r.name} | ${ms(r.idle.p50)} / ${ms(r.idle.p99)} / ${ms(r.idle.max)} (${r.idle.n}) | ${ms(r.attack.p50)} / ${ms(r.attack.p99)} / ${ms(r.attack.max)} (${r.attack.n}) | ${(r.attack.p99 / r.idle.p99).toFixed(1)} | ${r.aErrors} | ${Math.round(r.peakRss / 1e6)} MB | ${r.b}: ${status} | ${ms(r.timeouts.p50)} / ${ms(r.timeouts.max)} (${r.timeouts.n}) | ${r.bad} | ${r.load.map((l) => l.toFixed(1)).join(' / ')} |`);
+    lines.push(`| ${r.name} | ${ms(r.idle.p50)} / ${ms(r.idle.p99)} / ${ms(r.idle.max)} (${r.idle.n}) | ${ms(r.attack.p50)} / ${ms(r.attack.p99)} / ${ms(r.attack.max)} (${r.attack.n}) | ${(r.attack.p99 / r.idle.p99).toFixed(1)} | ${r.aErrors.length}${r.aErrors.length ? ` (${r.aErrors.join('; ')})` : ''} | ${Math.round(r.peakRss / 1e6)} MB | ${r.b}: ${status} | ${ms(r.timeouts.p50)} / ${ms(r.timeouts.max)} (${r.timeouts.n}) | ${r.bad} | ${r.load.map((l) => l.toFixed(1)).join(' / ')} |`);
   }
   lines.push('', 'Peak RSS is the whole process: the service, the scenario\'s clients and (embedded) the database thread with its spare. On embedded PGlite one statement runs at a time, so A waits for the B statement ahead of it; a statement past its budget ends its thread (a spare thread, already loaded, opens the directory), and the organization that sent it waits 10 s before its next report or page (429 with Retry-After), its heavy requests taking turns so that a batch of runaway queries costs one restart. Most of B\'s requests are therefore 429s there. On PostgreSQL B holds at most its share of the pool and its users\' budgets; its runaway statements are cancelled at the budget.', '');
   return lines.join('\n');
