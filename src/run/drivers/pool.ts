@@ -83,7 +83,7 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
    * Runs `fn` on a pooled connection within the tenant's share. A read's budget counts from the
    * call, not from the moment it got a connection: waiting for the share takes at most half of it,
    * and `fn` is given what is left (at least a quarter), so the answer or the 504 comes within
-   * about the budget of the request.
+   * about a second of the budget of the request.
    */
   const withClient = async <T>(tenant: string | undefined, budgetMs: number | undefined,
     fn: (client: PgClientLike, state: { broken: boolean }, leftMs: number | undefined) => Promise<T>): Promise<T> => {
@@ -103,7 +103,10 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
         state.broken = true;
       };
       client.on?.('error', onError);
-      const leftMs = budgetMs === undefined ? undefined : Math.max(Math.round(budgetMs / 4), budgetMs - (Date.now() - started));
+      // A wait under a second is not taken off: a connection is normally had at once, and a budget
+      // that is not the read role's own would cost every read on it a transaction (read-role.ts).
+      const waited = Date.now() - started;
+      const leftMs = budgetMs === undefined || waited < 1000 ? budgetMs : Math.max(Math.round(budgetMs / 4), budgetMs - waited);
       try {
         return await fn(client, state, leftMs);
       } finally {
