@@ -1,4 +1,4 @@
-import { OqlError } from '../diagnostics/diagnostic.js';
+import { OqlError, type ValidationError } from '../diagnostics/diagnostic.js';
 import type { ApiKeyInfo } from './store/api-keys.js';
 import { ROLES, type Principal, type Role } from './types.js';
 
@@ -54,4 +54,32 @@ export function ownerOfNewKey(p: Principal, role: Role, userId: string | undefin
     throw OqlError.plain('PERMISSION_DENIED', 'a member may create keys for themselves only', 'leave user_id out');
   }
   return userId ?? p.userId;
+}
+
+/**
+ * What a new key's request must hold beyond its schema: a name that is not blank once trimmed,
+ * and an expiry, when one is given, after `now`. Every problem at once, as a body's validation
+ * errors; returns the name as it is stored (trimmed).
+ */
+export function checkNewKey(name: string, expiresAt: number | null, now: number): string {
+  const problems: ValidationError[] = [];
+  const problem = (field: string, message: string): ValidationError => (
+    { object_slug: '', field, message, error_code: 'INVALID_VALUE', record_index: null, meta_data: `body.${field}` }
+  );
+  const trimmed = name.trim();
+  if (trimmed === '') problems.push(problem('name', 'name must not be blank'));
+  if (expiresAt !== null && expiresAt <= now) {
+    problems.push(problem('expires_at', `expires_at must be in the future: ${expiresAt} has passed (epoch milliseconds; null or absent: never)`));
+  }
+  if (problems.length > 0) throw OqlError.validation('Invalid request', problems);
+  return trimmed;
+}
+
+/**
+ * A roll of a key that is revoked or expired: there is nothing left to switch over from. NOT_FOUND,
+ * as for a key the principal cannot see, since no active key has this id.
+ */
+export function keyNotRollable(id: string): OqlError {
+  return OqlError.plain('NOT_FOUND', `the API key '${id.slice(0, 80)}' is revoked or expired: only an active key can be rolled`,
+    'create a new key instead (POST /api/v1/keys)');
 }
