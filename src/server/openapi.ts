@@ -11,13 +11,14 @@ import { errorExamples } from './routes/responses.js';
 const TAGS = [
   { name: 'records', description: 'Create, upsert, read and update the records of an object, and filter them (spec 4.1–4.5).' },
   { name: 'objects', description: "The organization's objects and their columns, as the service describes them (spec 4.6, 4.7)." },
-  { name: 'reports', description: 'Read-only analytics in the object query language: rows and counts (spec 4.8–4.10).' },
+  { name: 'reports', description: 'Read-only analytics in the object query language: rows and counts (spec 4.8–4.10), and lint, which checks a query without running it.' },
   { name: 'connectors', description: 'Records page by page for sync, and the objects as connector entities, for the two connector families (spec 4.11–4.15).' },
   { name: 'tool logs', description: "The organization's MCP tool calls, for superadmins (spec 4.16)." },
+  { name: 'keys', description: "The organization's API keys: list, create, roll and revoke, within the caller's role (members manage their own keys)." },
 ];
 
 const DESCRIPTION = [
-  "Records, objects, analytics, connectors and MCP tool logs of one organization: the one a key's bearer belongs to.",
+  "Records, objects, analytics, connectors, MCP tool logs and API keys of one organization: the one a key's bearer belongs to.",
   '',
   'Every answer is an envelope: `{"success": true, "data": ...}`, or `{"success": false, "data": {message, status_code, error_code, validation_errors, meta_data}}` with the HTTP status repeated in `status_code`.',
   'Paths are answered with and without a trailing slash; they are listed without.',

@@ -55,6 +55,19 @@ const object = {
 const entity = { entity_identifier: 'contact', label: 'Contact', description: "Contacts (object 'contact')", has_nested_entities: false, is_writable: true };
 const readable = (nullable: boolean, timestamp = false) => ({ is_retrievable: true, is_nullable: nullable, is_queryable: true, is_timestamp_field_for_incremental_queries: timestamp });
 
+// A key made by an admin, as the listing shows it; then the key that replaced it by a roll, and a superadmin's key the admin sees but may not manage.
+const nightly = {
+  id: 'key_bWfjijee0vQn', name: 'Nightly export', role: 'member', user_id: 'u_acme_admin', prefix: 'oql_V2bC', last4: 'kQQM',
+  created_at: 1795628280647, created_by: 'u_acme_admin', expires_at: null, last_used_at: null,
+  revoked_at: null, revoked_by: null, rolled_from: null, status: 'active', can_manage: true,
+};
+const nightlyRolled = { ...nightly, expires_at: 1795714702609 };
+const nightlyNext = { ...nightly, id: 'key_3wOqyuHuGTdo', prefix: 'oql_hSyA', last4: 'CeEw', created_at: 1795628302622, rolled_from: nightly.id };
+const warehouse = {
+  ...nightly, id: 'key_yxCswVPnreeK', name: 'Warehouse sync', role: 'superadmin', user_id: 'u_acme_super', prefix: 'oql_Zq3v', last4: 'x9Qe',
+  created_at: 1793036280647, created_by: 'u_acme_super', last_used_at: 1795627860000, can_manage: false,
+};
+
 export const EXAMPLES = {
   bulkCreate: { message: '2 records created' },
   bulkUpsert: { records_created: 1, records_updated: 1, failed_records: [failed], created_records: [created], updated_records: [updated], records: [created, updated, failed] },
@@ -84,5 +97,24 @@ export const EXAMPLES = {
       response_time: 38, response_code: 200, tool_call_timestamp: 1795628280647,
     }],
     next: null,
+  },
+  keys: { keys: [nightlyNext, { ...nightlyRolled, revoked_at: 1795628402659, revoked_by: 'u_acme_admin', status: 'revoked', can_manage: false }, warehouse] },
+  issuedKey: { key: nightly, secret: 'oql_V2bCpAF7JCvdtkzEQ23AHiAxzVXuxqoq_vTey94kQQM' },
+  rolledKey: { key: nightlyNext, secret: 'oql_hSyAyXJVGmNW1u3ZK2APm-ofehYovdIGwdQINcoCeEw', previous: nightlyRolled },
+  revokedKey: { key: { ...nightly, revoked_at: 1795628402659, revoked_by: 'u_acme_admin', status: 'revoked', can_manage: false } },
+  lint: {
+    slug: 'account',
+    diagnostics: [
+      {
+        code: 'UNKNOWN_COLUMN', severity: 'error', message: "unknown column 'nme' on object 'account'", hint: "did you mean 'name'?",
+        span: { start: 11, end: 14, line: 1, column: 12, endLine: 1, endColumn: 15 },
+      },
+      {
+        code: 'MISSING_LIMIT', severity: 'error', message: 'the query must end with a LIMIT', hint: 'add LIMIT 100 at the end of the query',
+        span: { start: 27, end: 27, line: 1, column: 28, endLine: 1, endColumn: 28 }, fix: { range: [27, 27], text: ' LIMIT 100' },
+      },
+    ],
+    error_count: 2,
+    warning_count: 0,
   },
 } as const;

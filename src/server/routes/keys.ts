@@ -1,13 +1,14 @@
 import type { FastifyInstance } from 'fastify';
-import { OqlError } from '../../diagnostics/diagnostic.js';
 import { toEnvelope } from '../../run/envelope.js';
-import { checkMayManage, keyNotFound, keyScope, ownerOfNewKey } from '../../service/api-key-access.js';
+import { checkMayManage, checkNewKey, keyNotFound, keyNotRollable, keyScope, ownerOfNewKey } from '../../service/api-key-access.js';
 import { ROLL_GRACE_MS, getApiKey, issueApiKey, listApiKeys, revokeApiKey, rollApiKey, type ApiKeyInfo } from '../../service/store/api-keys.js';
 import type { RequestContext } from '../../service/policy.js';
 import { ROLES, type Principal, type Role } from '../../service/types.js';
 import { ORG_ID_PATTERN, ORG_ID_RULE } from '../../rules.js';
 import { contextOf } from '../context.js';
-import { ERROR_RESPONSE } from './schemas.js';
+import { EXAMPLES } from './examples.js';
+import { ref } from './response-schemas.js';
+import { BODY_ERRORS, errors, LIGHT_ERRORS, success } from './responses.js';
 
 /**
  * API keys of the caller's organization (the API access page of the workspace settings): list,
@@ -16,46 +17,30 @@ import { ERROR_RESPONSE } from './schemas.js';
  * point). A new key is in the response once and never again.
  */
 
-const USER_ID = { type: 'string', pattern: ORG_ID_PATTERN, description: ORG_ID_RULE } as const;
-
-const KEY_VIEW = {
+const ID_PARAM = {
   type: 'object',
-  required: ['id', 'name', 'role', 'user_id', 'prefix', 'last4', 'created_at', 'created_by', 'expires_at', 'last_used_at', 'revoked_at', 'revoked_by', 'rolled_from', 'status', 'can_manage'],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'string', description: 'names the key in roll and revoke' },
-    name: { type: ['string', 'null'] },
-    role: { type: 'string', enum: [...ROLES] },
-    user_id: { type: 'string', description: 'the user the key acts as (its owner)' },
-    prefix: { type: ['string', 'null'], description: "the key's first 8 characters; null for keys stored before they were kept" },
-    last4: { type: ['string', 'null'], description: "the key's last 4 characters" },
-    created_at: { type: 'integer', description: 'epoch milliseconds' },
-    created_by: { type: ['string', 'null'], description: 'the user who created it; null for keys made on the server' },
-    expires_at: { type: ['integer', 'null'], description: 'epoch milliseconds; null: never' },
-    last_used_at: { type: ['integer', 'null'], description: 'epoch milliseconds, to the minute' },
-    revoked_at: { type: ['integer', 'null'] },
-    revoked_by: { type: ['string', 'null'] },
-    rolled_from: { type: ['string', 'null'], description: 'the id of the key this one replaced' },
-    status: { type: 'string', enum: ['active', 'expired', 'revoked'] },
-    can_manage: { type: 'boolean', description: 'whether the caller may roll and revoke it' },
-  },
+  required: ['id'],
+  properties: { id: { type: 'string', minLength: 1, maxLength: 200, description: "the key's id, as the listing gives it", examples: ['key_bWfjijee0vQn'] } },
 } as const;
 
-const ID_PARAM = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } } as const;
-
-const envelope = (data: object) => ({ type: 'object', required: ['success', 'data'], properties: { success: { type: 'boolean', const: true }, data } }) as const;
-
-const ISSUED = envelope({
+const CREATE_BODY = {
   type: 'object',
-  required: ['key', 'secret'],
+  required: ['name', 'role'],
+  additionalProperties: false,
   properties: {
-    key: KEY_VIEW,
-    secret: { type: 'string', description: 'the whole key: shown in this response only, stored only as a hash' },
-    previous: { ...KEY_VIEW, description: 'roll: the old key, now expiring at the end of the grace period' },
+    name: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]+$', description: 'what the key is for; not blank, no control characters (stored trimmed)' },
+    role: { type: 'string', enum: [...ROLES], description: 'no higher than your own (member < admin < superadmin)' },
+    expires_at: { type: ['integer', 'null'], minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'when it stops working, in the future (Unix epoch milliseconds); null or absent: never' },
+    user_id: { type: 'string', pattern: ORG_ID_PATTERN, description: `admins and superadmins: the user of your organization the key acts as; default yourself. ${ORG_ID_RULE}` },
   },
-});
+  examples: [{ name: 'Nightly export', role: 'member', expires_at: null }],
+} as const;
 
-const ERRORS = { 400: ERROR_RESPONSE, 401: ERROR_RESPONSE, 403: ERROR_RESPONSE } as const;
+/** A roll or revoke has no body: these are what the body parser refuses if one is sent anyway. */
+const NO_BODY_ERRORS = ['malformedJson', 'tooLarge', 'notJson'] as const;
+/** The key in the path: longer than the schema allows (400), or than the router reads (414). */
+const KEY_PATH_ERRORS = ['keyIdSchema', 'longSegment'] as const;
+const BY_SESSION = 'By API key, or by console session (a change then needs the session\'s X-CSRF-Token).';
 
 interface CreateBody {
   readonly name: string;
@@ -92,8 +77,14 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/api/v1/keys', {
     schema: {
-      summary: 'The API keys you can see, newest first: all of the organization\'s for admins, your own for members', tags: ['keys'],
-      response: { 200: envelope({ type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: KEY_VIEW } } }), ...ERRORS },
+      operationId: 'listKeys', summary: 'The API keys you can see, newest first', tags: ['keys'],
+      description: `Admins and superadmins see every key of their organization, members the keys that act as themselves; revoked and expired keys included. Never the keys themselves. ${BY_SESSION}`,
+      response: {
+        200: success('The keys, newest first.', {
+          type: 'object', required: ['keys'], additionalProperties: false, properties: { keys: { type: 'array', items: ref('ApiKey') } },
+        }, EXAMPLES.keys),
+        ...errors(...LIGHT_ERRORS),
+      },
     },
   }, async (request) => {
     const ctx = contextOf(request);
@@ -105,33 +96,22 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Body: CreateBody }>('/api/v1/keys', {
     schema: {
-      summary: 'Create an API key (a role no higher than your own); the key is in this response only', tags: ['keys'],
-      body: {
-        type: 'object',
-        required: ['name', 'role'],
-        additionalProperties: false,
-        properties: {
-          name: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]+$', description: 'what the key is for' },
-          role: { type: 'string', enum: [...ROLES] },
-          expires_at: { type: ['integer', 'null'], minimum: 0, description: 'epoch milliseconds in the future; null or absent: never' },
-          user_id: { ...USER_ID, description: 'admins: the user the key acts as; default yourself' },
-        },
+      operationId: 'createKey', summary: 'Create an API key; the key itself is in this answer only', tags: ['keys'], body: CREATE_BODY,
+      description: `The key belongs to your organization, with a role no higher than your own; members create keys for themselves only. It works from its first request. ${BY_SESSION}`,
+      response: {
+        201: success('The key as the listing will show it, and the key itself, once.', ref('IssuedKey'), EXAMPLES.issuedKey),
+        ...errors('newKeyValidation', 'bodySchema', 'keyRoleAbove', 'keyForAnother', ...LIGHT_ERRORS, ...BODY_ERRORS),
       },
-      response: { 201: ISSUED, ...ERRORS },
     },
   }, async (request, reply) => {
     const ctx = contextOf(request);
     const p = ctx.principal;
-    const { name, role, expires_at: expiresAt = null, user_id: userId } = request.body;
+    const { role, expires_at: expiresAt = null, user_id: userId } = request.body;
     const now = Date.now();
-    const invalid = (field: string, message: string) => OqlError.validation('Invalid request', [
-      { object_slug: '', field, message, error_code: 'INVALID_VALUE', record_index: null, meta_data: `body.${field}` },
-    ]);
-    if (name.trim() === '') throw invalid('name', 'name must not be blank');
-    if (expiresAt !== null && expiresAt <= now) throw invalid('expires_at', 'expires_at must be in the future');
+    const name = checkNewKey(request.body.name, expiresAt, now);
     const owner = ownerOfNewKey(p, role, userId);
     const { issued, key } = await admit(ctx, async () => {
-      const made = await issueApiKey(db, { orgId: p.orgId, role, userId: owner, name: name.trim(), expiresAt, createdBy: p.userId });
+      const made = await issueApiKey(db, { orgId: p.orgId, role, userId: owner, name, expiresAt, createdBy: p.userId });
       return { issued: made, key: (await getApiKey(db, p.orgId, made.id))! };
     });
     return reply.code(201).send(toEnvelope({ key: view(key, p, now), secret: issued.key }));
@@ -139,18 +119,18 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: { id: string } }>('/api/v1/keys/:id/roll', {
     schema: {
-      summary: `Roll a key: a new key now, the old one expiring ${ROLL_GRACE_MS / 3_600_000} hours later; the new key is in this response only`, tags: ['keys'],
-      params: ID_PARAM,
-      response: { 201: ISSUED, ...ERRORS },
+      operationId: 'rollKey', summary: 'Roll a key: a new key now, the old one expiring after a grace period', tags: ['keys'], params: ID_PARAM,
+      description: `The new key has the old one's name, role, owner and expiry, and is in this answer only; the old key keeps working for ${ROLL_GRACE_MS / 3_600_000} hours (or until its own expiry, if sooner), time to switch over. Only an active key of a role no higher than yours can be rolled. ${BY_SESSION}`,
+      response: {
+        201: success('The new key, with the key itself once, and the old key with its new expiry.', ref('RolledKey'), EXAMPLES.rolledKey),
+        ...errors('keyNotFound', 'keyNotRollable', ...KEY_PATH_ERRORS, 'keyManageDenied', ...LIGHT_ERRORS, ...NO_BODY_ERRORS),
+      },
     },
   }, async (request, reply) => admit(contextOf(request), async () => {
     const p = contextOf(request).principal;
     const old = await visibleKey(p, request.params.id);
     const issued = await rollApiKey(db, old.id, { orgId: p.orgId, by: p.userId });
-    if (!issued) {
-      throw OqlError.plain('NOT_FOUND', `the API key '${old.id}' is revoked or expired: only an active key can be rolled`,
-        'create a new key instead (POST /api/v1/keys)');
-    }
+    if (!issued) throw keyNotRollable(old.id);
     app.oql.keys.forgetKey(old.id);
     const now = Date.now();
     const [key, previous] = await Promise.all([getApiKey(db, p.orgId, issued.id), getApiKey(db, p.orgId, old.id)]);
@@ -159,9 +139,14 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: { id: string } }>('/api/v1/keys/:id/revoke', {
     schema: {
-      summary: 'Revoke a key: it fails from its next request (on other servers within their key cache time); revoking it again changes nothing', tags: ['keys'],
-      params: ID_PARAM,
-      response: { 200: envelope({ type: 'object', required: ['key'], properties: { key: KEY_VIEW } }), ...ERRORS },
+      operationId: 'revokeKey', summary: 'Revoke a key: it fails from its next request', tags: ['keys'], params: ID_PARAM,
+      description: `On this server at once; on other servers sharing the database within their key cache time (OQL_API_KEY_CACHE_MS). Revoking a revoked key changes nothing and answers the same. A key of a role above yours cannot be revoked. ${BY_SESSION}`,
+      response: {
+        200: success('The key, revoked.', {
+          type: 'object', required: ['key'], additionalProperties: false, properties: { key: ref('ApiKey') },
+        }, EXAMPLES.revokedKey),
+        ...errors('keyNotFound', ...KEY_PATH_ERRORS, 'keyManageDenied', ...LIGHT_ERRORS, ...NO_BODY_ERRORS),
+      },
     },
   }, async (request) => admit(contextOf(request), async () => {
     const p = contextOf(request).principal;
@@ -173,4 +158,3 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
     return toEnvelope({ key: view((await getApiKey(db, p.orgId, key.id))!, p, Date.now()) });
   }));
 }
-

@@ -3,35 +3,19 @@ import { lint } from '../../lint/lint.js';
 import { toEnvelope } from '../../run/envelope.js';
 import { parse } from '../../syntax/parse.js';
 import { contextOf } from '../context.js';
-import { ERROR_RESPONSE } from './schemas.js';
+import { EXAMPLES } from './examples.js';
+import { ref } from './response-schemas.js';
+import { BODY_ERRORS, errors, success } from './responses.js';
 
-const POSITION = {
+const LINT_BODY = {
   type: 'object',
-  required: ['start', 'end', 'line', 'column', 'endLine', 'endColumn'],
-  description: 'offsets into the query (UTF-16 code units, as JavaScript strings count) and 1-based line and column',
-  properties: {
-    start: { type: 'integer' }, end: { type: 'integer' },
-    line: { type: 'integer' }, column: { type: 'integer' }, endLine: { type: 'integer' }, endColumn: { type: 'integer' },
-  },
-} as const;
-
-const DIAGNOSTIC = {
-  type: 'object',
-  required: ['code', 'severity', 'message', 'span'],
+  required: ['query'],
   additionalProperties: false,
   properties: {
-    code: { type: 'string', description: 'stable; oql explain CODE describes it' },
-    severity: { type: 'string', enum: ['error', 'warning'] },
-    message: { type: 'string' },
-    hint: { type: 'string', description: 'what to write instead' },
-    span: POSITION,
-    fix: {
-      type: 'object',
-      required: ['range', 'text'],
-      description: 'replace query.slice(range[0], range[1]) with text: the correction that keeps what the query means',
-      properties: { range: { type: 'array', items: { type: 'integer' }, minItems: 2, maxItems: 2 }, text: { type: 'string' } },
-    },
+    query: { type: 'string', maxLength: 100_000, description: 'the query text, as it would be sent to reports/execute' },
+    slug: { type: 'string', minLength: 1, maxLength: 200, description: 'the request slug; default: the top-level FROM of the query' },
   },
+  examples: [{ query: 'SELECT id, nme FROM account' }],
 } as const;
 
 /**
@@ -42,35 +26,11 @@ const DIAGNOSTIC = {
 export async function lintRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Body: { query: string; slug?: string } }>('/api/v1/reports/lint', {
     schema: {
-      summary: 'Check an analytics query without running it: every diagnostic with its span, hint and fix', tags: ['reports'],
-      body: {
-        type: 'object',
-        required: ['query'],
-        additionalProperties: false,
-        properties: {
-          query: { type: 'string', maxLength: 100_000, description: 'the query text, as it would be sent to reports/execute' },
-          slug: { type: 'string', minLength: 1, maxLength: 200, description: 'the request slug; default: the top-level FROM of the query' },
-        },
-      },
+      operationId: 'lintReport', summary: 'Check an analytics query without running it', tags: ['reports'], body: LINT_BODY,
+      description: 'Every diagnostic the query has, errors and warnings (fan-out, units, time zones, an unstable LIMIT), with its span, hint and, where one is known, the fix that keeps what the query means. Nothing is read from the database. A query over an object the role may not use is refused, since hints name its fields.',
       response: {
-        200: {
-          type: 'object',
-          required: ['success', 'data'],
-          properties: {
-            success: { type: 'boolean', const: true },
-            data: {
-              type: 'object',
-              required: ['slug', 'diagnostics', 'error_count', 'warning_count'],
-              properties: {
-                slug: { type: ['string', 'null'], description: 'the slug the query was checked against (null: it does not parse far enough to say)' },
-                diagnostics: { type: 'array', items: DIAGNOSTIC },
-                error_count: { type: 'integer', description: 'reports/execute refuses the query when this is above 0' },
-                warning_count: { type: 'integer' },
-              },
-            },
-          },
-        },
-        400: ERROR_RESPONSE, 401: ERROR_RESPONSE, 403: ERROR_RESPONSE,
+        200: success('Every diagnostic, in source order, and how many are errors and warnings. A query with problems is still a 200.', ref('LintResult'), EXAMPLES.lint),
+        ...errors('bodySchema', 'objectDenied', ...BODY_ERRORS),
       },
     },
   }, async (request) => {

@@ -8,6 +8,8 @@
  * rows and objects stay open: their fields are the catalog's columns.
  */
 
+import { ROLES } from '../../service/types.js';
+
 const nullable = (type: string, description?: string) => ({ type: [type, 'null'], ...(description ? { description } : {}) });
 const flag = (description: string) => ({ type: 'integer', enum: [0, 1], description });
 const epochMs = (description: string) => ({ type: 'integer', description: `${description} (Unix epoch milliseconds)` });
@@ -41,6 +43,16 @@ const DIAGNOSTIC = {
     message: { type: 'string' },
     hint: { type: 'string', description: 'what to write instead' },
     span: ref('SourceSpan'),
+    fix: {
+      type: 'object',
+      description: 'lint only, where a correction is known: replace query.slice(range[0], range[1]) with text, which keeps what the query means',
+      required: ['range', 'text'],
+      additionalProperties: false,
+      properties: {
+        range: { type: 'array', items: { type: 'integer', minimum: 0 }, minItems: 2, maxItems: 2, description: 'UTF-16 offsets, end exclusive' },
+        text: { type: 'string' },
+      },
+    },
   },
 } as const;
 
@@ -368,11 +380,73 @@ const TOOL_LOG = {
   },
 } as const;
 
+// ------------------------------------------------------------------ API keys and lint
+
+const API_KEY = {
+  $id: 'ApiKey',
+  type: 'object',
+  description: 'An API key as its listing shows it: never the key itself, which only the answer that made it holds.',
+  required: ['id', 'name', 'role', 'user_id', 'prefix', 'last4', 'created_at', 'created_by', 'expires_at', 'last_used_at', 'revoked_at', 'revoked_by', 'rolled_from', 'status', 'can_manage'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', description: 'names the key in roll and revoke' },
+    name: nullable('string', 'what the key is for; null for keys stored before keys had names'),
+    role: { type: 'string', enum: [...ROLES], description: 'what the key may do; its organization is the caller\'s' },
+    user_id: { type: 'string', description: 'the user the key acts as (its owner)' },
+    prefix: nullable('string', "the key's first 8 characters; null for keys stored before they were kept"),
+    last4: nullable('string', "the key's last 4 characters"),
+    created_at: epochMs('when it was created'),
+    created_by: nullable('string', 'the user who created it; null for keys made on the server (oql keys create, OQL_API_KEYS)'),
+    expires_at: { type: ['integer', 'null'], description: 'when it stops working (Unix epoch milliseconds); null: never' },
+    last_used_at: { type: ['integer', 'null'], description: 'its latest request, to the minute (Unix epoch milliseconds); null: never used' },
+    revoked_at: { type: ['integer', 'null'], description: 'when it was revoked (Unix epoch milliseconds); null: not revoked' },
+    revoked_by: nullable('string', 'the user who revoked it'),
+    rolled_from: nullable('string', 'the id of the key this one replaced by a roll'),
+    status: { type: 'string', enum: ['active', 'expired', 'revoked'] },
+    can_manage: { type: 'boolean', description: 'whether the caller may roll and revoke it: an active key of a role no higher than the caller\'s' },
+  },
+} as const;
+
+const SECRET = { type: 'string', description: 'the whole key, to send as `Authorization: Bearer <key>`: in this answer only, stored only as a hash' } as const;
+
+const ISSUED_KEY = {
+  $id: 'IssuedKey',
+  type: 'object',
+  description: 'A key just created: as the listing will show it, and the key itself, once.',
+  required: ['key', 'secret'],
+  additionalProperties: false,
+  properties: { key: ref('ApiKey'), secret: SECRET },
+} as const;
+
+const ROLLED_KEY = {
+  $id: 'RolledKey',
+  type: 'object',
+  description: 'A roll: the new key (the key itself, once) and the old one, which now expires at the end of the grace period.',
+  required: ['key', 'secret', 'previous'],
+  additionalProperties: false,
+  properties: { key: ref('ApiKey'), secret: SECRET, previous: ref('ApiKey') },
+} as const;
+
+const LINT_RESULT = {
+  $id: 'LintResult',
+  type: 'object',
+  description: 'Every diagnostic of a query text, errors and warnings, in source order, and how many of each.',
+  required: ['slug', 'diagnostics', 'error_count', 'warning_count'],
+  additionalProperties: false,
+  properties: {
+    slug: nullable('string', "the object the query was checked against: the request's slug, or the query's top-level FROM; null when the text does not parse that far"),
+    diagnostics: { type: 'array', items: ref('Diagnostic') },
+    error_count: { type: 'integer', minimum: 0, description: 'reports/execute and reports/count refuse the query while this is above 0' },
+    warning_count: { type: 'integer', minimum: 0 },
+  },
+} as const;
+
 /** Every shared schema, in the order /openapi.json lists them. */
 export const RESPONSE_SCHEMAS = [
   ERROR_ENVELOPE, ERROR_DATA, VALIDATION_ERROR, DIAGNOSTIC, SOURCE_SPAN,
   RECORD, CREATED_RECORD, UPDATED_RECORD, FAILED_RECORD, UPSERT_RESULT, ROW, CONNECTOR_RECORD,
   OBJECT, COLUMN, ENUM_GROUP, USER_REF, ENTITY, ENTITY_SCHEMA, ENTITY_FIELD, TOOL_LOG,
+  API_KEY, ISSUED_KEY, ROLLED_KEY, LINT_RESULT,
 ] as const;
 
 /** Adds the shared schemas to an app, before its routes refer to them. */

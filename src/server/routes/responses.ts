@@ -4,7 +4,10 @@ import { OqlError } from '../../diagnostics/diagnostic.js';
 import { tooLarge } from '../../run/bounds.js';
 import { checkCost } from '../../run/cost.js';
 import { errorEnvelope, type ErrorEnvelope } from '../../run/envelope.js';
+import { checkMayManage, checkNewKey, keyNotFound, keyNotRollable, ownerOfNewKey } from '../../service/api-key-access.js';
 import { DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_RESPONSE_BYTES } from '../../service/config.js';
+import type { ApiKeyInfo } from '../../service/store/api-keys.js';
+import type { Principal } from '../../service/types.js';
 import { envelopeFor } from '../plugins/envelope.js';
 import { coolingDown } from '../../service/policy.js';
 import { ref } from './response-schemas.js';
@@ -71,6 +74,14 @@ const thrown = (fn: () => unknown) => {
 /** What the error handler answers for an error Fastify raised (its code, or its schema validation). */
 const framework = (err: object) => envelopeFor(err, { params: {} } as unknown as FastifyRequest);
 
+// The callers and the key of the API-key examples: a member and an admin of one organization, and its superadmin's key.
+const member: Principal = { orgId: 'org_acme', userId: 'u_acme_member', role: 'member', via: 'api_key' };
+const admin: Principal = { orgId: 'org_acme', userId: 'u_acme_admin', role: 'admin', via: 'api_key' };
+const superadminKey: ApiKeyInfo = {
+  id: 'key_yxCswVPnreeK', orgId: 'org_acme', userId: 'u_acme_super', role: 'superadmin', name: 'Warehouse sync', prefix: 'oql_Zq3v', last4: 'x9Qe',
+  createdAt: 1793036280647, createdBy: 'u_acme_super', expiresAt: null, lastUsedAt: null, revokedAt: null, revokedBy: null, rolledFrom: null,
+};
+
 /** One error of each kind the routes can answer with: the example's name, its summary and the envelope. */
 const ERRORS = {
   validation: ['A body that fails its schema or the records\' columns', validation('Failed to create records', [
@@ -98,6 +109,16 @@ const ERRORS = {
   invalidPointer: ['A pointer this server did not issue for this organization', plain('INVALID_TOKEN', 'the pointer is not one this service issued for this organization', "pass the previous response's data.next unchanged, or omit pointer for the first page")],
   unauthenticated: ['No bearer token', plain('UNAUTHENTICATED', 'missing bearer token', 'send Authorization: Bearer <API key>')],
   objectDenied: ['An object the role may not use', plain('PERMISSION_DENIED', "the member role may not use the object 'opportunity'", 'the objects this role may use are: account, contact, user')],
+  keyIdSchema: ['A key id longer than 200 characters', framework({
+    validation: [{ instancePath: '/id', keyword: 'maxLength', params: { limit: 200 }, message: 'must NOT have more than 200 characters' }],
+    validationContext: 'params',
+  })],
+  newKeyValidation: ['A blank name and an expiry already past', thrown(() => checkNewKey('   ', 1767225600000, 1795628280647))],
+  keyNotFound: ['A key id the caller cannot see: none of its organization, or another member\'s', errorEnvelope(keyNotFound('key_nosuch'))],
+  keyNotRollable: ['A key that is revoked or expired', errorEnvelope(keyNotRollable('key_bWfjijee0vQn'))],
+  keyRoleAbove: ['A new key of a role above the caller\'s', thrown(() => ownerOfNewKey(member, 'admin', undefined))],
+  keyForAnother: ['A member naming another user as the owner', thrown(() => ownerOfNewKey(member, 'member', 'u_acme_admin'))],
+  keyManageDenied: ['A key of a role above the caller\'s', thrown(() => checkMayManage(admin, superadminKey))],
   superadminOnly: ['A caller that is not a superadmin', plain('PERMISSION_DENIED', 'only the Superadmin role may list tool logs')],
   tooLarge: ['A body over the limit', framework({ code: 'FST_ERR_CTP_BODY_TOO_LARGE' })],
   notJson: ['A body of another content type', framework({ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' })],
