@@ -11,10 +11,11 @@ const LOGS_BODY = {
     pointer: { type: ['string', 'null'], maxLength: 1024, description: "the previous response's data.next, unchanged; omit for the first page" },
     tool_name: { type: 'string', minLength: 1, maxLength: 200, description: 'only calls of this tool' },
     user_id: { type: 'string', minLength: 1, maxLength: 200, description: 'only calls by this user' },
-    since: { type: 'integer', minimum: 0, description: 'only calls at or after this time (epoch milliseconds)' },
-    until: { type: 'integer', minimum: 0, description: 'only calls before this time (epoch milliseconds)' },
+    since: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'only calls at or after this time (Unix epoch milliseconds)' },
+    until: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'only calls before this time (Unix epoch milliseconds)' },
   },
-  examples: [{ pointer: null }],
+  // The first page of one tool's calls in one day (the example's pointer is null: no page before it).
+  examples: [{ pointer: null, tool_name: 'execute_query', since: 1795564800000, until: 1795651200000 }],
 } as const;
 
 interface LogsBody {
@@ -31,7 +32,7 @@ export async function toolLogRoutes(app: FastifyInstance): Promise<void> {
     config: { auth: 'any' },
     schema: {
       operationId: 'listToolLogs', summary: 'List the organization\'s MCP tool calls, newest first, optionally of one tool, one user or a time range (4.16)', tags: ['tool logs'], body: LOGS_BODY,
-      description: 'For superadmins, by API key, OAuth access token or console session. Pages grow from 200 entries by 200 up to 3000; send data.next as pointer until it is null. The body may be left out for the first page.',
+      description: 'For superadmins, by API key, OAuth access token or console session. Pages grow from 200 entries by 200 up to 3000; send data.next as pointer until it is null. The body may be left out for the first page. Filters narrow every page; send the same ones with each pointer to go on with the same listing.',
       response: {
         200: success('One page of tool calls, newest first, and the pointer of the next (null after the last).', {
           type: 'object', required: ['logs', 'next'], additionalProperties: false,
