@@ -44,6 +44,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/reports/lint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check an analytics query without running it
+         * @description Every diagnostic the query has, errors and warnings (fan-out, units, time zones, an unstable LIMIT), with its span, hint and, where one is known, the fix that keeps what the query means. Nothing is read from the database. A query over an object the role may not use is refused, since hints name its fields.
+         */
+        post: operations["lintReport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The API keys you can see, newest first
+         * @description Admins and superadmins see every key of their organization, members the keys that act as themselves; revoked and expired keys included. Never the keys themselves. By API key, or by console session (a change then needs the session's X-CSRF-Token).
+         */
+        get: operations["listKeys"];
+        put?: never;
+        /**
+         * Create an API key; the key itself is in this answer only
+         * @description The key belongs to your organization, with a role no higher than your own; members create keys for themselves only. It works from its first request. By API key, or by console session (a change then needs the session's X-CSRF-Token).
+         */
+        post: operations["createKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/keys/{id}/roll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll a key: a new key now, the old one expiring after a grace period
+         * @description The new key has the old one's name, role, owner and expiry, and is in this answer only; the old key keeps working for 24 hours (or until its own expiry, if sooner), time to switch over. Only an active key of a role no higher than yours can be rolled. By API key, or by console session (a change then needs the session's X-CSRF-Token).
+         */
+        post: operations["rollKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/keys/{id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a key: it fails from its next request
+         * @description On this server at once; on other servers sharing the database within their key cache time (OQL_API_KEY_CACHE_MS). Revoking a revoked key changes nothing and answers the same. A key of a role above yours cannot be revoked. By API key, or by console session (a change then needs the session's X-CSRF-Token).
+         */
+        post: operations["revokeKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/org/tool/mcp/logs/list": {
         parameters: {
             query?: never;
@@ -54,8 +138,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * List the organization's MCP tool calls, newest first (4.16)
-         * @description For superadmins, by API key or OAuth access token. Pages grow from 200 entries by 200 up to 3000; send data.next as pointer until it is null. The body may be left out for the first page.
+         * List the organization's MCP tool calls, newest first, optionally of one tool, one user or a time range (4.16)
+         * @description For superadmins, by API key, OAuth access token or console session. Pages grow from 200 entries by 200 up to 3000; send data.next as pointer until it is null. The body may be left out for the first page. Filters narrow every page; send the same ones with each pointer to go on with the same listing.
          */
         post: operations["listToolLogs"];
         delete?: never;
@@ -318,6 +402,12 @@ export interface components {
             /** @description what to write instead */
             hint?: string;
             span: components["schemas"]["SourceSpan"];
+            /** @description lint only, where a correction is known: replace query.slice(range[0], range[1]) with text, which keeps what the query means */
+            fix?: {
+                /** @description UTF-16 offsets, end exclusive */
+                range: number[];
+                text: string;
+            };
         };
         /** @description Where in the query text: UTF-16 offsets (end exclusive) and 1-based lines and columns of both ends. */
         SourceSpan: {
@@ -610,6 +700,64 @@ export interface components {
             /** @description when it was called (Unix epoch milliseconds) */
             tool_call_timestamp: number;
         };
+        /** @description An API key as its listing shows it: never the key itself, which only the answer that made it holds. */
+        ApiKey: {
+            /** @description names the key in roll and revoke */
+            id: string;
+            /** @description what the key is for; null for keys stored before keys had names */
+            name: string | null;
+            /**
+             * @description what the key may do; its organization is the caller's
+             * @enum {string}
+             */
+            role: "member" | "admin" | "superadmin";
+            /** @description the user the key acts as (its owner) */
+            user_id: string;
+            /** @description the key's first 8 characters; null for keys stored before they were kept */
+            prefix: string | null;
+            /** @description the key's last 4 characters */
+            last4: string | null;
+            /** @description when it was created (Unix epoch milliseconds) */
+            created_at: number;
+            /** @description the user who created it; null for keys made on the server (oql keys create, OQL_API_KEYS) */
+            created_by: string | null;
+            /** @description when it stops working (Unix epoch milliseconds); null: never */
+            expires_at: number | null;
+            /** @description its latest request, to the minute (Unix epoch milliseconds); null: never used */
+            last_used_at: number | null;
+            /** @description when it was revoked (Unix epoch milliseconds); null: not revoked */
+            revoked_at: number | null;
+            /** @description the user who revoked it */
+            revoked_by: string | null;
+            /** @description the id of the key this one replaced by a roll */
+            rolled_from: string | null;
+            /** @enum {string} */
+            status: "active" | "expired" | "revoked";
+            /** @description whether the caller may roll and revoke it: an active key of a role no higher than the caller's */
+            can_manage: boolean;
+        };
+        /** @description A key just created: as the listing will show it, and the key itself, once. */
+        IssuedKey: {
+            key: components["schemas"]["ApiKey"];
+            /** @description the whole key, to send as `Authorization: Bearer <key>`: in this answer only, stored only as a hash */
+            secret: string;
+        };
+        /** @description A roll: the new key (the key itself, once) and the old one, which now expires at the end of the grace period. */
+        RolledKey: {
+            key: components["schemas"]["ApiKey"];
+            /** @description the whole key, to send as `Authorization: Bearer <key>`: in this answer only, stored only as a hash */
+            secret: string;
+            previous: components["schemas"]["ApiKey"];
+        };
+        /** @description Every diagnostic of a query text, errors and warnings, in source order, and how many of each. */
+        LintResult: {
+            /** @description the object the query was checked against: the request's slug, or the query's top-level FROM; null when the text does not parse that far */
+            slug: string | null;
+            diagnostics: components["schemas"]["Diagnostic"][];
+            /** @description reports/execute and reports/count refuse the query while this is above 0 */
+            error_count: number;
+            warning_count: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -882,6 +1030,764 @@ export interface operations {
             };
         };
     };
+    lintReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "query": "SELECT id, nme FROM account"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the query text, as it would be sent to reports/execute */
+                    query: string;
+                    /** @description the request slug; default: the top-level FROM of the query */
+                    slug?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Every diagnostic, in source order, and how many are errors and warnings. A query with problems is still a 200. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "slug": "account",
+                     *         "diagnostics": [
+                     *           {
+                     *             "code": "UNKNOWN_COLUMN",
+                     *             "severity": "error",
+                     *             "message": "unknown column 'nme' on object 'account'",
+                     *             "hint": "did you mean 'name'?",
+                     *             "span": {
+                     *               "start": 11,
+                     *               "end": 14,
+                     *               "line": 1,
+                     *               "column": 12,
+                     *               "endLine": 1,
+                     *               "endColumn": 15
+                     *             }
+                     *           },
+                     *           {
+                     *             "code": "MISSING_LIMIT",
+                     *             "severity": "error",
+                     *             "message": "the query must end with a LIMIT",
+                     *             "hint": "add LIMIT 100 at the end of the query",
+                     *             "span": {
+                     *               "start": 27,
+                     *               "end": 27,
+                     *               "line": 1,
+                     *               "column": 28,
+                     *               "endLine": 1,
+                     *               "endColumn": 28
+                     *             },
+                     *             "fix": {
+                     *               "range": [
+                     *                 27,
+                     *                 27
+                     *               ],
+                     *               "text": " LIMIT 100"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "error_count": 2,
+                     *         "warning_count": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["LintResult"];
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (UNSUPPORTED_MEDIA_TYPE): send Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "keys": [
+                     *           {
+                     *             "id": "key_3wOqyuHuGTdo",
+                     *             "name": "Nightly export",
+                     *             "role": "member",
+                     *             "user_id": "u_acme_admin",
+                     *             "prefix": "oql_hSyA",
+                     *             "last4": "CeEw",
+                     *             "created_at": 1795628302622,
+                     *             "created_by": "u_acme_admin",
+                     *             "expires_at": null,
+                     *             "last_used_at": null,
+                     *             "revoked_at": null,
+                     *             "revoked_by": null,
+                     *             "rolled_from": "key_bWfjijee0vQn",
+                     *             "status": "active",
+                     *             "can_manage": true
+                     *           },
+                     *           {
+                     *             "id": "key_bWfjijee0vQn",
+                     *             "name": "Nightly export",
+                     *             "role": "member",
+                     *             "user_id": "u_acme_admin",
+                     *             "prefix": "oql_V2bC",
+                     *             "last4": "kQQM",
+                     *             "created_at": 1795628280647,
+                     *             "created_by": "u_acme_admin",
+                     *             "expires_at": 1795714702609,
+                     *             "last_used_at": null,
+                     *             "revoked_at": 1795628402659,
+                     *             "revoked_by": "u_acme_admin",
+                     *             "rolled_from": null,
+                     *             "status": "revoked",
+                     *             "can_manage": false
+                     *           },
+                     *           {
+                     *             "id": "key_yxCswVPnreeK",
+                     *             "name": "Warehouse sync",
+                     *             "role": "superadmin",
+                     *             "user_id": "u_acme_super",
+                     *             "prefix": "oql_Zq3v",
+                     *             "last4": "x9Qe",
+                     *             "created_at": 1793036280647,
+                     *             "created_by": "u_acme_super",
+                     *             "expires_at": null,
+                     *             "last_used_at": 1795627860000,
+                     *             "revoked_at": null,
+                     *             "revoked_by": null,
+                     *             "rolled_from": null,
+                     *             "status": "active",
+                     *             "can_manage": false
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            keys: components["schemas"]["ApiKey"][];
+                        };
+                    };
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Nightly export",
+                 *       "role": "member",
+                 *       "expires_at": null
+                 *     }
+                 */
+                "application/json": {
+                    /** @description what the key is for; not blank, no control characters (stored trimmed) */
+                    name: string;
+                    /**
+                     * @description no higher than your own (member < admin < superadmin)
+                     * @enum {string}
+                     */
+                    role: "member" | "admin" | "superadmin";
+                    /** @description when it stops working, in the future (Unix epoch milliseconds); null or absent: never */
+                    expires_at?: number | null;
+                    /** @description admins and superadmins: the user of your organization the key acts as; default yourself. 1 to 128 letters, digits, '_', '.' or '-' */
+                    user_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The key as the listing will show it, and the key itself, once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "key": {
+                     *           "id": "key_bWfjijee0vQn",
+                     *           "name": "Nightly export",
+                     *           "role": "member",
+                     *           "user_id": "u_acme_admin",
+                     *           "prefix": "oql_V2bC",
+                     *           "last4": "kQQM",
+                     *           "created_at": 1795628280647,
+                     *           "created_by": "u_acme_admin",
+                     *           "expires_at": null,
+                     *           "last_used_at": null,
+                     *           "revoked_at": null,
+                     *           "revoked_by": null,
+                     *           "rolled_from": null,
+                     *           "status": "active",
+                     *           "can_manage": true
+                     *         },
+                     *         "secret": "oql_V2bCpAF7JCvdtkzEQ23AHiAxzVXuxqoq_vTey94kQQM"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["IssuedKey"];
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (UNSUPPORTED_MEDIA_TYPE): send Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    rollKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the key's id, as the listing gives it
+                 * @example key_bWfjijee0vQn
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new key, with the key itself once, and the old key with its new expiry. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "key": {
+                     *           "id": "key_3wOqyuHuGTdo",
+                     *           "name": "Nightly export",
+                     *           "role": "member",
+                     *           "user_id": "u_acme_admin",
+                     *           "prefix": "oql_hSyA",
+                     *           "last4": "CeEw",
+                     *           "created_at": 1795628302622,
+                     *           "created_by": "u_acme_admin",
+                     *           "expires_at": null,
+                     *           "last_used_at": null,
+                     *           "revoked_at": null,
+                     *           "revoked_by": null,
+                     *           "rolled_from": "key_bWfjijee0vQn",
+                     *           "status": "active",
+                     *           "can_manage": true
+                     *         },
+                     *         "secret": "oql_hSyAyXJVGmNW1u3ZK2APm-ofehYovdIGwdQINcoCeEw",
+                     *         "previous": {
+                     *           "id": "key_bWfjijee0vQn",
+                     *           "name": "Nightly export",
+                     *           "role": "member",
+                     *           "user_id": "u_acme_admin",
+                     *           "prefix": "oql_V2bC",
+                     *           "last4": "kQQM",
+                     *           "created_at": 1795628280647,
+                     *           "created_by": "u_acme_admin",
+                     *           "expires_at": 1795714702609,
+                     *           "last_used_at": null,
+                     *           "revoked_at": null,
+                     *           "revoked_by": null,
+                     *           "rolled_from": null,
+                     *           "status": "active",
+                     *           "can_manage": true
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["RolledKey"];
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment (object slug or record id) is longer than the server accepts (BAD_REQUEST). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (UNSUPPORTED_MEDIA_TYPE): send Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revokeKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the key's id, as the listing gives it
+                 * @example key_bWfjijee0vQn
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key, revoked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "key": {
+                     *           "id": "key_bWfjijee0vQn",
+                     *           "name": "Nightly export",
+                     *           "role": "member",
+                     *           "user_id": "u_acme_admin",
+                     *           "prefix": "oql_V2bC",
+                     *           "last4": "kQQM",
+                     *           "created_at": 1795628280647,
+                     *           "created_by": "u_acme_admin",
+                     *           "expires_at": null,
+                     *           "last_used_at": null,
+                     *           "revoked_at": 1795628402659,
+                     *           "revoked_by": "u_acme_admin",
+                     *           "rolled_from": null,
+                     *           "status": "revoked",
+                     *           "can_manage": false
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            key: components["schemas"]["ApiKey"];
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment (object slug or record id) is longer than the server accepts (BAD_REQUEST). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (UNSUPPORTED_MEDIA_TYPE): send Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listToolLogs: {
         parameters: {
             query?: never;
@@ -893,12 +1799,23 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "pointer": null
+                 *       "pointer": null,
+                 *       "tool_name": "execute_query",
+                 *       "since": 1795564800000,
+                 *       "until": 1795651200000
                  *     }
                  */
                 "application/json": {
                     /** @description the previous response's data.next, unchanged; omit for the first page */
                     pointer?: string | null;
+                    /** @description only calls of this tool */
+                    tool_name?: string;
+                    /** @description only calls by this user */
+                    user_id?: string;
+                    /** @description only calls at or after this time (Unix epoch milliseconds) */
+                    since?: number;
+                    /** @description only calls before this time (Unix epoch milliseconds) */
+                    until?: number;
                 } | null;
             };
         };
