@@ -191,12 +191,15 @@ describe('the console\'s pages and files', () => {
   it('are left out of the OpenAPI document, where the endpoints the console uses are described with their responses', async () => {
     const doc = (await call(a.url, 'GET', '/openapi.json')).json;
     expect(Object.keys(doc.paths).some((p) => p.startsWith('/console') || p === '/')).toBe(false);
-    expect(doc.paths['/api/v1/keys'].get.responses['200'].content['application/json'].schema.properties.data.properties.keys.items.required)
+    // Shared shapes are components: follow a `$ref` to the schema it names.
+    const resolved = (schema: { $ref?: string }): any => (schema.$ref ? doc.components.schemas[schema.$ref.replace('#/components/schemas/', '')] : schema);
+    const data = (response: any) => resolved(response.content['application/json'].schema.properties.data);
+    expect(resolved(data(doc.paths['/api/v1/keys'].get.responses['200']).properties.keys.items).required)
       .toEqual(expect.arrayContaining(['id', 'name', 'role', 'user_id', 'prefix', 'last4', 'created_at', 'last_used_at', 'expires_at', 'revoked_at']));
     expect(doc.paths['/api/v1/keys'].post.requestBody.content['application/json'].schema.required).toEqual(['name', 'role']);
-    expect(doc.paths['/api/v1/keys/{id}/roll'].post.responses['201']).toBeDefined();
+    expect(data(doc.paths['/api/v1/keys'].post.responses['201']).required).toEqual(['key', 'secret']);
+    expect(data(doc.paths['/api/v1/keys/{id}/roll'].post.responses['201']).required).toEqual(['key', 'secret', 'previous']);
     expect(doc.paths['/api/v1/keys/{id}/revoke'].post.responses['200']).toBeDefined();
-    expect(doc.paths['/api/v1/reports/lint'].post.responses['200'].content['application/json'].schema.properties.data.properties.diagnostics.items.properties.fix)
-      .toBeDefined();
+    expect(resolved(data(doc.paths['/api/v1/reports/lint'].post.responses['200']).properties.diagnostics.items).properties.fix).toBeDefined();
   });
 });

@@ -73,6 +73,8 @@ describe('creating a key', () => {
     expectEnvelope(await create(acmeAdmin.key, { name: 'a\u0000b', role: 'member' }), 400, 'VALIDATION_FAILED');
     expectEnvelope(await create(acmeAdmin.key, { name: 'x', role: 'owner' }), 400, 'VALIDATION_FAILED');
     expectEnvelope(await create(acmeAdmin.key, { name: 'x', role: 'member', extra: 1 }), 400, 'VALIDATION_FAILED');
+    // Past what epoch milliseconds can hold exactly: the schema's bound, not the store's own check (a 500).
+    expectEnvelope(await create(acmeAdmin.key, { name: 'x', role: 'member', expires_at: 2 ** 64 }), 400, 'VALIDATION_FAILED');
     // A member's own key, and an admin's key for another user of the organization, are fine.
     expect((await create(KEYS.acmeMember, { name: 'mine', role: 'member' })).json.data.key.user_id).toBe('u_acme_member');
     expect((await create(acmeAdmin.key, { name: 'for ben', role: 'member', user_id: 'u_ben' })).json.data.key.user_id).toBe('u_ben');

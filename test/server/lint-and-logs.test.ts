@@ -97,5 +97,9 @@ describe('tool logs narrowed by tool, user and time', () => {
   it('refuses a filter of the wrong type', async () => {
     expectEnvelope(await list({ since: 'yesterday' }), 400, 'VALIDATION_FAILED');
     expectEnvelope(await list({ tool_name: '' }), 400, 'VALIDATION_FAILED');
+    // Beyond Postgres's int8: refused by the schema, naming the field, before any statement runs.
+    const huge = await list({ until: 2 ** 64 });
+    expectEnvelope(huge, 400, 'VALIDATION_FAILED');
+    expect(huge.json.data.validation_errors.map((e: { field: string }) => e.field)).toEqual(['until']);
   });
 });
