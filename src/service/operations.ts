@@ -74,7 +74,7 @@ export class Operations {
     }));
   }
 
-  // ---- Records (4.1–4.4) ----
+  // ---- Records (4.1 to 4.4) ----
 
   private writeContext(ctx: RequestContext, slug: string) {
     this.policy.checkObject(ctx, slug);
@@ -102,7 +102,7 @@ export class Operations {
     return this.policy.admit(ctx, 'light', () => updateRecord(this.db, slug, id, patch, wctx));
   }
 
-  // ---- Objects and entities (4.6, 4.7, 4.12–4.15): the catalog, no database ----
+  // ---- Objects and entities (4.6, 4.7, 4.12 to 4.15): the catalog, no database ----
 
   objects(ctx: RequestContext) {
     const readable = this.policy.readable(ctx);
