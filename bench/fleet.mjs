@@ -20,7 +20,7 @@
 // users of one organization, on one instance and on two.
 // The figures replace the "fleet" section of bench/RESULTS.md and are printed to stdout.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -35,6 +35,7 @@ import { startFleetDatabases } from '../test/support/fleet.ts';
 import { pgServerAvailable } from '../test/support/pg-server.ts';
 import { pgBouncerAvailable } from '../test/support/pgbouncer.ts';
 import { WORKLOADS, newOpportunities } from './server/workloads.mjs';
+import { writeSection } from './results-file.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH);
@@ -287,21 +288,9 @@ function section() {
   return `${lines.join('\n')}\n`;
 }
 
-function writeSection(text) {
-  const file = join(BENCH, 'RESULTS.md');
-  const begin = '<!-- fleet-bench: begin -->';
-  const end = '<!-- fleet-bench: end -->';
-  const block = `${begin}\n${text}${end}\n`;
-  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
-  const at = current.indexOf(begin);
-  const stop = current.indexOf(end);
-  const next = at >= 0 && stop > at ? current.slice(0, at) + block + current.slice(stop + end.length + 1) : `${current.replace(/\n*$/, '\n\n')}${block}`;
-  writeFileSync(file, next);
-}
-
 if (results.length > 0) {
   const text = section();
   process.stdout.write(text);
-  writeSection(text);
+  writeSection('fleet-bench', text);
   log('wrote the fleet section of bench/RESULTS.md');
 }

@@ -4,14 +4,11 @@
 // by side, the peak resident set, and the time from each B request to its 504. The figures
 // replace the "A hostile neighbour" section of bench/RESULTS.md and are printed to stdout;
 // progress goes to stderr. Run with `node --import tsx bench/hostile.mjs [pglite|postgres] [attack seconds]`.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { percentile, runScenario, seed, startScenarioServer } from './hostile.ts';
 import { pgServerAvailable, startPgServer } from '../test/support/pg-server.ts';
+import { writeSection } from './results-file.mjs';
 
-const BENCH = dirname(fileURLToPath(import.meta.url));
 const only = process.argv[2];
 const attackMs = Number(process.argv[3] ?? 60) * 1000;
 const TIMEOUT_MS = 2_000;
@@ -63,20 +60,6 @@ function section(results) {
   return lines.join('\n');
 }
 
-function writeSection(text) {
-  const file = join(BENCH, 'RESULTS.md');
-  const begin = '<!-- hostile-bench: begin -->';
-  const end = '<!-- hostile-bench: end -->';
-  const block = `${begin}\n${text}${end}\n`;
-  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
-  const at = current.indexOf(begin);
-  const stop = current.indexOf(end);
-  const next = at >= 0 && stop > at
-    ? current.slice(0, at) + block + current.slice(stop + end.length + 1)
-    : `${current.replace(/\n*$/, '\n\n')}${block}`;
-  writeFileSync(file, next);
-}
-
 const results = [];
 if (only !== 'postgres') results.push(await one('embedded PGlite', { memory: true }, 4));
 if (only !== 'pglite') {
@@ -92,5 +75,5 @@ if (only !== 'pglite') {
 }
 const text = section(results);
 process.stdout.write(text);
-writeSection(text);
+writeSection('hostile-bench', text);
 log('wrote the hostile-neighbour section of bench/RESULTS.md');

@@ -14,7 +14,7 @@
 // OQL_BENCH_ROUNDS (default 20) sets the recovery rounds, OQL_BENCH_QUERIES (default 2000) the
 // overhead's queries. The figures replace the "Embedded database in a worker thread" section of
 // bench/RESULTS.md and are printed to stdout; progress goes to stderr.
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -24,6 +24,7 @@ import { amcheck } from '@electric-sql/pglite/contrib/amcheck';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { TEXT_PARSERS } from '../src/run/decode.ts';
 import { EmbeddedDatabase } from '../src/run/drivers/pglite-worker.ts';
+import { writeSection } from './results-file.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.OQL_BENCH_ROUNDS ?? 20);
@@ -219,28 +220,13 @@ function pgliteVersion() {
   }
 }
 
-/** Replaces this benchmark's section of RESULTS.md (between its markers), or appends it. */
-function writeSection(text) {
-  const file = join(BENCH, 'RESULTS.md');
-  const begin = '<!-- pglite-worker-bench: begin -->';
-  const end = '<!-- pglite-worker-bench: end -->';
-  const block = `${begin}\n${text}${end}\n`;
-  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
-  const at = current.indexOf(begin);
-  const stop = current.indexOf(end);
-  const next = at >= 0 && stop > at
-    ? current.slice(0, at) + block + current.slice(stop + end.length + 1)
-    : `${current.replace(/\n*$/, '\n\n')}${block}`;
-  writeFileSync(file, next);
-}
-
 try {
   const open = await benchOpen();
   const main = await benchRestartAndOverhead();
   const recovery = await benchRecovery();
   const text = section(open, main, recovery);
   process.stdout.write(text);
-  writeSection(text);
+  writeSection('pglite-worker-bench', text);
   log('wrote the embedded database section of bench/RESULTS.md');
 } catch (e) {
   log(`failed: ${e.stack ?? e}`);

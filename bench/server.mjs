@@ -16,7 +16,7 @@
 // postgres runs one database. The figures replace the "HTTP service" section of
 // bench/RESULTS.md and are printed to stdout; progress goes to stderr.
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -27,6 +27,7 @@ import pg from 'pg';
 import { generateRows, loadFixtureCatalog, loadIntoDatabase } from '../fixtures/index.ts';
 import { pgServerAvailable, startPgServer } from '../test/support/pg-server.ts';
 import { WORKLOADS, floorRunner } from './server/workloads.mjs';
+import { writeSection } from './results-file.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH);
@@ -264,21 +265,6 @@ function section(results, started) {
   return `${lines.join('\n')}\n`;
 }
 
-/** Replaces this benchmark's section of RESULTS.md (between its markers), or appends it. */
-function writeSection(text) {
-  const file = join(BENCH, 'RESULTS.md');
-  const begin = '<!-- server-bench: begin -->';
-  const end = '<!-- server-bench: end -->';
-  const block = `${begin}\n${text}${end}\n`;
-  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n';
-  const at = current.indexOf(begin);
-  const stop = current.indexOf(end);
-  const next = at >= 0 && stop > at
-    ? current.slice(0, at) + block + current.slice(stop + end.length + 1)
-    : `${current.replace(/\n*$/, '\n\n')}${block}`;
-  writeFileSync(file, next);
-}
-
 const started = new Date();
 const results = [];
 try {
@@ -291,6 +277,6 @@ try {
 if (results.length > 0) {
   const text = section(results, started);
   process.stdout.write(text);
-  writeSection(text);
+  writeSection('server-bench', text);
   log('wrote the HTTP service section of bench/RESULTS.md');
 }
