@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { check, compile, compileCount } from '../../src/compile.js';
 import { OqlError } from '../../src/diagnostics/diagnostic.js';
+import { prepareSyntaxErrors } from '../../src/syntax/parse.js';
 import { lint } from '../../src/lint/lint.js';
 import { loadFixtureCatalog, FIXTURE_NAMES, fixtureData } from '../../fixtures/index.js';
 import { configureFastCheck, PROPERTY_TIMEOUT, runs } from '../props/harness.js';
@@ -45,6 +46,10 @@ function begin(name: string): void {
 
 beforeAll(async () => {
   await loadSqlParser();
+  // The grammar that explains syntax errors is loaded on first use (src/syntax/parse.ts), as the
+  // service does at start: under the test runner that first load transforms a large file, which
+  // is not the time of any input.
+  prepareSyntaxErrors();
   targets = FIXTURE_NAMES.map((name) => {
     const catalog = loadFixtureCatalog(name);
     return { name, catalog, schema: buildSchema(name, catalog, fixtureData(name)) };
