@@ -3,11 +3,13 @@ import type { Catalog } from './catalog/types.js';
 import { DiagnosticBag, OqlError, type Diagnostic } from './diagnostics/diagnostic.js';
 import { countFromRows, emitCount, emitRows, type EmitOptions, type EmittedSql, type OrderCut } from './emit/emit.js';
 import type { BoundQuery } from './bind/bound.js';
-import { exactAggregates } from './plan/exact.js';
-import { maxScope, plan, type LogicalPlan } from './plan/plan.js';
+import { fanoutOf, withFanout, type FanoutMode } from './plan/fanout.js';
+import { plan, type LogicalPlan } from './plan/plan.js';
 import { parseInto, type SyntaxLimits } from './syntax/parse.js';
 import { validate, type ValidateOptions } from './validate/validate.js';
 import { requireTenant } from './rules.js';
+
+export type { FanoutMode } from './plan/fanout.js';
 
 export interface CheckOptions extends SyntaxLimits, ValidateOptions {
   readonly catalog: Catalog;
@@ -20,16 +22,9 @@ export interface CheckOptions extends SyntaxLimits, ValidateOptions {
    * rows (see src/plan/semijoin.ts). Default true; false keeps the service's literal fan-out.
    */
   readonly semiJoins?: boolean;
-  /**
-   * How aggregates treat one-to-many relations. 'service' (the default) keeps the service's
-   * documented fan-out: one row per child, so SUM and COUNT over two relations multiply each
-   * other. 'exact' counts each record once per group (src/plan/exact.ts) and refuses, with
-   * FANOUT_EXACT_UNSUPPORTED, the queries that have no exact reading.
-   */
+  /** How aggregates treat one-to-many relations: the service's fan-out (default) or 'exact' (src/plan/fanout.ts). */
   readonly fanout?: FanoutMode;
 }
-
-export type FanoutMode = 'service' | 'exact';
 
 export interface CompileOptions extends CheckOptions {
   /** The caller's tenant: every table reference is restricted to it. */
@@ -90,21 +85,6 @@ export function check(text: string, options: CheckOptions): Checked {
   const diagnostics = bag.items.slice().sort((a, b) => a.span.start - b.span.start || a.span.end - b.span.end);
   if (!shaped || bag.hasErrors) return { plan: null, diagnostics };
   return { plan: plan(shaped, options.catalog, { semiJoins: options.semiJoins ?? true }), diagnostics };
-}
-
-function fanoutOf(options: CheckOptions): FanoutMode {
-  const mode = options.fanout ?? 'service';
-  if (mode !== 'service' && mode !== 'exact') {
-    throw OqlError.plain('INVALID_OPTIONS', `fanout must be 'service' or 'exact', not ${JSON.stringify(mode)}`, "leave it out for the service's fan-out, or pass fanout: 'exact'");
-  }
-  return mode;
-}
-
-/** The bound query under the fanout option: as bound, or with exact aggregates (reports into `bag`). */
-export function withFanout(bound: BoundQuery, bag: DiagnosticBag, options: CheckOptions): BoundQuery {
-  if (fanoutOf(options) === 'service') return bound;
-  let next = maxScope(bound) + 1;
-  return exactAggregates(bound, options.catalog, bag, () => next++);
 }
 
 /**
