@@ -8,6 +8,7 @@ import { plan, type LogicalPlan } from './plan/plan.js';
 import { parseInto, type SyntaxLimits } from './syntax/parse.js';
 import { validate, type ValidateOptions } from './validate/validate.js';
 import { requireTenant } from './rules.js';
+import { CompileCache } from './compile-cache.js';
 
 export type { FanoutMode } from './plan/fanout.js';
 
@@ -105,20 +106,8 @@ interface CacheEntry {
   readonly warnings: readonly Diagnostic[];
 }
 
-const CACHE_SIZE = 1000;
-/**
- * Compiled entries in two generations of CACHE_SIZE / 2 texts: new entries go into `young`; when
- * it is full it becomes `old` and the previous old one is dropped whole; a hit in `old` moves
- * up into `young`. That keeps the most recently used texts (between 500 and 1,000 of them) with
- * no per-entry bookkeeping: an exact LRU evicting from the front of one Map walked over every
- * deleted slot there, a cost growing with each miss. Within a generation, entries sit in
- * buckets per catalog version, slug and the options that change the SQL, then by text: a key
- * spelling out every option and the whole text was built, hashed and kept for every call.
- */
-type Generation = Map<string, Map<string, CacheEntry>>;
-let young: Generation = new Map();
-let youngSize = 0;
-let old: Generation = new Map();
+/** Between 500 and 1,000 recently used texts (see CompileCache). */
+const cache = new CompileCache<CacheEntry>(1000);
 
 /** The options besides the text that change the compiled result ('' for the defaults). */
 function optionsKey(o: CompileOptions): string {
@@ -129,11 +118,7 @@ function optionsKey(o: CompileOptions): string {
 
 /** Empties the compiled-query cache (tests and catalog reloads). */
 export function clearCompileCache(): void {
-  young = new Map();
-  old = new Map();
-  youngSize = 0;
-  seenYoung = new Set();
-  seenOld = new Set();
+  cache.clear();
 }
 
 function placeholders(options: CompileOptions): EmitOptions {
@@ -141,50 +126,14 @@ function placeholders(options: CompileOptions): EmitOptions {
   return options.now === undefined ? { orgId: '' } : { orgId: '', now: new Date(0) };
 }
 
-function remember(bucketKey: string, text: string, entry: CacheEntry): void {
-  let bucket = young.get(bucketKey);
-  if (!bucket) young.set(bucketKey, (bucket = new Map()));
-  bucket.set(text, entry);
-  if (++youngSize >= CACHE_SIZE / 2) {
-    old = young;
-    young = new Map();
-    youngSize = 0;
-  }
-}
-
 function entryFor(text: string, options: CompileOptions): CacheEntry {
   if (options.cache === false) return compileEntry(text, options);
   const bucketKey = `${options.catalog.version}\u0000${options.slug}\u0000${optionsKey(options)}`;
-  const hit = young.get(bucketKey)?.get(text);
+  const hit = cache.lookup(bucketKey, text);
   if (hit) return hit;
-  const older = old.get(bucketKey)?.get(text);
-  if (older) {
-    remember(bucketKey, text, older);
-    return older;
-  }
   const entry = compileEntry(text, options);
-  if (seenBefore(text)) remember(bucketKey, text, entry);
+  cache.offer(bucketKey, text, entry);
   return entry;
-}
-
-/**
- * Texts compiled once, in two generations like the entries. A text is cached the second time
- * it is compiled, not the first: most texts a service sees never come again, and keeping an
- * entry for each of them (promoted to the old generation, then collected there) made a miss
- * cost 15 to 30% more than `cache: false`; remembering only the text keeps a miss within a few
- * percent of it, at the price of one more compile for a text that does repeat.
- */
-let seenYoung = new Set<string>();
-let seenOld = new Set<string>();
-
-function seenBefore(text: string): boolean {
-  if (seenYoung.has(text) || seenOld.has(text)) return true;
-  seenYoung.add(text);
-  if (seenYoung.size >= CACHE_SIZE) {
-    seenOld = seenYoung;
-    seenYoung = new Set();
-  }
-  return false;
 }
 
 function compileEntry(text: string, options: CompileOptions): CacheEntry {
