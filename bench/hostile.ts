@@ -1,5 +1,5 @@
 import { createServer, type OqlServer } from '../src/server/app.js';
-import { databaseOf } from '../src/run/database.js';
+import { databaseOf } from '../src/run/database-of.js';
 import type { Database } from '../src/run/database.js';
 
 /**

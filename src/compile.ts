@@ -3,11 +3,14 @@ import type { Catalog } from './catalog/types.js';
 import { DiagnosticBag, OqlError, type Diagnostic } from './diagnostics/diagnostic.js';
 import { countFromRows, emitCount, emitRows, type EmitOptions, type EmittedSql, type OrderCut } from './emit/emit.js';
 import type { BoundQuery } from './bind/bound.js';
-import { exactAggregates } from './plan/exact.js';
-import { maxScope, plan, type LogicalPlan } from './plan/plan.js';
+import { fanoutOf, withFanout, type FanoutMode } from './plan/fanout.js';
+import { plan, type LogicalPlan } from './plan/plan.js';
 import { parseInto, type SyntaxLimits } from './syntax/parse.js';
 import { validate, type ValidateOptions } from './validate/validate.js';
 import { requireTenant } from './rules.js';
+import { CompileCache } from './compile-cache.js';
+
+export type { FanoutMode } from './plan/fanout.js';
 
 export interface CheckOptions extends SyntaxLimits, ValidateOptions {
   readonly catalog: Catalog;
@@ -20,16 +23,9 @@ export interface CheckOptions extends SyntaxLimits, ValidateOptions {
    * rows (see src/plan/semijoin.ts). Default true; false keeps the service's literal fan-out.
    */
   readonly semiJoins?: boolean;
-  /**
-   * How aggregates treat one-to-many relations. 'service' (the default) keeps the service's
-   * documented fan-out: one row per child, so SUM and COUNT over two relations multiply each
-   * other. 'exact' counts each record once per group (src/plan/exact.ts) and refuses, with
-   * FANOUT_EXACT_UNSUPPORTED, the queries that have no exact reading.
-   */
+  /** How aggregates treat one-to-many relations: the service's fan-out (default) or 'exact' (src/plan/fanout.ts). */
   readonly fanout?: FanoutMode;
 }
-
-export type FanoutMode = 'service' | 'exact';
 
 export interface CompileOptions extends CheckOptions {
   /** The caller's tenant: every table reference is restricted to it. */
@@ -92,21 +88,6 @@ export function check(text: string, options: CheckOptions): Checked {
   return { plan: plan(shaped, options.catalog, { semiJoins: options.semiJoins ?? true }), diagnostics };
 }
 
-function fanoutOf(options: CheckOptions): FanoutMode {
-  const mode = options.fanout ?? 'service';
-  if (mode !== 'service' && mode !== 'exact') {
-    throw OqlError.plain('INVALID_OPTIONS', `fanout must be 'service' or 'exact', not ${JSON.stringify(mode)}`, "leave it out for the service's fan-out, or pass fanout: 'exact'");
-  }
-  return mode;
-}
-
-/** The bound query under the fanout option: as bound, or with exact aggregates (reports into `bag`). */
-export function withFanout(bound: BoundQuery, bag: DiagnosticBag, options: CheckOptions): BoundQuery {
-  if (fanoutOf(options) === 'service') return bound;
-  let next = maxScope(bound) + 1;
-  return exactAggregates(bound, options.catalog, bag, () => next++);
-}
-
 /**
  * What a compiled text keeps between calls: strings and a few small arrays, not the plan. A
  * service sends mostly new texts, so the cache is mostly full of entries that are never hit;
@@ -125,20 +106,8 @@ interface CacheEntry {
   readonly warnings: readonly Diagnostic[];
 }
 
-const CACHE_SIZE = 1000;
-/**
- * Compiled entries in two generations of CACHE_SIZE / 2 texts: new entries go into `young`; when
- * it is full it becomes `old` and the previous old one is dropped whole; a hit in `old` moves
- * up into `young`. That keeps the most recently used texts (between 500 and 1,000 of them) with
- * no per-entry bookkeeping: an exact LRU evicting from the front of one Map walked over every
- * deleted slot there, a cost growing with each miss. Within a generation, entries sit in
- * buckets per catalog version, slug and the options that change the SQL, then by text: a key
- * spelling out every option and the whole text was built, hashed and kept for every call.
- */
-type Generation = Map<string, Map<string, CacheEntry>>;
-let young: Generation = new Map();
-let youngSize = 0;
-let old: Generation = new Map();
+/** Between 500 and 1,000 recently used texts (see CompileCache). */
+const cache = new CompileCache<CacheEntry>(1000);
 
 /** The options besides the text that change the compiled result ('' for the defaults). */
 function optionsKey(o: CompileOptions): string {
@@ -149,11 +118,7 @@ function optionsKey(o: CompileOptions): string {
 
 /** Empties the compiled-query cache (tests and catalog reloads). */
 export function clearCompileCache(): void {
-  young = new Map();
-  old = new Map();
-  youngSize = 0;
-  seenYoung = new Set();
-  seenOld = new Set();
+  cache.clear();
 }
 
 function placeholders(options: CompileOptions): EmitOptions {
@@ -161,50 +126,14 @@ function placeholders(options: CompileOptions): EmitOptions {
   return options.now === undefined ? { orgId: '' } : { orgId: '', now: new Date(0) };
 }
 
-function remember(bucketKey: string, text: string, entry: CacheEntry): void {
-  let bucket = young.get(bucketKey);
-  if (!bucket) young.set(bucketKey, (bucket = new Map()));
-  bucket.set(text, entry);
-  if (++youngSize >= CACHE_SIZE / 2) {
-    old = young;
-    young = new Map();
-    youngSize = 0;
-  }
-}
-
 function entryFor(text: string, options: CompileOptions): CacheEntry {
   if (options.cache === false) return compileEntry(text, options);
   const bucketKey = `${options.catalog.version}\u0000${options.slug}\u0000${optionsKey(options)}`;
-  const hit = young.get(bucketKey)?.get(text);
+  const hit = cache.lookup(bucketKey, text);
   if (hit) return hit;
-  const older = old.get(bucketKey)?.get(text);
-  if (older) {
-    remember(bucketKey, text, older);
-    return older;
-  }
   const entry = compileEntry(text, options);
-  if (seenBefore(text)) remember(bucketKey, text, entry);
+  cache.offer(bucketKey, text, entry);
   return entry;
-}
-
-/**
- * Texts compiled once, in two generations like the entries. A text is cached the second time
- * it is compiled, not the first: most texts a service sees never come again, and keeping an
- * entry for each of them (promoted to the old generation, then collected there) made a miss
- * cost 15 to 30% more than `cache: false`; remembering only the text keeps a miss within a few
- * percent of it, at the price of one more compile for a text that does repeat.
- */
-let seenYoung = new Set<string>();
-let seenOld = new Set<string>();
-
-function seenBefore(text: string): boolean {
-  if (seenYoung.has(text) || seenOld.has(text)) return true;
-  seenYoung.add(text);
-  if (seenYoung.size >= CACHE_SIZE) {
-    seenOld = seenYoung;
-    seenYoung = new Set();
-  }
-  return false;
 }
 
 function compileEntry(text: string, options: CompileOptions): CacheEntry {

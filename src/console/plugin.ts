@@ -3,7 +3,6 @@ import { OqlError } from '../diagnostics/diagnostic.js';
 import { readCookie, sameOriginPost } from '../oauth/consent.js';
 import { workspaceUrls } from '../oauth/context.js';
 import type { SignInGuard } from '../oauth/sign-in.js';
-import type { RequestResolver } from '../server/plugins/auth.js';
 import { roleAtMost } from '../service/api-key-access.js';
 import { verifyApiKey } from '../service/store/api-keys.js';
 import { listWorkspaces } from '../service/store/workspaces.js';
@@ -77,8 +76,12 @@ async function checkChange(ctx: ConsoleContext, request: FastifyRequest, token: 
   }
 }
 
-/** The credential of a console session, for the API routes' auth hook. */
-export function sessionResolver(ctx: ConsoleContext): RequestResolver {
+/**
+ * The credential of a console session, for the API routes' auth hook (a `RequestResolver` of
+ * src/server/plugins/auth.ts, which the composition root hands it to: the console, a sibling of
+ * the REST routes, imports nothing of theirs).
+ */
+export function sessionResolver(ctx: ConsoleContext): (request: FastifyRequest) => Promise<Principal | null> {
   return async (request) => {
     const token = sessionCookie(ctx, request);
     if (token === undefined) return null;

@@ -1,6 +1,7 @@
 import type * as B from '../bind/bound.js';
 import { quoteIdent, quoteQualified } from '../catalog/quote.js';
 import { pathKey, type LogicalPlan, type ScopePlan, type TableRef } from '../plan/plan.js';
+import { outputName } from './output-names.js';
 
 /**
  * Writes PostgreSQL from a logical plan. Text is appended as the tree is walked; every value
@@ -21,11 +22,6 @@ export interface EmittedSql {
   readonly params: unknown[];
   /** Index into `params` of the pinned NOW(), or -1. The tenant id is always `params[0]`. */
   readonly nowIndex: number;
-}
-
-/** Output column names in emitted SQL. */
-export function outputName(index: number): string {
-  return `c${index}`;
 }
 
 export function emitQuery(plan: LogicalPlan, options: EmitOptions): EmittedSql {

@@ -1,7 +1,8 @@
 import { bind } from '../bind/bind.js';
-import { withFanout, type CheckOptions } from '../compile.js';
+import type { CheckOptions } from '../compile.js';
 import type { DiagnosticCode } from '../diagnostics/codes.js';
 import { DiagnosticBag, isOqlError, type Diagnostic, type Severity } from '../diagnostics/diagnostic.js';
+import { withFanout } from '../plan/fanout.js';
 import { plan } from '../plan/plan.js';
 import { parseInto } from '../syntax/parse.js';
 import { validate } from '../validate/validate.js';

@@ -9,6 +9,7 @@ import { lint } from '../lint/lint.js';
 import type { Operations } from '../service/operations.js';
 import type { RequestContext } from '../service/policy.js';
 import { recordToolCall, type ToolCall } from '../service/store/tool-logs.js';
+import { invalidSlug } from '../rules.js';
 import type { ServiceTx } from '../service/types.js';
 
 /**
@@ -109,8 +110,9 @@ const describeObject = tool({
   readOnly: true,
   async run({ slug }, ctx) {
     ctx.ops.policy.checkObject(ctx.request, slug);
-    const obj = readable(ctx).find((o) => o.slug === slug);
-    if (!obj) return unknownObject(slug, ctx);
+    const objects = readable(ctx);
+    const obj = objects.find((o) => o.slug === slug);
+    if (!obj) throw invalidSlug(slug, objects.map((o) => o.slug));
     return { text: JSON.stringify(describe(obj), null, 2), code: 200 };
   },
 });
@@ -313,11 +315,6 @@ export function recordsText(result: { records: Record<string, unknown>[]; trunca
 function readable(ctx: ToolContext): ObjectDef[] {
   const allowed = ctx.ops.policy.readable(ctx.request);
   return [...ctx.catalog.objects.values()].filter((o) => allowed.has(o.slug));
-}
-
-function unknownObject(slug: string, ctx: ToolContext): Outcome {
-  const known = readable(ctx).map((o) => o.slug);
-  return { text: `Invalid slug: there is no object '${slug}'. The objects are: ${known.join(', ')}.`, isError: true, code: 400 };
 }
 
 /** What a model needs of an object to write a query or a filter on it. */

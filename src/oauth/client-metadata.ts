@@ -3,7 +3,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import type { LookupFunction } from 'node:net';
-import { checkClientMetadata, MetadataError } from './register.js';
+import { checkClientMetadata, MetadataError } from './client-checks.js';
 import { findClient, type ClientMetadata, type RegisteredClient } from './store.js';
 import type { ServiceTx } from '../service/types.js';
 

@@ -2,7 +2,7 @@ import { AUDIT_FIELDS } from '../catalog/audit-fields.js';
 import { columnSqlType } from '../catalog/ddl.js';
 import { quoteIdent, quoteQualified } from '../catalog/quote.js';
 import type { Catalog } from '../catalog/types.js';
-import { databaseOf } from '../run/database.js';
+import { databaseOf } from '../run/database-of.js';
 import type { Writable } from './db.js';
 
 /**

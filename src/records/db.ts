@@ -1,4 +1,5 @@
-import { databaseOf, type Database, type Queryable } from '../run/database.js';
+import { databaseOf } from '../run/database-of.js';
+import type { Database, Queryable } from '../run/database.js';
 import { databaseError } from '../run/errors.js';
 import { checkTimeout } from '../run/transaction.js';
 

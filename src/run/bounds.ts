@@ -1,4 +1,4 @@
-import { outputName } from '../emit/emit.js';
+import { outputName } from '../emit/output-names.js';
 import { runtimeError } from './errors.js';
 
 /**

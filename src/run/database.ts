@@ -1,8 +1,3 @@
-import { runtimeError } from './errors.js';
-import { poolDatabase, type PgPoolLike } from './drivers/pool.js';
-import { connectionDatabase } from './drivers/connection.js';
-import { pgliteDatabase, type PgliteLike } from './drivers/pglite.js';
-
 /**
  * The one database layer. Everything that runs SQL — analytics, filter and connector pages,
  * record writes, the service's own tables — goes through a `Database`; nothing else knows which
@@ -10,8 +5,8 @@ import { pgliteDatabase, type PgliteLike } from './drivers/pglite.js';
  * library caller or in a worker thread for the service), plus a serialised wrapper for a single
  * connection (a pg Client).
  *
- * `databaseOf` is the one place that tells drivers apart, by their shape: the library imports
- * no driver.
+ * `databaseOf` (./database-of.ts) is the one place that tells drivers apart, by their shape: the
+ * library imports no driver. The drivers implement this interface, so it imports none of them.
  */
 
 /** Anything with `query`: node-postgres (Pool, Client, PoolClient) or PGlite. */
@@ -74,35 +69,4 @@ export function isDatabase(value: unknown): value is Database {
 export function asDatabase<D extends Omit<Database, typeof MARK>>(db: D): D & Database {
   Object.defineProperty(db, MARK, { value: true });
   return db as D & Database;
-}
-
-const wrapped = new WeakMap<object, Database>();
-
-/**
- * The Database for whatever a caller handed the library: a Database as it is; a pg Pool, a pg
- * Client (or PoolClient) or a PGlite instance wrapped once (the wrapper is kept per handle, so
- * calls on one single connection share one queue).
- */
-export function databaseOf(db: Queryable | Database): Database {
-  if (isDatabase(db)) return db;
-  if (typeof db !== 'object' || db === null || typeof (db as Queryable).query !== 'function') {
-    throw runtimeError('INVALID_OPTIONS', 'db must be a pg Pool, a pg Client or a PGlite instance');
-  }
-  let out = wrapped.get(db);
-  if (!out) {
-    out = isPglite(db) ? pgliteDatabase(db, 'PGlite') : isPgPool(db) ? poolDatabase(db, 'PostgreSQL', { ownsPool: false }) : connectionDatabase(db);
-    wrapped.set(db, out);
-  }
-  return out;
-}
-
-function isPglite(db: object): db is PgliteLike {
-  const d = db as { transaction?: unknown; exec?: unknown };
-  return typeof d.transaction === 'function' && typeof d.exec === 'function' && 'waitReady' in d;
-}
-
-/** A pg Pool checks clients out; a pg Client has `connect` too, but no pool counters. */
-function isPgPool(db: object): db is PgPoolLike {
-  const d = db as { connect?: unknown; release?: unknown; totalCount?: unknown; idleCount?: unknown };
-  return typeof d.connect === 'function' && typeof d.release !== 'function' && (typeof d.totalCount === 'number' || typeof d.idleCount === 'number');
 }

@@ -1,5 +1,5 @@
 import type { OutputColumn } from '../compile.js';
-import { outputName } from '../emit/emit.js';
+import { outputName } from '../emit/output-names.js';
 
 /**
  * Decoding result values. Two layers:

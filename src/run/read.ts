@@ -1,7 +1,8 @@
 import type { Catalog } from '../catalog/types.js';
 import { boundedStatement, cutRows, type Overflow } from './bounds.js';
 import { checkCost, planOf } from './cost.js';
-import { databaseOf, type Database, type Queryable } from './database.js';
+import { databaseOf } from './database-of.js';
+import type { Database, Queryable } from './database.js';
 import { checkTimeout } from './transaction.js';
 
 /**

@@ -1,4 +1,5 @@
-import { databaseOf, type Database, type Queryable } from './database.js';
+import { databaseOf } from './database-of.js';
+import type { Database, Queryable } from './database.js';
 import { runtimeError } from './errors.js';
 
 export type { Queryable } from './database.js';

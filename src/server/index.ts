@@ -12,7 +12,8 @@ export { PostgresLeaseStore, type PostgresLeaseStoreOptions } from '../service/l
 export { MemoryAttemptStore, type AttemptStore, type Verdict } from '../service/attempts.js';
 export { PostgresAttemptStore } from '../service/attempts-pg.js';
 export { parseTrustProxy, type TrustProxy } from '../service/trust-proxy.js';
-export { databaseOf, type Database } from '../run/database.js';
+export { databaseOf } from '../run/database-of.js';
+export type { Database } from '../run/database.js';
 export { ensureCatalogTables } from '../service/catalog-tables.js';
 export { loadDemoData, DEMO_ORG } from '../demo/seed.js';
 export { envelopeFor, sendError } from './plugins/envelope.js';

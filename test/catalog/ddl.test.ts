@@ -1,4 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogDdl, loadCatalog, quoteIdent, quoteQualified, type Catalog, type LogicalType } from '../../src/catalog/index.js';
 import { fixturePayload, loadFixtureCatalog } from '../../fixtures/index.js';
@@ -68,8 +70,17 @@ describe('catalogDdl on PGlite', () => {
   const crm = loadFixtureCatalog('crm');
   const helpdesk = loadFixtureCatalog('helpdesk');
 
-  it('creates the crm tables', async () => {
+  it('creates the crm tables: one per object of the payload, in the public schema, and nothing else', async () => {
+    // The oracle is the payload file itself and PostgreSQL's own catalog, not the library's mapping.
+    const payload = JSON.parse(readFileSync(fileURLToPath(new URL('../../fixtures/crm/objects-list.json', import.meta.url)), 'utf8')) as { data: { slug: string }[] };
+    const slugs = payload.data.map((o) => o.slug).sort();
+    expect(slugs).toEqual(['account', 'contact', 'lead', 'opportunity', 'user']);
+    const tables = async () => (await db.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name",
+    )).rows.map((r) => r.table_name);
+    expect(await tables()).toEqual([]);
     await db.exec(catalogDdl(crm).join(';\n'));
+    expect(await tables()).toEqual(slugs);
   });
   it('crm columns, types and indexes match the catalog', check(crm));
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseOf } from '../../src/run/database.js';
+import { databaseOf } from '../../src/run/database-of.js';
 import { recordToolCall } from '../../src/service/store/tool-logs.js';
 import { KEYS, call, liveRows, type Running } from '../server/support.js';
 import { openWorld, type ConsoleWorld } from './support.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../../src/service/store/api-keys.js';
-import { databaseOf } from '../../src/run/database.js';
+import { databaseOf } from '../../src/run/database-of.js';
 import { authorizeUrl, openConsent, pkcePair, postConsent, registerClient } from '../oauth/support.js';
 import { KEYS, call, expectEnvelope, liveRows, type Running } from '../server/support.js';
 import { asSession, openWorld, sessionCookieOf, signIn, type ConsoleWorld } from './support.js';

@@ -3,7 +3,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { insertRows } from '../../src/demo/load.js';
 import { createServer, type CreateServerOptions, type OqlServer } from '../../src/server/app.js';
-import { databaseOf } from '../../src/run/database.js';
+import { databaseOf } from '../../src/run/database-of.js';
 import { migrate } from '../../src/service/migrations.js';
 import { createWorkspace } from '../../src/service/store/workspaces.js';
 import type { ServiceDb } from '../../src/service/types.js';

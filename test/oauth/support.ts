@@ -3,7 +3,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { databaseOf } from '../../src/run/database.js';
+import { databaseOf } from '../../src/run/database-of.js';
 import { oauthPlugin, type OAuthOptions } from '../../src/oauth/index.js';
 import { createApiKey } from '../../src/service/store/api-keys.js';
 import { migrate } from '../../src/service/migrations.js';

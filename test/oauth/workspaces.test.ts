@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/cli.js';
 import { workspacesCommand } from '../../src/cli/commands/workspaces.js';
 import type { CliIo } from '../../src/cli/io.js';
-import { databaseOf } from '../../src/run/database.js';
+import { databaseOf } from '../../src/run/database-of.js';
 import {
   bootstrapWorkspaces, createWorkspace, listWorkspaces, parseWorkspacesEnv, resolveWorkspace,
 } from '../../src/service/store/workspaces.js';
