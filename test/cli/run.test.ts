@@ -9,7 +9,8 @@ function byId(a: { id: unknown }, b: { id: unknown }): number {
   return String(a.id) < String(b.id) ? -1 : String(a.id) > String(b.id) ? 1 : 0;
 }
 
-describe('oql run on the embedded example CRM', () => {
+// Each test opens the embedded database and loads the example's data: a minute or more on a busy 2-core machine.
+describe('oql run on the embedded example CRM', { timeout: 180_000 }, () => {
   it('--json: aggregates match the demo data of the default tenant (org_acme)', async () => {
     const q = `SELECT COUNT(id) AS n, ROUND(SUM(amount), 2) AS total, MAX(amount) AS top
       FROM opportunity WHERE stage IN ('won', 'negotiation') LIMIT 1`;
