@@ -179,7 +179,7 @@ describe('oracle 3: count = rows', () => {
   let run: typeof import('../../src/run/index.js') | null = null;
 
   beforeAll(async () => {
-    // src/run is another engineer's work in progress: use it when it loads and runs on PGlite.
+    // Counting through src/run as well when it runs on this PGlite; through compileCount alone otherwise.
     try {
       const mod = await import('../../src/run/index.js');
       const probe = await mod.count(t.db, { query: 'SELECT id FROM account LIMIT 3', slug: 'account' }, { catalog: crm.catalog, orgId: crm.tenants[0]! });
