@@ -93,7 +93,8 @@ export class Operations {
   }
 
   getRecord(ctx: RequestContext, slug: string, id: string) {
-    const { userId: _u, ...rctx } = this.writeContext(ctx, slug);
+    // A read: the read budget, which is also the read role's own timeout (one statement there).
+    const { userId: _u, ...rctx } = { ...this.writeContext(ctx, slug), timeoutMs: this.policy.timeoutMs };
     return this.policy.admit(ctx, 'light', () => getRecord(this.primaryReadDb, slug, id, rctx));
   }
 

@@ -103,7 +103,10 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
         state.broken = true;
       };
       client.on?.('error', onError);
-      const leftMs = budgetMs === undefined ? undefined : Math.max(Math.round(budgetMs / 4), budgetMs - (Date.now() - started));
+      // A wait under a second is not taken off: a connection is normally had at once, and the
+      // statement then runs with the budget it was given, as its settings say.
+      const waited = Date.now() - started;
+      const leftMs = budgetMs === undefined || waited < 1000 ? budgetMs : Math.max(Math.round(budgetMs / 4), budgetMs - waited);
       try {
         return await fn(client, state, leftMs);
       } finally {
