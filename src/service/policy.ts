@@ -55,9 +55,24 @@ export interface PolicyDeps {
    * that sends a runaway query waits before the next, and its heavy requests take turns: the
    * database runs one statement at a time anyway, and a request that waited its turn is checked
    * for the cool-down again, so a batch of runaway queries sent at once costs one restart, not
-   * one each. On PostgreSQL the statement is cancelled alone and the budgets are enough.
+   * one each. An organization that runs out its budget again within COOL_DOWN_MEMORY_MS of its
+   * last cool-down waits three times as long as the last time, up to MAX_COOL_DOWN_MS: a tenant
+   * that keeps sending runaway queries costs the others a restart every few minutes at most. On
+   * PostgreSQL the statement is cancelled alone and the budgets are enough.
    */
   readonly coolDownMs: number;
+}
+
+/** How long an organization's last cool-down counts towards the length of its next. */
+const COOL_DOWN_MEMORY_MS = 10 * 60_000;
+/** The longest cool-down. */
+const MAX_COOL_DOWN_MS = 5 * 60_000;
+
+interface CoolDown {
+  /** When its heavy requests may run again. */
+  readonly until: number;
+  /** How long this cool-down lasts. */
+  readonly ms: number;
 }
 
 /** The refusal of an organization's heavy request while it cools down, `seconds` before it may run. */
@@ -68,7 +83,7 @@ export function coolingDown(seconds: number): OqlError {
 
 export class Policy {
   /** Organization to the time its heavy requests may run again (embedded database only). */
-  private readonly coolDown = new Map<string, number>();
+  private readonly coolDown = new Map<string, CoolDown>();
   /** Organization to the end of its line of heavy requests (embedded database only). */
   private readonly turns = new Map<string, Promise<void>>();
 
@@ -148,14 +163,22 @@ export class Policy {
 
   /** 429 while the organization cools down after a statement that ran out its budget. */
   private checkCoolDown(ctx: RequestContext): void {
-    const until = this.coolDown.get(ctx.org);
-    if (until === undefined) return;
-    const wait = until - Date.now();
-    if (wait <= 0) {
-      this.coolDown.delete(ctx.org);
-      return;
-    }
-    throw coolingDown(wait / 1000);
+    const last = this.coolDown.get(ctx.org);
+    if (last === undefined) return;
+    const wait = last.until - Date.now();
+    if (wait > 0) throw coolingDown(wait / 1000);
+    // Past it, and too long ago to lengthen the next one: forgotten.
+    if (-wait > COOL_DOWN_MEMORY_MS) this.coolDown.delete(ctx.org);
+  }
+
+  /** Starts the organization's cool-down: the base length, or three times its last if that was recent. */
+  private startCoolDown(ctx: RequestContext): void {
+    const now = Date.now();
+    const last = this.coolDown.get(ctx.org);
+    const ms = last !== undefined && now - last.until <= COOL_DOWN_MEMORY_MS
+      ? Math.min(MAX_COOL_DOWN_MS, last.ms * 3)
+      : this.deps.coolDownMs;
+    this.coolDown.set(ctx.org, { until: now + ms, ms });
   }
 
   /** Runs `fn` after the organization's earlier heavy requests, if it is not cooling down by then. */
@@ -170,7 +193,7 @@ export class Policy {
       this.checkCoolDown(ctx);
       return await fn();
     } catch (e) {
-      if (e instanceof OqlError && e.code === 'QUERY_TIMEOUT') this.coolDown.set(ctx.org, Date.now() + this.deps.coolDownMs);
+      if (e instanceof OqlError && e.code === 'QUERY_TIMEOUT') this.startCoolDown(ctx);
       throw e;
     } finally {
       done();
