@@ -22,7 +22,7 @@ export async function filterRecords(
 ): Promise<{ records: Record<string, unknown>[]; truncated?: 'bytes' | 'rows' }> {
   const compiled = compileFilter(body, options);
   const statement = { sql: compiled.sql, params: compiled.params, columnCount: compiled.columns.length };
-  const { rows, overflow } = await readBounded(db, statement, { ...options, tenant: options.tenant ?? options.orgId });
+  const { rows, overflow } = await readBounded(db, statement, { ...options, tenant: options.tenant ?? options.orgId, rowsThatFit: options.truncate === true });
   if (overflow === 'bytes' && !options.truncate) throw tooLarge(options.maxBytes!, 'page');
   const records = emptyToNull(decodeRows(rows, compiled.columns));
   return overflow === null ? { records } : { records, truncated: overflow };
