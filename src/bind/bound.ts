@@ -71,6 +71,7 @@ export type FunctionName =
   | 'upper'
   | 'concat'
   | 'trim'
+  | 'left'
   | 'abs'
   | 'round'
   | 'coalesce'

@@ -66,6 +66,16 @@ export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: Diagno
       needs(0, 'text');
       expect(args[0], (t) => t === 'text', 'text');
       return call('text');
+    case 'left': {
+      needs(0, 'text');
+      expect(args[0], (t) => t === 'text', 'text');
+      const length = args[1];
+      if (length && !(length.kind === 'Value' && typeof length.value === 'number' && Number.isInteger(length.value) && length.value >= 0 && length.value <= INT4_MAX)) {
+        bag.error('INVALID_ARGUMENT', length.span, `the length of left() must be a whole number from 0 to ${INT4_MAX}`, `write left(${args[0] ? show(args[0]) : 'name'}, 100)`);
+      }
+      // left(text, int): the length parameter must be int4 for PostgreSQL to find the function.
+      return call('text', length?.kind === 'Value' ? [args[0]!, { ...length, pgType: 'int4' as const }] : args);
+    }
     case 'concat':
       return call('text');
     case 'abs':

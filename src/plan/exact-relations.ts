@@ -218,7 +218,7 @@ function neverTrue(e: B.BExpr): boolean {
 }
 
 /** Functions that answer NULL when an argument is NULL. */
-const STRICT = new Set<B.FunctionName>(['lower', 'upper', 'trim', 'abs', 'round', 'date_trunc', 'to_timestamp', 'date_part']);
+const STRICT = new Set<B.FunctionName>(['lower', 'upper', 'trim', 'left', 'abs', 'round', 'date_trunc', 'to_timestamp', 'date_part']);
 
 /** True when `e` is NULL on every row: NULL, or an operator or strict function of it. */
 function alwaysNull(e: B.BExpr): boolean {

@@ -41,6 +41,19 @@ export function timeoutError(timeoutMs: number, cause?: unknown): OqlError {
   });
 }
 
+/**
+ * The timeout of a filter or connector page, whose body has conditions, not a query's text: the
+ * hint names what makes such a read slow and the body's way to narrow it.
+ */
+export function bodyTimeout(e: unknown, what: 'filter' | 'connector'): unknown {
+  if (!(e instanceof OqlError) || e.code !== 'QUERY_TIMEOUT') return e;
+  return runtimeError('QUERY_TIMEOUT', e.message, {
+    hint: 'make the filter cheaper: narrow it with eq or in on id or a relation field, or a range of a date field; '
+      + `use fewer and shorter contains, like and global_search values${what === 'filter' ? '; or ask for a smaller page_size' : ''}`,
+    cause: e.cause,
+  });
+}
+
 const NETWORK_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH',
   'EAI_AGAIN', 'ENOENT', 'EACCES',

@@ -79,7 +79,7 @@ function compileOptions(request: QueryRequest, options: RunOptions): CompileOpti
       status: 400,
     });
   }
-  const { clientId: _c, timeoutMs: _t, maxConcurrent: _m, limiter: _l, tenant: _te, maxBytes: _b, maxRows: _r, maxCost: _co, truncate: _tr, ...rest } = options;
+  const { clientId: _c, timeoutMs: _t, maxConcurrent: _m, limiter: _l, tenant: _te, maxBytes: _b, maxRows: _r, maxCost: _co, truncate: _tr, rowsThatFit: _rf, ...rest } = options;
   return { ...rest, slug: request.slug };
 }
 
@@ -87,6 +87,8 @@ function readLimits(options: RunOptions, timeoutMs: number): ReadLimits {
   return {
     timeoutMs, tenant: options.tenant ?? options.orgId, maxBytes: options.maxBytes, maxRows: options.maxRows,
     maxCost: options.maxCost, catalog: options.catalog,
+    // A result over the ceiling is refused unless the caller takes what fits.
+    rowsThatFit: options.truncate === true,
   };
 }
 

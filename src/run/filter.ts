@@ -2,6 +2,7 @@ import { connectorRequest, type ConnectorOptions } from '../filter/connector.js'
 import { compileFilter, type FilterOptions } from '../filter/filter.js';
 import { emptyToNull } from '../filter/filter.js';
 import { tooLarge } from './bounds.js';
+import { bodyTimeout } from './errors.js';
 import type { Database } from './database.js';
 import { decodeRows } from './decode.js';
 import { readBounded, type ReadLimits } from './read.js';
@@ -22,7 +23,8 @@ export async function filterRecords(
 ): Promise<{ records: Record<string, unknown>[]; truncated?: 'bytes' | 'rows' }> {
   const compiled = compileFilter(body, options);
   const statement = { sql: compiled.sql, params: compiled.params, columnCount: compiled.columns.length };
-  const { rows, overflow } = await readBounded(db, statement, { ...options, tenant: options.tenant ?? options.orgId });
+  const { rows, overflow } = await readBounded(db, statement, { ...options, tenant: options.tenant ?? options.orgId, rowsThatFit: options.truncate === true })
+    .catch((e: unknown) => Promise.reject(bodyTimeout(e, 'filter')));
   if (overflow === 'bytes' && !options.truncate) throw tooLarge(options.maxBytes!, 'page');
   const records = emptyToNull(decodeRows(rows, compiled.columns));
   return overflow === null ? { records } : { records, truncated: overflow };
@@ -38,7 +40,7 @@ export async function connectorRecords(
   const cutoff = request.needsCutoff ? await syncCutoff(db, { lag: request.lag, now: request.now }, { timeoutMs, tenant }) : request.fixedCutoff;
   const page = request.page(cutoff);
   const statement = { sql: page.compiled.sql, params: page.compiled.params, columnCount: page.compiled.columns.length };
-  const { rows, overflow } = await readBounded(db, statement, { ...options, tenant });
+  const { rows, overflow } = await readBounded(db, statement, { ...options, tenant }).catch((e: unknown) => Promise.reject(bodyTimeout(e, 'connector')));
   // A page over the byte ceiling ends early: the next token continues after its last record.
   if (overflow === 'bytes' && rows.length === 0) throw tooLarge(options.maxBytes!, 'record');
   return page.finish(decodeRows(rows, page.compiled.columns), overflow === 'bytes');

@@ -1,9 +1,11 @@
 import type { Catalog } from '../catalog/types.js';
-import { boundedStatement, cutRows, type Overflow } from './bounds.js';
+import { boundedStatement, cutRows, stoppedAt, type Bounds, type Overflow } from './bounds.js';
 import { checkCost, planOf } from './cost.js';
 import { databaseOf } from './database-of.js';
 import type { Database, Queryable } from './database.js';
 import { checkTimeout } from './transaction.js';
+import { timeoutError } from './errors.js';
+import { isOqlError } from '../diagnostics/diagnostic.js';
 
 /**
  * What governs one read: the statement's budget, whose share of the connections it uses, the
@@ -23,6 +25,11 @@ export interface ReadLimits {
   readonly maxCost?: number | undefined;
   /** Names tables as objects in a QUERY_TOO_COSTLY message. */
   readonly catalog?: Catalog | undefined;
+  /**
+   * Over `maxBytes`: true (the default) reads the rows that fit again and returns them, false
+   * returns none (for callers that refuse such a result anyway, which then costs one read).
+   */
+  readonly rowsThatFit?: boolean | undefined;
 }
 
 export interface BoundedRows {
@@ -45,6 +52,12 @@ const cheap = new WeakMap<object, Map<string, number>>();
 const CHEAP_FOR_MS = 60_000;
 const CHEAP_ENTRIES = 2_000;
 
+/**
+ * Rows above this size enter the running total of a bounded read blanked (./bounds.ts): the
+ * window then holds a few of them well within PostgreSQL's default work_mem (4 MB) and streams.
+ */
+const BLANK_ABOVE = 1024 * 1024;
+
 export async function readBounded(db: Queryable | Database, statement: Statement, limits: ReadLimits = {}): Promise<BoundedRows> {
   const database = databaseOf(db);
   const timeoutMs = checkTimeout(limits.timeoutMs);
@@ -54,8 +67,35 @@ export async function readBounded(db: Queryable | Database, statement: Statement
     return { rows: (await database.read(statement.sql, statement.params, options)).rows, overflow: null };
   }
   const bounds = { maxBytes: limits.maxBytes ?? Number.MAX_SAFE_INTEGER, maxRows: limits.maxRows };
-  const wrapped = boundedStatement(statement.sql, statement.params, statement.columnCount, bounds);
-  return cutRows((await database.read(wrapped.sql, wrapped.params, options)).rows, bounds);
+  const started = Date.now();
+  const read = async (readBounds: Bounds, budgetMs: number): Promise<Record<string, unknown>[]> => {
+    const wrapped = boundedStatement(statement.sql, statement.params, statement.columnCount, readBounds);
+    return (await database.read(wrapped.sql, wrapped.params, { ...options, timeoutMs: budgetMs })).rows;
+  };
+  // The rows that fit, read again without blanking and stopped after them, in what is left of the budget.
+  const again = async (fit: number, overflow: Overflow): Promise<BoundedRows> => {
+    if (fit === 0 || (overflow === 'bytes' && limits.rowsThatFit === false)) return { rows: [], overflow };
+    try {
+      const cut = cutRows(await read({ ...bounds, readRows: fit }, Math.max(1, timeoutMs - (Date.now() - started))), bounds);
+      return { rows: cut.rows, overflow: overflow ?? cut.overflow };
+    } catch (e) {
+      // Rows changed between the reads and no longer fit: none is returned rather than a wrong cut.
+      if (stoppedAt(e) !== undefined) return { rows: [], overflow: 'bytes' };
+      // The budget the caller gave is the one a timeout names.
+      throw isOqlError(e) && e.code === 'QUERY_TIMEOUT' ? timeoutError(timeoutMs, e.cause) : e;
+    }
+  };
+  let first: ReturnType<typeof cutRows>;
+  try {
+    first = cutRows(await read({ ...bounds, blankAbove: Math.min(bounds.maxBytes, BLANK_ABOVE) }, timeoutMs), bounds);
+  } catch (e) {
+    // The database stopped at the row after the first one over the ceiling (./bounds.ts).
+    const marker = stoppedAt(e);
+    if (marker === undefined) throw e;
+    return again(marker - 1, 'bytes');
+  }
+  if (!first.hasBlanked || (first.overflow === 'bytes' && limits.rowsThatFit === false)) return { rows: first.rows, overflow: first.overflow };
+  return again(first.rows.length, first.overflow);
 }
 
 async function checkPlan(database: Database, statement: Statement, maxCost: number, options: { timeoutMs: number; tenant: string | undefined }, catalog: Catalog | undefined): Promise<void> {

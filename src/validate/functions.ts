@@ -27,6 +27,7 @@ export const FUNCTIONS: ReadonlyMap<string, FunctionSpec> = new Map(
     fn('upper', 1, 1, 'upper(text)'),
     fn('concat', 1, 100, 'concat(a, b, ...)'),
     fn('trim', 1, 1, 'trim(text)'),
+    fn('left', 2, 2, 'left(text, n)'),
     fn('abs', 1, 1, 'abs(x)'),
     fn('round', 1, 2, 'round(x [, digits])'),
     fn('coalesce', 1, 100, 'coalesce(a, b, ...)'),

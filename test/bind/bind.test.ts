@@ -185,4 +185,10 @@ describe('checks PostgreSQL would only make when running the query', () => {
     // An escaped backslash at the end is a literal backslash: fine.
     clean("SELECT id FROM account WHERE name ILIKE 'Acme\\\\' LIMIT 5", 'account');
   });
+  it('takes the length of left() as a whole number from 0, and its first argument as text', () => {
+    expectOne('SELECT left(name, «-1») AS n FROM account LIMIT 5', 'INVALID_ARGUMENT', { slug: 'account', hint: /^write left\(name, 100\)$/ });
+    expectOne('SELECT left(name, «annual_revenue») AS n FROM account LIMIT 5', 'INVALID_ARGUMENT', { slug: 'account' });
+    expectOne('SELECT left(«annual_revenue», 3) AS n FROM account LIMIT 5', 'TYPE_MISMATCH', { slug: 'account' });
+    clean('SELECT left(name, 3) AS n, LEFT(concat(name, city), 0) AS z FROM account LIMIT 5', 'account');
+  });
 });

@@ -631,6 +631,19 @@ const CASES: ExecCase[] = [
       })),
   },
 
+  {
+    name: 'left: the first n characters, NULL kept',
+    slug: 'account',
+    query: 'SELECT id, left(name, 3) AS n3, LEFT(city, 2) AS c2, left(concat(name, city), 0) AS none FROM account LIMIT 1000',
+    expected: (o, t) =>
+      live('account', t).map((r) => ({
+        id: r.id,
+        n3: [...(r.name as string)].slice(0, 3).join(''),
+        c2: r.city === null ? null : [...(r.city as string)].slice(0, 2).join(''),
+        none: '',
+      })),
+  },
+
   // ---- LIKE ----
   {
     name: "LIKE with a quote in the pattern: O'Brien",

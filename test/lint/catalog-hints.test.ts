@@ -173,7 +173,7 @@ const TEMPLATES: Partial<Record<DiagnosticCode, readonly Template[]>> = {
   MISSING_ALIAS: [(n) => `SELECT ${n.text}, COUNT(*) FROM ${n.slug} GROUP BY ${n.text} LIMIT 10`, (n) => `SELECT lower(${n.text}) FROM ${n.slug} LIMIT 10`],
   UNKNOWN_FUNCTION: [(n) => `SELECT frobnicate(${n.text}) AS v FROM ${n.slug} LIMIT 10`, (n) => (n.multi ? `SELECT id FROM ${n.slug} WHERE '${n.multi.option}' = ANY(${n.multi.column}) LIMIT 10` : null)],
   WRONG_ARGUMENT_COUNT: [(n) => `SELECT round(${n.num ?? 'id'}, 2, 3) AS r FROM ${n.slug} LIMIT 10`, (n) => `SELECT date_part('year') AS r FROM ${n.slug} LIMIT 10`],
-  INVALID_ARGUMENT: [(n) => `SELECT date_part(year, NOW()) AS y FROM ${n.slug} LIMIT 1`, (n) => `SELECT date_trunc('fortnight', NOW()) AS y FROM ${n.slug} LIMIT 1`, (n) => `SELECT lower(DISTINCT ${n.text}) AS y FROM ${n.slug} LIMIT 1`],
+  INVALID_ARGUMENT: [(n) => `SELECT date_part(year, NOW()) AS y FROM ${n.slug} LIMIT 1`, (n) => `SELECT date_trunc('fortnight', NOW()) AS y FROM ${n.slug} LIMIT 1`, (n) => `SELECT lower(DISTINCT ${n.text}) AS y FROM ${n.slug} LIMIT 1`, (n) => `SELECT left(${n.text}, -1) AS y FROM ${n.slug} LIMIT 1`],
   NESTED_AGGREGATE: [(n) => `SELECT SUM(COUNT(id)) AS s FROM ${n.slug} LIMIT 10`],
   AGGREGATE_NOT_ALLOWED: [(n) => `SELECT ${n.text} FROM ${n.slug} WHERE COUNT(id) > 5 GROUP BY ${n.text} LIMIT 10`, (n) => `SELECT COUNT(*) AS k FROM ${n.slug} GROUP BY COUNT(id) LIMIT 10`],
   UNSUPPORTED_DATE_KEYWORD: [(n) => `SELECT id FROM ${n.slug} WHERE ${n.date ?? 'id'} >= CURRENT_DATE LIMIT 10`, (n) => `SELECT id FROM ${n.slug} WHERE ${n.date ?? 'id'} < CURRENT_TIMESTAMP LIMIT 10`],
