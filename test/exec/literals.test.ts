@@ -55,6 +55,7 @@ const ARGUMENTS: Record<string, readonly (readonly string[])[]> = {
   lower: [['name']],
   upper: [['name']],
   trim: [['name']],
+  left: [['name'], ['3']],
   concat: [['name'], ['amount']],
   abs: [['amount']],
   round: [['amount'], ['2']],
