@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer as createHttpServer, request as httpRequest, type Server } from 'node:http';
+import { createServer as createHttpServer, request as httpRequest, type ClientRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -94,6 +94,9 @@ async function accessToken(): Promise<string> {
   return body.access_token;
 }
 
+/** The proxy's requests to the service still open. */
+const upstreams = new Set<ClientRequest>();
+
 beforeAll(async () => {
   node24 = (await run('sh', [join(ROOT, 'scripts/node-line.sh'), '24'], { cwd: ROOT, timeout: 600_000 })).stdout.trim();
   h = await startHarness({ oauth: { clientMetadata: { allowLoopbackHttp: true } } });
@@ -112,6 +115,9 @@ beforeAll(async () => {
       answer.pipe(res);
     });
     upstream.on('error', () => { res.writeHead(502); res.end(); });
+    // A stream the suite left open (SSE) keeps its upstream request, and so the service, busy.
+    upstreams.add(upstream);
+    upstream.on('close', () => upstreams.delete(upstream));
     req.pipe(upstream);
   });
   proxyUrl = `${await listen(proxy)}/mcp`;
@@ -119,6 +125,7 @@ beforeAll(async () => {
 }, 900_000);
 
 afterAll(async () => {
+  for (const upstream of upstreams) upstream.destroy();
   proxy?.closeAllConnections();
   documents?.closeAllConnections();
   await new Promise((done) => proxy?.close(done));
