@@ -34,7 +34,10 @@ export function PlaygroundPage() {
 
   useEffect(() => {
     const sample = schema.objects && sampleQuery(schema.objects, 20);
-    if (kept === '' && sample) setText((kept = sample.query.replace(' FROM ', '\nFROM ').replace(' ORDER BY ', '\nORDER BY ').replace(' LIMIT ', '\nLIMIT ')));
+    if (!sample) return;
+    const shown = sample.query.replace(' FROM ', '\nFROM ').replace(' ORDER BY ', '\nORDER BY ').replace(' LIMIT ', '\nLIMIT ');
+    // Only into an empty editor: what was typed while the schema loaded is the user's, and stays.
+    setText((t) => (t === '' ? (kept = shown) : t));
   }, [schema.objects]);
 
   /**
