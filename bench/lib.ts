@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
@@ -67,4 +68,26 @@ export function rng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** A child `node` run: wall time from spawn to exit, and the JSON it printed (its own phases and CPU time). */
+export interface ChildRun {
+  readonly ms: number;
+  readonly out: Record<string, number>;
+}
+
+export function timedNode(argv: readonly string[]): ChildRun {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, argv, { encoding: 'utf8' });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0) throw new Error(`child node ${argv.join(' ')} failed: ${r.stderr}`);
+  return { ms, out: JSON.parse(r.stdout) as Record<string, number> };
+}
+
+/** Bare `node -e` that prints its own CPU time: the cold start's baseline, measured the same way. */
+export const BARE_NODE: readonly string[] = ['-e', 'const u = process.cpuUsage(); process.stdout.write(JSON.stringify({ cpuMs: (u.user + u.system) / 1000 }))'];
+
+/** bench/cold-start.mjs on the ES module build at `dist`: import, load the example catalog, compile one query. */
+export function coldStartArgs(dist: string): string[] {
+  return [join(BENCH_DIR, 'cold-start.mjs'), dist, join(REPO_DIR, 'fixtures/crm/objects-list.json'), join(REPO_DIR, 'fixtures/crm/type-codes.json')];
 }
