@@ -225,7 +225,7 @@ class SqlWriter {
       case 'Column': {
         const scope = this.scopeOf(e.scope);
         const alias = e.hops.length === 0 ? scope.from.alias : this.joinAlias(scope, pathKey(e.hops));
-        const col = this.plan.columns[`${e.object}.${e.column}`] ?? e.column;
+        const col = this.plan.physical.get(e.object)?.get(e.column) ?? e.column;
         this.column(alias, col);
         return;
       }
