@@ -209,8 +209,17 @@ class Descent {
   // ---- expressions: `prefix* operand (infix prefix* operand | postfix)*`, folded by climb
 
   private expression(): A.Expr {
-    const items: Item[] = [];
-    this.operand(items);
+    let items: Item[];
+    const first = this.type();
+    if (first !== T.Not && first !== T.Minus && first !== T.Plus) {
+      // Most expressions are one operand (a select item, an argument): no item list for those.
+      const expr = this.castExpr();
+      if (!this.continuesExpression()) return expr;
+      items = [{ kind: 'operand', expr }];
+    } else {
+      items = [];
+      this.operand(items);
+    }
     for (;;) {
       const type = this.type();
       if (type === undefined) break;
@@ -229,6 +238,14 @@ class Descent {
       } else break;
     }
     return climb(items);
+  }
+
+  /** Whether the next token continues an expression after an operand (the loop of `expression`). */
+  private continuesExpression(): boolean {
+    const type = this.type();
+    if (type === undefined) return false;
+    return type === T.Or || type === T.And || COMPARISON.has(type) || ARITHMETIC.has(type) || type === T.At || type === T.Is ||
+      PREDICATE_STARTS.has(type) || (type === T.Not && PREDICATE_STARTS.has(this.type(1)!));
   }
 
   /** `(NOT | - | +)* castExpr` as items. */
@@ -439,8 +456,11 @@ class Descent {
       inner = { kind: 'Subquery', query, span: query.span };
     } else inner = this.expression();
     this.take(T.RParen);
-    // Grouping is invisible in the tree, but the node's span takes in the parentheses.
-    return { ...inner, span: this.upTo(open.startOffset) };
+    // Grouping is invisible in the tree, but the node's span takes in the parentheses. The
+    // node is new and only ours: its span is set in place, where a spread copy (the grammar's
+    // way) gave every parenthesized node a second hidden class, which each later pass saw.
+    (inner as { span: Span }).span = this.upTo(open.startOffset);
+    return inner;
   }
 
   private nameOrCall(): A.Expr {
