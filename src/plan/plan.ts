@@ -81,19 +81,34 @@ export function plan(bound: B.BoundQuery, catalog: Catalog, options: PlanOptions
   } else {
     query = mapQuery(query, ifToCase);
   }
-  const physical = planner.physical;
-  return {
-    query,
-    scopes: planner.scopes,
-    objects: [...planner.objects].sort(),
-    get columns() {
-      return columnsByKey(physical);
-    },
-    physical,
-    schema: catalog.mapping.schema,
-    tenantColumn: catalog.mapping.tenantColumn,
-    softDeleteColumn: catalog.mapping.softDeleteColumn,
-  };
+  return new Plan(query, planner.scopes, [...planner.objects].sort(), planner.physical, catalog);
+}
+
+/**
+ * The plan object. `columns` is a getter of the class, read from `physical`: a getter in an
+ * object literal made per plan kept each plan (its physical names, and whatever its scope held)
+ * alive past the compile, into the old generation.
+ */
+class Plan implements LogicalPlan {
+  readonly schema: string;
+  readonly tenantColumn: string;
+  readonly softDeleteColumn: string | null;
+
+  constructor(
+    readonly query: B.BoundQuery,
+    readonly scopes: readonly ScopePlan[],
+    readonly objects: readonly string[],
+    readonly physical: ReadonlyMap<string, ReadonlyMap<string, string>>,
+    catalog: Catalog,
+  ) {
+    this.schema = catalog.mapping.schema;
+    this.tenantColumn = catalog.mapping.tenantColumn;
+    this.softDeleteColumn = catalog.mapping.softDeleteColumn;
+  }
+
+  get columns(): Record<string, string> {
+    return columnsByKey(this.physical);
+  }
 }
 
 function columnsByKey(physical: ReadonlyMap<string, ReadonlyMap<string, string>>): Record<string, string> {
