@@ -32,6 +32,27 @@ const TYPE_CONTINUATIONS = new Set(['precision', 'varying', 'without']);
 const JOIN_WORDS = new Set(['join', 'left', 'right', 'full', 'inner', 'cross', 'natural', 'outer', 'using', 'lateral']);
 
 /**
+ * What the hot paths ask of a token type, as bits in a table indexed by its tokenTypeIdx: one
+ * load where a Set lookup per question was a call into the runtime's hash table.
+ */
+const NAME = 1; // identifier, quoted identifier or non-reserved keyword
+const INFIX = 2; // AND, OR, a comparison or an arithmetic operator
+const ARITHMETIC_OP = 4;
+const PREDICATE = 8; // BETWEEN, LIKE, ILIKE, IN
+const FLAGS = new Uint8Array(Math.max(...T.allTokens.map((t) => t.tokenTypeIdx!)) + 1);
+for (const t of T.allTokens) {
+  FLAGS[t.tokenTypeIdx!] =
+    (IDENT.has(t) || NON_RESERVED.has(t) ? NAME : 0) |
+    (t === T.Or || t === T.And || COMPARISON.has(t) || ARITHMETIC.has(t) ? INFIX : 0) |
+    (ARITHMETIC.has(t) ? ARITHMETIC_OP : 0) |
+    (PREDICATE_STARTS.has(t) ? PREDICATE : 0);
+}
+
+function flagsOf(type: TokenType | undefined): number {
+  return type === undefined ? 0 : FLAGS[type.tokenTypeIdx!]!;
+}
+
+/**
  * The syntax tree of a query, or null when the grammar does not accept it; then `stop.at` is the
  * index of the token it could not take (the token count when the text ended early).
  */
@@ -88,8 +109,7 @@ class Descent {
 
   /** Identifier, quoted identifier or a non-reserved keyword. */
   private isName(k = 0): boolean {
-    const type = this.type(k);
-    return type !== undefined && (IDENT.has(type) || NON_RESERVED.has(type));
+    return (flagsOf(this.type(k)) & NAME) !== 0;
   }
 
   private name(): IToken {
@@ -223,7 +243,8 @@ class Descent {
     for (;;) {
       const type = this.type();
       if (type === undefined) break;
-      if (type === T.Or || type === T.And || COMPARISON.has(type) || ARITHMETIC.has(type)) {
+      const flags = flagsOf(type);
+      if ((flags & INFIX) !== 0) {
         items.push({ kind: 'binary', token: this.tokens[this.i++]! });
         this.operand(items);
       } else if (type === T.At) {
@@ -233,7 +254,7 @@ class Descent {
         const negated = this.takeIf(T.Not) !== null;
         const end = this.take(T.Null);
         items.push({ kind: 'isNull', negated, end: end.startOffset + 4, at: is.startOffset });
-      } else if (PREDICATE_STARTS.has(type) || (type === T.Not && PREDICATE_STARTS.has(this.type(1)!))) {
+      } else if ((flags & PREDICATE) !== 0 || (type === T.Not && (flagsOf(this.type(1)) & PREDICATE) !== 0)) {
         this.predicate(items);
       } else break;
     }
@@ -244,8 +265,7 @@ class Descent {
   private continuesExpression(): boolean {
     const type = this.type();
     if (type === undefined) return false;
-    return type === T.Or || type === T.And || COMPARISON.has(type) || ARITHMETIC.has(type) || type === T.At || type === T.Is ||
-      PREDICATE_STARTS.has(type) || (type === T.Not && PREDICATE_STARTS.has(this.type(1)!));
+    return (flagsOf(type) & (INFIX | PREDICATE)) !== 0 || type === T.At || type === T.Is || (type === T.Not && (flagsOf(this.type(1)) & PREDICATE) !== 0);
   }
 
   /** `(NOT | - | +)* castExpr` as items. */
@@ -306,7 +326,7 @@ class Descent {
     this.signs(items);
     for (;;) {
       const type = this.type();
-      if (type !== undefined && ARITHMETIC.has(type)) {
+      if ((flagsOf(type) & ARITHMETIC_OP) !== 0) {
         items.push({ kind: 'binary', token: this.tokens[this.i++]! });
         this.signs(items);
       } else if (type === T.At) {
@@ -365,7 +385,7 @@ class Descent {
           this.i++;
           return { kind: 'DateKeyword', name: type.name, span: tokenSpan(t) };
         }
-        if (IDENT.has(type) || NON_RESERVED.has(type)) return this.nameOrCall();
+        if ((flagsOf(type) & NAME) !== 0) return this.nameOrCall();
         throw GIVE_UP;
     }
   }
