@@ -39,13 +39,19 @@ const NAME = 1; // identifier, quoted identifier or non-reserved keyword
 const INFIX = 2; // AND, OR, a comparison or an arithmetic operator
 const ARITHMETIC_OP = 4;
 const PREDICATE = 8; // BETWEEN, LIKE, ILIKE, IN
-const FLAGS = new Uint8Array(Math.max(...T.allTokens.map((t) => t.tokenTypeIdx!)) + 1);
-for (const t of T.allTokens) {
-  FLAGS[t.tokenTypeIdx!] =
-    (IDENT.has(t) || NON_RESERVED.has(t) ? NAME : 0) |
-    (t === T.Or || t === T.And || COMPARISON.has(t) || ARITHMETIC.has(t) ? INFIX : 0) |
-    (ARITHMETIC.has(t) ? ARITHMETIC_OP : 0) |
-    (PREDICATE_STARTS.has(t) ? PREDICATE : 0);
+const FLAGS = tokenFlags();
+
+/** Built in a function, not by a loop at the top of the module (see lex.ts, characterClasses). */
+function tokenFlags(): Uint8Array {
+  const flags = new Uint8Array(Math.max(...T.allTokens.map((t) => t.tokenTypeIdx!)) + 1);
+  for (const t of T.allTokens) {
+    flags[t.tokenTypeIdx!] =
+      (IDENT.has(t) || NON_RESERVED.has(t) ? NAME : 0) |
+      (t === T.Or || t === T.And || COMPARISON.has(t) || ARITHMETIC.has(t) ? INFIX : 0) |
+      (ARITHMETIC.has(t) ? ARITHMETIC_OP : 0) |
+      (PREDICATE_STARTS.has(t) ? PREDICATE : 0);
+  }
+  return flags;
 }
 
 function flagsOf(type: TokenType | undefined): number {

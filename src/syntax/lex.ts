@@ -25,14 +25,25 @@ export interface Lexed {
  * keyword only when all of it is one (`selection` is not). Looking each word up in a Map
  * instead made V8 hash every word of every text, and fold the case of mixed-case ones.
  */
-const KEYWORD_SLOTS: (readonly (readonly [string, TokenType])[] | undefined)[] = [];
-let LONGEST_KEYWORD = 0;
-for (const t of T.allTokens) {
-  if (!(t.CATEGORIES ?? []).includes(T.Keyword)) continue;
-  const word = t.name.toLowerCase();
-  const slot = keywordSlot(word.length, word.charCodeAt(0));
-  KEYWORD_SLOTS[slot] = [...(KEYWORD_SLOTS[slot] ?? []), [word, t]];
-  LONGEST_KEYWORD = Math.max(LONGEST_KEYWORD, word.length);
+const KEYWORD_SLOTS = keywordSlots();
+const LONGEST_KEYWORD = Math.max(...T.allTokens.filter(isKeyword).map((t) => t.name.length));
+
+// Tables are built in functions, not by loops at the top of the module: a loop there spends the
+// budget of the bundle's whole top-level code, which V8 then compiles again (baseline code for
+// hundreds of kilobytes) at every start of a process.
+function keywordSlots(): (readonly (readonly [string, TokenType])[] | undefined)[] {
+  const slots: (readonly (readonly [string, TokenType])[] | undefined)[] = [];
+  for (const t of T.allTokens) {
+    if (!isKeyword(t)) continue;
+    const word = t.name.toLowerCase();
+    const slot = keywordSlot(word.length, word.charCodeAt(0));
+    slots[slot] = [...(slots[slot] ?? []), [word, t]];
+  }
+  return slots;
+}
+
+function isKeyword(t: TokenType): boolean {
+  return (t.CATEGORIES ?? []).includes(T.Keyword);
 }
 
 /** A word's keyword slot: its length and first letter (`& 31` maps A and a alike; words start with a letter or _). */
@@ -60,14 +71,19 @@ const IDENT_START = 1;
 const IDENT_PART = 2;
 const DIGIT = 4;
 const OTHER_OPERATOR = 8;
-const CLASS = new Uint8Array(128);
-for (let c = 0; c < 128; c++) {
-  const ch = String.fromCharCode(c);
-  CLASS[c] =
-    (/[A-Za-z_]/.test(ch) ? IDENT_START : 0) |
-    (/[A-Za-z0-9_$]/.test(ch) ? IDENT_PART : 0) |
-    (/\d/.test(ch) ? DIGIT : 0) |
-    (/[~!@#^&|`?]/.test(ch) ? OTHER_OPERATOR : 0);
+const CLASS = characterClasses();
+
+function characterClasses(): Uint8Array {
+  const classes = new Uint8Array(128);
+  for (let c = 0; c < 128; c++) {
+    const ch = String.fromCharCode(c);
+    classes[c] =
+      (/[A-Za-z_]/.test(ch) ? IDENT_START : 0) |
+      (/[A-Za-z0-9_$]/.test(ch) ? IDENT_PART : 0) |
+      (/\d/.test(ch) ? DIGIT : 0) |
+      (/[~!@#^&|`?]/.test(ch) ? OTHER_OPERATOR : 0);
+  }
+  return classes;
 }
 /** JavaScript's `\s`, as the WhiteSpace token's pattern reads it. */
 const SPACE = /\s/;
