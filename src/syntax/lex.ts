@@ -37,7 +37,8 @@ function keywordSlots(): (readonly (readonly [string, TokenType])[] | undefined)
     if (!isKeyword(t)) continue;
     const word = t.name.toLowerCase();
     const slot = keywordSlot(word.length, word.charCodeAt(0));
-    slots[slot] = [...(slots[slot] ?? []), [word, t]];
+    const list = (slots[slot] ??= []) as (readonly [string, TokenType])[];
+    list.push([word, t]);
   }
   return slots;
 }
@@ -75,14 +76,15 @@ const CLASS = characterClasses();
 
 function characterClasses(): Uint8Array {
   const classes = new Uint8Array(128);
-  for (let c = 0; c < 128; c++) {
-    const ch = String.fromCharCode(c);
-    classes[c] =
-      (/[A-Za-z_]/.test(ch) ? IDENT_START : 0) |
-      (/[A-Za-z0-9_$]/.test(ch) ? IDENT_PART : 0) |
-      (/\d/.test(ch) ? DIGIT : 0) |
-      (/[~!@#^&|`?]/.test(ch) ? OTHER_OPERATOR : 0);
-  }
+  const mark = (chars: string, bits: number): void => {
+    for (let i = 0; i < chars.length; i++) classes[chars.charCodeAt(i)]! |= bits;
+  };
+  const letters = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_';
+  const digits = '0123456789';
+  mark(letters, IDENT_START | IDENT_PART);
+  mark(digits, IDENT_PART | DIGIT);
+  mark('$', IDENT_PART);
+  mark('~!@#^&|`?', OTHER_OPERATOR);
   return classes;
 }
 /** JavaScript's `\s`, as the WhiteSpace token's pattern reads it. */
