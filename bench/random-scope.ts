@@ -323,7 +323,8 @@ export class Scope {
           const num = this.sibling(p, 'num', null) ?? '1';
           return { text: `${this.f('if')}(${w} = ${c.kind === 'enum' ? this.options(c, 1) : this.word()}, ${num}, 0)`, hint: `${c.slug}_value` };
         }
-        if (y < 0.45) return { text: `${this.f(pick(r, ['lower', 'upper', 'trim']))}(${w})`, hint: `${c.slug}_clean` };
+        if (y < 0.4) return { text: `${this.f(pick(r, ['lower', 'upper', 'trim']))}(${w})`, hint: `${c.slug}_clean` };
+        if (y < 0.5) return { text: `${this.f('left')}(${w}, ${between(r, 1, 40)})`, hint: `${c.slug}_short` };
         if (y < 0.75) {
           const other = this.path(this.root, (d) => d.kind === 'text' || d.kind === 'enum' || d.kind === 'num', { hops: 2, virtual: false });
           return { text: `${this.f('concat')}(${w}, ${pick(r, ["' / '", "' - '", "', '"])}, ${other ? this.written(other) : w})`, hint: `${c.slug}_label` };

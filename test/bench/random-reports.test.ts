@@ -71,7 +71,7 @@ describe('random report queries', () => {
       OR: /\bOR\b/i, 'NOT (': /\bNOT \(/i, EXISTS: /\bEXISTS \(SELECT 1\b/i, 'NOT EXISTS': /\bNOT EXISTS\b/i, 'IN (SELECT': /\bIN \(SELECT\b/i,
       'IN (list)': /\bIN \('/i, BETWEEN: /\bBETWEEN\b/i, ILIKE: /\bILIKE\b/i, 'IS NULL': /\bIS NULL\b/i, '&& ARRAY': /&& ARRAY\[/i,
       'ARRAY[NULL]': /ARRAY\[NULL\]/i, date_trunc: /date_trunc\('/i, to_timestamp: /to_timestamp\(/i, '::date': /::date\b/i, date_part: /date_part\('/i,
-      'NOW()': /\bnow\(\)/i, CASE: /\bCASE WHEN\b/i, 'if(': /\bif\(/i, concat: /\bconcat\(/i, coalesce: /\bcoalesce\(/i, round: /\bround\(/i,
+      'NOW()': /\bnow\(\)/i, CASE: /\bCASE WHEN\b/i, 'if(': /\bif\(/i, concat: /\bconcat\(/i, coalesce: /\bcoalesce\(/i, round: /\bround\(/i, left: /\bleft\(/i,
       'count(DISTINCT': /\bcount\(DISTINCT\b/i, sum: /\bsum\(/i, avg: /\bavg\(/i, arithmetic: /[a-z_] \* [a-z0-9]/i, 'multi-line': /\n/,
       'lower-case keywords': /^select /, OFFSET: /\bOFFSET \d/i, 'FROM alias': /\bFROM [a-z_]+ [a-z]\b/,
     };
