@@ -15,7 +15,7 @@ import { loadModule, parseSync } from 'libpg-query';
 import { parse as pgsqlAstParse } from 'pgsql-ast-parser';
 import NodeSqlParser from 'node-sql-parser';
 import { corpus, scaledQuery, type CorpusQuery, type SizeClass } from './corpus.js';
-import { BENCH_DIR, REPO_DIR, distPath, fixtureCatalog, fmt, loadDist, median, progress, table, type OqlModule } from './lib.js';
+import { BARE_NODE, BENCH_DIR, coldStartArgs, distPath, fixtureCatalog, fmt, loadDist, median, progress, table, timedNode, type OqlModule } from './lib.js';
 import { SYNTHETIC_TYPE_CODES, compactCatalog, servicePayload } from './synthetic-catalog.js';
 
 const TASK_TIME_MS = Number(process.env.OQL_BENCH_TASK_MS ?? 150);
@@ -276,17 +276,11 @@ async function cacheHit(lib: OqlModule, catalogs: Record<'crm' | 'helpdesk', Ret
 
 function coldStart(): void {
   progress(`compile: cold start (${COLD_RUNS} runs each)`);
-  const script = join(BENCH_DIR, 'cold-start.mjs');
-  const args = [script, distPath(), join(REPO_DIR, 'fixtures/crm/objects-list.json'), join(REPO_DIR, 'fixtures/crm/type-codes.json')];
+  const args = coldStartArgs(distPath());
+  const script = args[0]!;
   // The baseline prints its own CPU time too, so both sides are measured the same way.
-  const baseline = ['-e', 'const u = process.cpuUsage(); process.stdout.write(JSON.stringify({ cpuMs: (u.user + u.system) / 1000 }))'];
-  const wall = (argv: string[]): { ms: number; out: Record<string, number> } => {
-    const t0 = process.hrtime.bigint();
-    const r = spawnSync(process.execPath, argv, { encoding: 'utf8' });
-    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    if (r.status !== 0) throw new Error(`cold-start child failed: ${r.stderr}`);
-    return { ms, out: JSON.parse(r.stdout) as Record<string, number> };
-  };
+  const baseline = [...BARE_NODE];
+  const wall = timedNode;
   // An ES module program from a file that does nothing of oql (cold-start.mjs is one): what Node
   // costs any such program, so the difference to it is what the library adds.
   const esmBaseline = [join(BENCH_DIR, 'cold-start-empty.mjs')];

@@ -31,7 +31,7 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadModule, parseSync } from 'libpg-query';
 import { corpus } from './corpus.js';
-import { BENCH_DIR, distPath, fixtureCatalog, fmt, loadDist, median, progress, readJson, table, type OqlModule } from './lib.js';
+import { BENCH_DIR, distPath, fixtureCatalog, fmt, loadDist, median, progress, readJson, rng, table, type OqlModule } from './lib.js';
 import { REVENUE_QUERIES, revenueText } from './schemas/revenue-crm-queries.js';
 
 const ROUNDS = Number(process.env.OQL_BENCH_ROUNDS ?? 31);
@@ -85,18 +85,6 @@ const cpuUs = (): number => {
   return u.user + u.system;
 };
 const now = CLOCK === 'cpu' ? cpuUs : () => performance.now() * 1000;
-
-/** A deterministic shuffle (mulberry32), so runs are comparable. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Mode {
   readonly name: string;

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
@@ -55,4 +56,38 @@ export function fmt(x: number, digits = 1): string {
 export function table(head: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
   const line = (cells: readonly (string | number)[]) => `| ${cells.map((c) => String(c).replace(/\|/g, '\\|')).join(' | ')} |`;
   return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+/** A deterministic random source in [0, 1) (mulberry32), so runs and generated inputs are comparable. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A child `node` run: wall time from spawn to exit, and the JSON it printed (its own phases and CPU time). */
+export interface ChildRun {
+  readonly ms: number;
+  readonly out: Record<string, number>;
+}
+
+export function timedNode(argv: readonly string[]): ChildRun {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, argv, { encoding: 'utf8' });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0) throw new Error(`child node ${argv.join(' ')} failed: ${r.stderr}`);
+  return { ms, out: JSON.parse(r.stdout) as Record<string, number> };
+}
+
+/** Bare `node -e` that prints its own CPU time: the cold start's baseline, measured the same way. */
+export const BARE_NODE: readonly string[] = ['-e', 'const u = process.cpuUsage(); process.stdout.write(JSON.stringify({ cpuMs: (u.user + u.system) / 1000 }))'];
+
+/** bench/cold-start.mjs on the ES module build at `dist`: import, load the example catalog, compile one query. */
+export function coldStartArgs(dist: string): string[] {
+  return [join(BENCH_DIR, 'cold-start.mjs'), dist, join(REPO_DIR, 'fixtures/crm/objects-list.json'), join(REPO_DIR, 'fixtures/crm/type-codes.json')];
 }

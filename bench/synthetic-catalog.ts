@@ -1,26 +1,36 @@
 /**
- * Very large synthetic catalogs for the catalog-load benchmark, in both payload forms. Object
- * `oN` has a primary `name`, to-one relations `ref_0..ref_3` to four other objects, virtual
- * relations `kids_0`, `kids_1` back from the objects whose `ref_0`/`ref_1` point at it, and the
- * remaining columns cycle through the scalar logical types.
+ * Catalogs described as shapes (objects, their columns and relations) and written in both payload
+ * forms: the very large grid of the catalog-load benchmark here, random ones in
+ * random-catalog.ts. In the grid, object `oN` has a primary `name`, to-one relations
+ * `ref_0..ref_3` to four other objects, virtual relations `kids_0`, `kids_1` back from the
+ * objects whose `ref_0`/`ref_1` point at it, and the remaining columns cycle through the scalar
+ * logical types.
  */
 
 const REF_STEPS = [1, 7, 31, 101];
-const SCALARS = ['text', 'number', 'integer', 'currency', 'boolean', 'date', 'datetime', 'enum', 'multiselect', 'email', 'phone', 'url', 'json'] as const;
+export const SCALARS = ['text', 'number', 'integer', 'currency', 'boolean', 'date', 'datetime', 'enum', 'multiselect', 'email', 'phone', 'url', 'json'] as const;
+export type ScalarType = (typeof SCALARS)[number];
 const OPTIONS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'];
 
 const name = (i: number): string => `o${String(i).padStart(3, '0')}`;
 const mod = (a: number, n: number): number => ((a % n) + n) % n;
 
-interface Shape {
-  slug: string;
-  columns: ({ slug: string; kind: 'primary' } | { slug: string; kind: 'ref'; object: string } | { slug: string; kind: 'virtual'; object: string; via: string } | { slug: string; kind: 'scalar'; type: (typeof SCALARS)[number] })[];
+/** A column of a shape; the primary column is text. Enum and multiselect options default to six Greek letters. */
+export type ShapeColumn =
+  | { readonly slug: string; readonly kind: 'primary' }
+  | { readonly slug: string; readonly kind: 'ref'; readonly object: string }
+  | { readonly slug: string; readonly kind: 'virtual'; readonly object: string; readonly via: string }
+  | { readonly slug: string; readonly kind: 'scalar'; readonly type: ScalarType; readonly options?: readonly string[] };
+
+export interface Shape {
+  readonly slug: string;
+  readonly columns: readonly ShapeColumn[];
 }
 
 function shapes(objects: number, columns: number): Shape[] {
   const out: Shape[] = [];
   for (let i = 0; i < objects; i++) {
-    const cols: Shape['columns'] = [{ slug: 'name', kind: 'primary' }];
+    const cols: ShapeColumn[] = [{ slug: 'name', kind: 'primary' }];
     REF_STEPS.forEach((step, k) => cols.push({ slug: `ref_${k}`, kind: 'ref', object: name(mod(i + step, objects)) }));
     [0, 1].forEach((k) => cols.push({ slug: `kids_${k}`, kind: 'virtual', object: name(mod(i - REF_STEPS[k]!, objects)), via: `ref_${k}` }));
     for (let c = cols.length; c < columns; c++) {
@@ -32,16 +42,26 @@ function shapes(objects: number, columns: number): Shape[] {
   return out;
 }
 
-/** The compact hand-written form (`{ objects: { slug: { columns: {...} } } }`). */
+/** The grid of `objects` × `columns` in the compact hand-written form. */
 export function compactCatalog(objects: number, columns: number): unknown {
+  return compactPayload(shapes(objects, columns));
+}
+
+/** The grid of `objects` × `columns` as the service's object-list response. */
+export function servicePayload(objects: number, columns: number): unknown {
+  return servicePayloadOf(shapes(objects, columns));
+}
+
+/** The compact hand-written form (`{ objects: { slug: { columns: {...} } } }`). */
+export function compactPayload(shapes: readonly Shape[]): unknown {
   const out: Record<string, unknown> = {};
-  for (const s of shapes(objects, columns)) {
+  for (const s of shapes) {
     const cols: Record<string, unknown> = {};
     for (const c of s.columns) {
       if (c.kind === 'primary') cols[c.slug] = { type: 'text', primary: true };
       else if (c.kind === 'ref') cols[c.slug] = { type: 'relation', object: c.object };
       else if (c.kind === 'virtual') cols[c.slug] = { type: 'virtual', object: c.object, via: c.via };
-      else if (c.type === 'enum' || c.type === 'multiselect') cols[c.slug] = { type: c.type, options: OPTIONS };
+      else if (c.type === 'enum' || c.type === 'multiselect') cols[c.slug] = { type: c.type, options: c.options ?? OPTIONS };
       else cols[c.slug] = c.type;
     }
     out[s.slug] = { displayName: s.slug.toUpperCase(), columns: cols };
@@ -57,10 +77,10 @@ const CODES: Record<string, number> = {
 export const SYNTHETIC_TYPE_CODES: Record<string, string> = Object.fromEntries(Object.entries(CODES).map(([t, c]) => [String(c), t]));
 
 /** The service's object-list response (spec 2.2), with every field the real payload carries. */
-export function servicePayload(objects: number, columns: number): unknown {
+export function servicePayloadOf(shapes: readonly Shape[]): unknown {
   let colId = 0;
   const audit = { id: 'usr_0001', name: 'Asha Rao', avatar: null };
-  const data = shapes(objects, columns).map((s) => {
+  const data = shapes.map((s) => {
     const column = (slug: string, code: number, extra: Record<string, unknown>) => ({
       id: `col_${++colId}`, org_id: 'org_synth', org_object_id: `obj_${s.slug}`, display_name: slug, slug, description: null,
       default_value: null, help_text: null, placeholder: null, constraints: null, expression: null, parent_column_slug: null,
@@ -80,7 +100,7 @@ export function servicePayload(objects: number, columns: number): unknown {
         cols.push(column(c.slug, CODES[c.type]!, {
           enum_group: {
             id: `eg_${s.slug}_${c.slug}`, org_id: 'org_synth', slug: `${s.slug}_${c.slug}`, is_global: 0, enum_group_type: 'normal', properties: null,
-            values: OPTIONS.map((o, rank) => ({
+            values: (c.options ?? OPTIONS).map((o, rank) => ({
               org_id: 'org_synth', slug: o, display_name: o, rank: rank + 1, is_active: 1, is_system_field: 0, color: null, badge_config: null, category: 0, dependent_enum_slugs: null,
             })),
           },

@@ -11,7 +11,7 @@ import { NameResolver, existsForm, existsParts, nullAt, sourceOf, type Scope } f
 import { bindCall } from './functions.js';
 import { commonType, compareTypes, describe, isNumeric } from './types.js';
 import { numberLiteral } from '../validate/numbers.js';
-import { exampleCondition, examplesFor } from '../syntax/examples.js';
+import { exampleCondition, examplesFor, type Examples } from '../syntax/examples.js';
 import { typeNull, typeOutput, unifyNulls } from './nulls.js';
 
 export interface BindOptions {
@@ -69,6 +69,7 @@ class Binder {
 
   /** The zone hints speak in; looked up only when a hint needs it. */
   private readonly zone = (): string => (this.zoneCache ??= hintZone(this.bag.source, this.options.timeZone));
+  private readonly examples = (): Examples => examplesFor(this.options);
 
   query(sel: A.Select, object: ObjectDef, parent: Scope | null): B.BoundQuery {
     const scope: Scope = { id: this.nextScope++, object, name: sel.from.alias?.name ?? object.slug, parent, fromEnd: (sel.from.alias ?? sel.from.object).span.end };
@@ -311,7 +312,7 @@ class Binder {
         this.bag.error('SYNTAX_ERROR', e.span, '* is only accepted as the whole select list or in count(*)', 'name the columns');
         return nullAt(e.span);
       case 'Call':
-        return bindCall(e, (a) => this.expr(a, ctx), this.bag, this.zone, () => examplesFor(this.options));
+        return bindCall(e, this, ctx, this.bag, this.zone, this.examples);
       case 'Unary':
         return this.unary(e, ctx);
       case 'Binary':

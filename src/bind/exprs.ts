@@ -8,12 +8,43 @@ export function isAggregateCall(e: B.BExpr): boolean {
 
 /** True when `e` contains an aggregate of its own query (subqueries aggregate for themselves). */
 export function isAggregate(e: B.BExpr): boolean {
-  if (isAggregateCall(e)) return true;
-  let found = false;
-  forEachBoundChild(e, (c) => {
-    if (!found && isAggregate(c)) found = true;
-  });
-  return found;
+  return isAggregateCall(e) || someBoundChild(e, isAggregate);
+}
+
+/** Whether `test` holds for a child expression of `e` (subqueries are not entered); stops at the first. */
+export function someBoundChild(e: B.BExpr, test: (c: B.BExpr) => boolean): boolean {
+  switch (e.kind) {
+    case 'Call':
+      return e.args.some(test);
+    case 'Unary':
+    case 'IsNull':
+    case 'IsEmpty':
+    case 'Cast':
+    case 'InSubquery':
+      return test(e.operand);
+    case 'Binary':
+      return test(e.left) || test(e.right);
+    case 'Logical':
+      return e.operands.some(test);
+    case 'Between':
+      return test(e.operand) || test(e.low) || test(e.high);
+    case 'Like':
+      return test(e.operand) || test(e.pattern);
+    case 'InList':
+      return test(e.operand) || e.items.some(test);
+    case 'Case':
+      return (e.operand !== null && test(e.operand)) || e.whens.some((w) => test(w.when) || test(w.then)) || (e.else !== null && test(e.else));
+    case 'Array':
+      return e.items.some(test);
+    case 'AtTimeZone':
+      return test(e.operand) || test(e.zone);
+    case 'RowCompare':
+      return e.left.some(test) || e.right.some(test);
+    case 'InGroup':
+      return test(e.operand) || test(e.member);
+    default:
+      return false;
+  }
 }
 
 /** Calls `visit` on each child expression of `e`; subqueries are not entered. */
@@ -36,13 +67,17 @@ export function forEachBoundChild(e: B.BExpr, visit: (c: B.BExpr) => void): void
       e.operands.forEach(visit);
       return;
     case 'Between':
-      [e.operand, e.low, e.high].forEach(visit);
+      visit(e.operand);
+      visit(e.low);
+      visit(e.high);
       return;
     case 'Like':
-      [e.operand, e.pattern].forEach(visit);
+      visit(e.operand);
+      visit(e.pattern);
       return;
     case 'InList':
-      [e.operand, ...e.items].forEach(visit);
+      visit(e.operand);
+      e.items.forEach(visit);
       return;
     case 'InSubquery':
       visit(e.operand);

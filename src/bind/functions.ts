@@ -19,119 +19,157 @@ const DATE_TRUNC_FIELDS = new Set(['microseconds', 'milliseconds', 'second', 'mi
  * Types a whitelisted function call. Arity and the whitelist itself were checked by the
  * validator; calls it rejected bind to NULL so binding can go on and report more.
  */
-export function bindCall(e: A.Call, bindArg: (a: A.Expr) => B.BExpr, bag: DiagnosticBag, zone: () => string, examples: () => Examples): B.BExpr {
+export function bindCall<C>(e: A.Call, binder: ArgBinder<C>, ctx: C, bag: DiagnosticBag, zone: () => string, examples: () => Examples): B.BExpr {
   const spec = FUNCTIONS.get(e.name.name);
   const star = e.args.length === 1 && e.args[0]!.kind === 'Star';
   if (!spec || e.args.length < spec.minArgs || e.args.length > spec.maxArgs || (star && spec.name !== 'count')) {
-    for (const a of e.args) if (a.kind !== 'Star') bindArg(a);
+    for (const a of e.args) if (a.kind !== 'Star') binder.expr(a, ctx);
     return { kind: 'Null', type: 'null', span: e.span };
   }
-  const fn = spec.name as B.FunctionName;
-  const args: B.BExpr[] = star ? [] : e.args.map(bindArg);
-  /** An untyped NULL argument takes the type the function needs there (see typeNull). */
-  const needs = (i: number, type: B.ValueType): void => {
-    if (args[i]) args[i] = typeNull(args[i]!, type);
-  };
-  const show = (x: { span: A.Expr['span'] }): string => bag.source.slice(x.span.start, x.span.end);
-  const expect = (arg: B.BExpr | undefined, ok: (t: B.ValueType) => boolean, what: string, hint?: string, fix?: Fix): void => {
-    if (arg && !ok(arg.type) && arg.type !== 'null') {
-      bag.error('TYPE_MISMATCH', arg.span, `${fn}() needs ${what}, but '${show(arg)}' is a ${describe(arg.type)}`, hint, fix);
-    }
-  };
-  // An epoch column where a timestamp is needed: the timestamp of its instant in the hint zone.
-  const asTimestamp = (arg: B.BExpr | undefined): Fix | undefined =>
-    arg?.type === 'epoch' ? { range: [arg.span.start, arg.span.end], text: `to_timestamp(${show(arg)} / 1000) AT TIME ZONE '${zone()}'` } : undefined;
-  const call = (type: B.ValueType, bound: readonly B.BExpr[] = args): B.BCall => ({ kind: 'Call', fn, args: bound, distinct: e.distinct, star, type, span: e.span });
+  const args: B.BExpr[] = [];
+  if (!star) for (const a of e.args) args.push(binder.expr(a, ctx));
+  return new CallTyping(e, spec.name as B.FunctionName, star, args, bag, zone).bind(examples);
+}
 
-  switch (fn) {
-    case 'count':
-      return call('number');
-    case 'sum':
-    case 'avg':
-      needs(0, 'number');
-      expect(args[0], isNumeric, 'a number');
-      return call('number');
-    case 'min':
-    case 'max':
-      expect(
-        args[0],
-        (t) => t !== 'multiselect' && t !== 'text[]' && t !== 'json' && t !== 'boolean',
-        'a number, text or date',
-        args[0]?.type === 'boolean' ? `count the true ones instead: COUNT(CASE WHEN ${show(args[0])} THEN 1 END)` : undefined,
-      );
-      return call(args[0]!.type);
-    case 'lower':
-    case 'upper':
-    case 'trim':
-      needs(0, 'text');
-      expect(args[0], (t) => t === 'text', 'text');
-      return call('text');
-    case 'left': {
-      needs(0, 'text');
-      expect(args[0], (t) => t === 'text', 'text');
-      const length = args[1];
-      if (length && !(length.kind === 'Value' && typeof length.value === 'number' && Number.isInteger(length.value) && length.value >= 0 && length.value <= INT4_MAX)) {
-        bag.error('INVALID_ARGUMENT', length.span, `the length of left() must be a whole number from 0 to ${INT4_MAX}`, `write left(${args[0] ? show(args[0]) : 'name'}, 100)`);
+/** What binds a call's arguments: the binder, in the clause and scope of the call. */
+export interface ArgBinder<C> {
+  expr(a: A.Expr, ctx: C): B.BExpr;
+}
+
+const isMinMaxArgument = (t: B.ValueType): boolean => t !== 'multiselect' && t !== 'text[]' && t !== 'json' && t !== 'boolean';
+const isText = (t: B.ValueType): boolean => t === 'text';
+const isTime = (t: B.ValueType): boolean => TIME.has(t);
+const isInstant = (t: B.ValueType): boolean => t === 'timestamptz';
+
+/**
+ * The typing of one call whose arguments are bound: methods rather than closures made per call,
+ * which a compile of a long report made by the dozen.
+ */
+class CallTyping {
+  constructor(
+    private readonly e: A.Call,
+    private readonly fn: B.FunctionName,
+    private readonly star: boolean,
+    private readonly args: B.BExpr[],
+    private readonly bag: DiagnosticBag,
+    private readonly zone: () => string,
+  ) {}
+
+  /** An untyped NULL argument takes the type the function needs there (see typeNull). */
+  private needs(i: number, type: B.ValueType): void {
+    if (this.args[i]) this.args[i] = typeNull(this.args[i]!, type);
+  }
+
+  private show(x: { span: A.Expr['span'] }): string {
+    return this.bag.source.slice(x.span.start, x.span.end);
+  }
+
+  private expect(arg: B.BExpr | undefined, ok: (t: B.ValueType) => boolean, what: string, hint?: string, fix?: Fix): void {
+    if (arg && !ok(arg.type) && arg.type !== 'null') {
+      this.bag.error('TYPE_MISMATCH', arg.span, `${this.fn}() needs ${what}, but '${this.show(arg)}' is a ${describe(arg.type)}`, hint, fix);
+    }
+  }
+
+  /** An epoch column where a timestamp is needed: the timestamp of its instant in the hint zone. */
+  private asTimestamp(arg: B.BExpr | undefined): Fix | undefined {
+    return arg?.type === 'epoch' ? { range: [arg.span.start, arg.span.end], text: `to_timestamp(${this.show(arg)} / 1000) AT TIME ZONE '${this.zone()}'` } : undefined;
+  }
+
+  private call(type: B.ValueType, bound: readonly B.BExpr[] = this.args): B.BCall {
+    return { kind: 'Call', fn: this.fn, args: bound, distinct: this.e.distinct, star: this.star, type, span: this.e.span };
+  }
+
+  bind(examples: () => Examples): B.BExpr {
+    switch (this.fn) {
+      case 'count':
+        return this.call('number');
+      case 'sum':
+      case 'avg':
+        this.needs(0, 'number');
+        this.expect(this.args[0], isNumeric, 'a number');
+        return this.call('number');
+      case 'min':
+      case 'max':
+        this.expect(
+          this.args[0],
+          isMinMaxArgument,
+          'a number, text or date',
+          this.args[0]?.type === 'boolean' ? `count the true ones instead: COUNT(CASE WHEN ${this.show(this.args[0])} THEN 1 END)` : undefined,
+        );
+        return this.call(this.args[0]!.type);
+      case 'lower':
+      case 'upper':
+      case 'trim':
+        this.needs(0, 'text');
+        this.expect(this.args[0], isText, 'text');
+        return this.call('text');
+      case 'left': {
+        this.needs(0, 'text');
+        this.expect(this.args[0], isText, 'text');
+        const length = this.args[1];
+        if (length && !(length.kind === 'Value' && typeof length.value === 'number' && Number.isInteger(length.value) && length.value >= 0 && length.value <= INT4_MAX)) {
+          this.bag.error('INVALID_ARGUMENT', length.span, `the length of left() must be a whole number from 0 to ${INT4_MAX}`, `write left(${this.args[0] ? this.show(this.args[0]) : 'name'}, 100)`);
+        }
+        // left(text, int): the length parameter must be int4 for PostgreSQL to find the function.
+        return this.call('text', length?.kind === 'Value' ? [this.args[0]!, { ...length, pgType: 'int4' as const }] : this.args);
       }
-      // left(text, int): the length parameter must be int4 for PostgreSQL to find the function.
-      return call('text', length?.kind === 'Value' ? [args[0]!, { ...length, pgType: 'int4' as const }] : args);
-    }
-    case 'concat':
-      return call('text');
-    case 'abs':
-      needs(0, 'number');
-      expect(args[0], isNumeric, 'a number');
-      return call('number');
-    case 'round': {
-      needs(0, 'number');
-      expect(args[0], isNumeric, 'a number');
-      const digits = args[1];
-      if (digits && !(digits.kind === 'Value' && typeof digits.value === 'number' && Number.isInteger(digits.value) && Math.abs(digits.value) <= INT4_MAX)) {
-        bag.error('INVALID_ARGUMENT', digits.span, `the digits of round() must be a whole number of at most ${INT4_MAX} in size`, 'write round(x, 2)');
+      case 'concat':
+        return this.call('text');
+      case 'abs':
+        this.needs(0, 'number');
+        this.expect(this.args[0], isNumeric, 'a number');
+        return this.call('number');
+      case 'round': {
+        this.needs(0, 'number');
+        this.expect(this.args[0], isNumeric, 'a number');
+        const digits = this.args[1];
+        if (digits && !(digits.kind === 'Value' && typeof digits.value === 'number' && Number.isInteger(digits.value) && Math.abs(digits.value) <= INT4_MAX)) {
+          this.bag.error('INVALID_ARGUMENT', digits.span, `the digits of round() must be a whole number of at most ${INT4_MAX} in size`, 'write round(x, 2)');
+        }
+        // round(numeric, int): the digits parameter must be int4 for PostgreSQL to find the function.
+        const bound = digits?.kind === 'Value' ? [this.args[0]!, { ...digits, pgType: 'int4' as const }] : this.args;
+        return this.call('number', bound);
       }
-      // round(numeric, int): the digits parameter must be int4 for PostgreSQL to find the function.
-      const bound = digits?.kind === 'Value' ? [args[0]!, { ...digits, pgType: 'int4' as const }] : args;
-      return call('number', bound);
-    }
-    case 'coalesce': {
-      const type = commonType(args, bag, show);
-      return call(type, args.map((a) => typeNull(a, type)));
-    }
-    case 'date_trunc': {
-      fieldArg(args[0], DATE_TRUNC_FIELDS, 'date_trunc', bag);
-      // With a zone, date_trunc takes an instant (timestamptz); without, a local timestamp.
-      needs(1, args[2] ? 'timestamptz' : 'timestamp');
-      needs(2, 'text');
-      expect(args[1], (t) => TIME.has(t), 'a timestamp', args[1]?.type === 'epoch' ? `convert the epoch first: ${fn}(${show(args[0]!)}, to_timestamp(${show(args[1])} / 1000) AT TIME ZONE '${zone()}')` : undefined, asTimestamp(args[1]));
-      if (args[2]) {
-        expect(args[2], (t) => t === 'text', 'a time zone name');
-        expect(args[1], (t) => t === 'timestamptz', 'a timestamp with time zone when a zone is given');
+      case 'coalesce': {
+        const type = commonType(this.args, this.bag, (x) => this.show(x));
+        return this.call(type, this.args.map((a) => typeNull(a, type)));
       }
-      return call(args[1]!.type === 'timestamptz' ? 'timestamptz' : args[1]!.type === 'null' ? 'timestamp' : args[1]!.type === 'calendar_date' ? 'timestamp' : args[1]!.type);
-    }
-    case 'to_timestamp':
-      needs(0, 'number');
-      expect(args[0], isNumeric, 'epoch seconds (a number)', 'write to_timestamp(field / 1000): the columns hold milliseconds');
-      return call('timestamptz');
-    case 'date_part':
-      fieldArg(args[0], DATE_PART_FIELDS, 'date_part', bag);
-      needs(1, 'timestamp');
-      expect(args[1], (t) => TIME.has(t), 'a timestamp', args[1]?.type === 'epoch' ? `convert the epoch first: ${fn}(${show(args[0]!)}, to_timestamp(${show(args[1])} / 1000) AT TIME ZONE '${zone()}')` : undefined, asTimestamp(args[1]));
-      return call('number');
-    case 'if': {
-      const cond = args[0]!;
-      if (cond.type !== 'boolean' && cond.type !== 'null') {
-        const ex = examples();
-        bag.error('TYPE_MISMATCH', cond.span, `the first argument of if() must be a condition, but '${show(cond)}' is a ${describe(cond.type)}`, `write if(${exampleCondition(ex)}, ${ex.number ?? '1'}, 0)`);
+      case 'date_trunc': {
+        fieldArg(this.args[0], DATE_TRUNC_FIELDS, 'date_trunc', this.bag);
+        // With a zone, date_trunc takes an instant (timestamptz); without, a local timestamp.
+        this.needs(1, this.args[2] ? 'timestamptz' : 'timestamp');
+        this.needs(2, 'text');
+        this.expect(this.args[1], isTime, 'a timestamp', this.args[1]?.type === 'epoch' ? `convert the epoch first: ${this.fn}(${this.show(this.args[0]!)}, to_timestamp(${this.show(this.args[1])} / 1000) AT TIME ZONE '${this.zone()}')` : undefined, this.asTimestamp(this.args[1]));
+        if (this.args[2]) {
+          this.expect(this.args[2], isText, 'a time zone name');
+          this.expect(this.args[1], isInstant, 'a timestamp with time zone when a zone is given');
+        }
+        return this.call(this.args[1]!.type === 'timestamptz' ? 'timestamptz' : this.args[1]!.type === 'null' ? 'timestamp' : this.args[1]!.type === 'calendar_date' ? 'timestamp' : this.args[1]!.type);
       }
-      const type = commonType(args.slice(1), bag, show);
-      return call(type, [typeNull(cond, 'boolean'), typeNull(args[1]!, type), typeNull(args[2]!, type)]);
-    }
-    case 'now':
-      return { kind: 'Now', type: 'timestamptz', span: e.span };
-    default: {
-      const never: never = fn;
-      throw new Error(`unhandled function ${String(never)}`);
+      case 'to_timestamp':
+        this.needs(0, 'number');
+        this.expect(this.args[0], isNumeric, 'epoch seconds (a number)', 'write to_timestamp(field / 1000): the columns hold milliseconds');
+        return this.call('timestamptz');
+      case 'date_part':
+        fieldArg(this.args[0], DATE_PART_FIELDS, 'date_part', this.bag);
+        this.needs(1, 'timestamp');
+        this.expect(this.args[1], isTime, 'a timestamp', this.args[1]?.type === 'epoch' ? `convert the epoch first: ${this.fn}(${this.show(this.args[0]!)}, to_timestamp(${this.show(this.args[1])} / 1000) AT TIME ZONE '${this.zone()}')` : undefined, this.asTimestamp(this.args[1]));
+        return this.call('number');
+      case 'if': {
+        const cond = this.args[0]!;
+        if (cond.type !== 'boolean' && cond.type !== 'null') {
+          const ex = examples();
+          this.bag.error('TYPE_MISMATCH', cond.span, `the first argument of if() must be a condition, but '${this.show(cond)}' is a ${describe(cond.type)}`, `write if(${exampleCondition(ex)}, ${ex.number ?? '1'}, 0)`);
+        }
+        const type = commonType(this.args.slice(1), this.bag, (x) => this.show(x));
+        return this.call(type, [typeNull(cond, 'boolean'), typeNull(this.args[1]!, type), typeNull(this.args[2]!, type)]);
+      }
+      case 'now':
+        return { kind: 'Now', type: 'timestamptz', span: this.e.span };
+      default: {
+        const never: never = this.fn;
+        throw new Error(`unhandled function ${String(never)}`);
+      }
     }
   }
 }

@@ -51,7 +51,8 @@ export class NameResolver {
       }
     }
     for (let s: Scope | null = scope; s; s = s.parent) {
-      if (s.object.columns.has(parts[0]!.name)) return this.walk(p, 0, s);
+      const col = s.object.columns.get(parts[0]!.name);
+      if (col !== undefined) return this.walk(p, 0, s, col);
     }
     if (parts.length === 1 && this.isScopeName(parts[0]!.name, scope)) {
       this.bag.error('UNKNOWN_COLUMN', p.span, `'${sourceOf(this.bag, p)}' names the object itself, not a column`, `write ${parts[0]!.name}.id`);
@@ -126,13 +127,16 @@ export class NameResolver {
     return this.scopeNames(scope).includes(name);
   }
 
-  /** Follows a dot path from `parts[start]` in `scope` through relations to its column. */
-  private walk(p: A.Path, start: number, scope: Scope): B.BExpr {
+  /**
+   * Follows a dot path from `parts[start]` in `scope` through relations to its column;
+   * `first` is that part's column when the caller has looked it up already.
+   */
+  private walk(p: A.Path, start: number, scope: Scope, first?: ColumnDef): B.BExpr {
     let object = scope.object;
     const hops: B.Hop[] = [];
     for (let i = start; i < p.parts.length; i++) {
       const part = p.parts[i]!;
-      const col = object.columns.get(part.name);
+      const col = i === start && first !== undefined ? first : object.columns.get(part.name);
       if (!col) {
         this.bag.error(
           'UNKNOWN_COLUMN',

@@ -1,5 +1,5 @@
 import { OqlError } from '../diagnostics/diagnostic.js';
-import { catalogVersion } from './load.js';
+import { catalogVersion, columnDef, objectDef } from './load.js';
 import { columnPayload } from './payload-out.js';
 import { rememberSource, sourceOf } from './sources.js';
 import type { Catalog, ColumnDef, LogicalType, ObjectDef } from './types.js';
@@ -61,14 +61,14 @@ function completeObject(catalog: Catalog, obj: ObjectDef): ObjectDef {
         `object '${obj.slug}' has no '${f.slug}' field, and the service cannot add it: its column "${f.slug}" is already ${owner}`,
         `declare '${f.slug}' in the schema, or store ${owner} under another physical name`);
     }
-    const col: ColumnDef = Object.freeze({
-      slug: f.slug, displayName: f.displayName, type: f.type, column: f.slug, relation: null, options: null,
+    const col = columnDef({
+      slug: f.slug, displayName: f.displayName, type: f.type, relation: null, options: null,
       isPrimary: false, isSystem: true, required: false, unique: false, properties: null,
-    });
+    }, f.slug);
     columns.set(f.slug, col);
     added.push(col);
   }
-  const completed: ObjectDef = Object.freeze({ ...obj, columns });
+  const completed = objectDef(obj, obj.table, columns);
   // An object read from the service's payload is written back as it came, plus the added columns.
   const source = sourceOf(obj);
   if (source) {

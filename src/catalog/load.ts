@@ -115,7 +115,7 @@ function build(drafts: Draft[], mapping: PhysicalMapping, o: CatalogOptions, p: 
     const clash = tables.get(table);
     if (clash !== undefined) p.add('CATALOG_DUPLICATE_SLUG', `objects '${clash}' and '${d.slug}' both map to table '${table}'`);
     tables.set(table, d.slug);
-    const obj: ObjectDef = Object.freeze({ slug: d.slug, objectId: d.objectId, displayName: d.displayName, pluralName: d.pluralName, table, columns: buildColumns(d, mapping, o, p) });
+    const obj = objectDef(d, table, buildColumns(d, mapping, o, p));
     if (d.source) rememberSource(obj, d.source);
     objects.set(d.slug, obj);
   }
@@ -142,9 +142,35 @@ function buildColumns(d: Draft, mapping: PhysicalMapping, o: CatalogOptions, p: 
       if (owner !== undefined) p.add('CATALOG_DUPLICATE_SLUG', `${where} maps to physical column '${column}', which is also ${owner}`, 'rename it with the columnName option');
       owners.set(column, `column '${d.slug}.${c.slug}'`);
     }
-    columns.set(c.slug, Object.freeze({ ...c, column, options: c.options && Object.freeze([...c.options]) }));
+    columns.set(c.slug, columnDef(c, column));
   }
   return columns;
+}
+
+/**
+ * Every ObjectDef and ColumnDef is built by one of these two, with its fields in one order, so
+ * all of them share a hidden class whatever payload or step made them. Spread copies of the
+ * drafts gave columns a dozen hidden classes between catalogs, and the compiler's reads of a
+ * column (type, relation, physical name) went megamorphic on texts over many catalogs.
+ */
+export function objectDef(o: Omit<ObjectDef, 'table' | 'columns'>, table: string, columns: ReadonlyMap<string, ColumnDef>): ObjectDef {
+  return Object.freeze({ slug: o.slug, objectId: o.objectId, displayName: o.displayName, pluralName: o.pluralName, table, columns });
+}
+
+export function columnDef(c: Omit<ColumnDef, 'column'>, column: string | null): ColumnDef {
+  return Object.freeze({
+    slug: c.slug,
+    displayName: c.displayName,
+    type: c.type,
+    column,
+    relation: c.relation,
+    options: c.options && Object.freeze([...c.options]),
+    isPrimary: c.isPrimary,
+    isSystem: c.isSystem,
+    required: c.required,
+    unique: c.unique,
+    properties: c.properties,
+  });
 }
 
 function idDraft(): DraftColumn {

@@ -22,6 +22,10 @@ export function identifierProblem(name: string): string | undefined {
 const quoted = new Map<string, string>();
 
 export function quoteIdent(name: string): string {
+  // Most names (catalog slugs, the emitter's aliases) are short and hold no quote and no NUL:
+  // quoting one is a concatenation, cheaper than the lookup below, which is for the rest.
+  const n = name.length;
+  if (n > 0 && n <= MAX_IDENTIFIER_BYTES / 3 && !name.includes('"') && !name.includes('\0')) return `"${name}"`;
   const hit = quoted.get(name);
   if (hit !== undefined) return hit;
   const problem = identifierProblem(name);

@@ -92,7 +92,8 @@ const NULL_TYPES: Record<B.ValueType, string | null> = {
 class SqlWriter {
   private out = '';
   private readonly params: unknown[];
-  private readonly seen = new Map<string, number>();
+  /** Parameter number of each value written so far, by SQL type, then by the value itself. */
+  private readonly seen = new Map<string, Map<unknown, number>>();
   private nowIndex = -1;
   /** Set by the top-level query(): see OrderCut. */
   orderCut: OrderCut | null = null;
@@ -117,12 +118,19 @@ class SqlWriter {
    * SELECT), and returns n.
    */
   private value(v: unknown, pgType: string): number {
-    const key = typeof v === 'object' ? `${pgType}:${JSON.stringify(v)}` : `${pgType}:${typeof v}:${String(v)}`;
-    let n = this.seen.get(key);
+    // Strings, numbers and booleans are their own keys (a Map tells 1 from '1' and 0 from
+    // false, and String() tells no two numbers apart that SameValueZero does not); an array
+    // (of options) is keyed by its JSON, apart. No key string is built for the common values.
+    const json = typeof v === 'object';
+    const key = json ? JSON.stringify(v) : v;
+    const kind = json ? `${pgType} json` : pgType;
+    let byValue = this.seen.get(kind);
+    if (byValue === undefined) this.seen.set(kind, (byValue = new Map()));
+    let n = byValue.get(key);
     if (n === undefined) {
       this.params.push(v);
       n = this.params.length;
-      this.seen.set(key, n);
+      byValue.set(key, n);
     }
     this.out += `$${n}::${pgType}`;
     return n;
@@ -225,7 +233,7 @@ class SqlWriter {
       case 'Column': {
         const scope = this.scopeOf(e.scope);
         const alias = e.hops.length === 0 ? scope.from.alias : this.joinAlias(scope, pathKey(e.hops));
-        const col = this.plan.columns[`${e.object}.${e.column}`] ?? e.column;
+        const col = this.plan.physical.get(e.object)?.get(e.column) ?? e.column;
         this.column(alias, col);
         return;
       }

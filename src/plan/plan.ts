@@ -16,8 +16,10 @@ export interface LogicalPlan {
   readonly scopes: readonly ScopePlan[];
   /** Slugs of every object the query reads, for access control. */
   readonly objects: readonly string[];
-  /** Physical column name of every referenced column, keyed `object.column`. */
+  /** Physical column name of every referenced column, keyed `object.column` (built from `physical` when read). */
   readonly columns: Readonly<Record<string, string>>;
+  /** Physical column name of every referenced column, by object slug, then column slug. */
+  readonly physical: ReadonlyMap<string, ReadonlyMap<string, string>>;
   readonly schema: string;
   readonly tenantColumn: string;
   readonly softDeleteColumn: string | null;
@@ -79,21 +81,51 @@ export function plan(bound: B.BoundQuery, catalog: Catalog, options: PlanOptions
   } else {
     query = mapQuery(query, ifToCase);
   }
-  return {
-    query,
-    scopes: planner.scopes,
-    objects: [...planner.objects].sort(),
-    columns: planner.columns,
-    schema: catalog.mapping.schema,
-    tenantColumn: catalog.mapping.tenantColumn,
-    softDeleteColumn: catalog.mapping.softDeleteColumn,
-  };
+  return new Plan(query, planner.scopes, [...planner.objects].sort(), planner.physical, catalog);
+}
+
+/**
+ * The plan object. `columns` is a getter of the class, read from `physical`: a getter in an
+ * object literal made per plan kept each plan (its physical names, and whatever its scope held)
+ * alive past the compile, into the old generation.
+ */
+class Plan implements LogicalPlan {
+  readonly schema: string;
+  readonly tenantColumn: string;
+  readonly softDeleteColumn: string | null;
+
+  constructor(
+    readonly query: B.BoundQuery,
+    readonly scopes: readonly ScopePlan[],
+    readonly objects: readonly string[],
+    readonly physical: ReadonlyMap<string, ReadonlyMap<string, string>>,
+    catalog: Catalog,
+  ) {
+    this.schema = catalog.mapping.schema;
+    this.tenantColumn = catalog.mapping.tenantColumn;
+    this.softDeleteColumn = catalog.mapping.softDeleteColumn;
+  }
+
+  get columns(): Record<string, string> {
+    return columnsByKey(this.physical);
+  }
+}
+
+function columnsByKey(physical: ReadonlyMap<string, ReadonlyMap<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [object, columns] of physical) for (const [column, name] of columns) out[`${object}.${column}`] = name;
+  return out;
 }
 
 class Planner {
   readonly scopes: ScopePlan[] = [];
   readonly objects = new Set<string>();
-  readonly columns: Record<string, string> = {};
+  /**
+   * By object, then column: no `object.column` string per reference. Such keys on a plain
+   * object (the emitter read them back the same way) were a new string to flatten and
+   * internalize on every store and every read, a tenth of a compile on texts of many catalogs.
+   */
+  readonly physical = new Map<string, Map<string, string>>();
   private aliases = 0;
   /** `expr` bound once, for the child walk, instead of a closure per node. */
   private readonly visit = (e: B.BExpr): void => this.expr(e);
@@ -121,14 +153,16 @@ class Planner {
     return o ? o.table : slug;
   }
 
-  private physical(object: string, column: string): string {
+  private physicalName(object: string, column: string): string {
     const c = this.catalog.objects.get(object)?.columns.get(column);
     return c?.column ?? column;
   }
 
   /** One join per distinct path prefix, in order of first use, so the SQL is deterministic. */
   private column(c: B.BColumn): void {
-    this.columns[`${c.object}.${c.column}`] = this.physical(c.object, c.column);
+    let columns = this.physical.get(c.object);
+    if (columns === undefined) this.physical.set(c.object, (columns = new Map()));
+    if (!columns.has(c.column)) columns.set(c.column, this.physicalName(c.object, c.column));
     const scope = this.scopes[c.scope]!;
     let fromAlias = scope.from.alias;
     let fromObject = scope.from.object;
@@ -147,8 +181,8 @@ class Planner {
           object: hop.object,
           table: this.table(hop.object),
           fromAlias,
-          fromColumn: toOne ? this.physical(fromObject, hop.via) : this.catalog.mapping.idColumn,
-          onColumn: toOne ? this.catalog.mapping.idColumn : this.physical(hop.object, this.virtualVia(fromObject, hop.via)),
+          fromColumn: toOne ? this.physicalName(fromObject, hop.via) : this.catalog.mapping.idColumn,
+          onColumn: toOne ? this.catalog.mapping.idColumn : this.physicalName(hop.object, this.virtualVia(fromObject, hop.via)),
         };
         joins.push(join);
         this.objects.add(hop.object);

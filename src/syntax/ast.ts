@@ -393,15 +393,22 @@ export function treeDepth(root: Node): { depth: number; deepest: Node } {
  * `treeDepth` on the compile path because it allocates no work list.
  */
 export function nodeBeyondDepth(root: Node, limit: number): Node | null {
-  let found: Node | null = null;
-  const visit = (node: Node, depth: number): void => {
-    if (found) return;
-    if (depth > limit) {
-      found = node;
-      return;
-    }
-    forEachChild(node, (child) => visit(child, depth + 1));
+  const probe = new DepthProbe(limit);
+  probe.visit(root);
+  return probe.found;
+}
+
+/** nodeBeyondDepth's walk: the depth in a field, so there is one visitor, not a closure per node. */
+class DepthProbe {
+  found: Node | null = null;
+  private depth = 0;
+
+  constructor(private readonly limit: number) {}
+
+  readonly visit = (node: Node): void => {
+    if (this.found) return;
+    if (++this.depth > this.limit) this.found = node;
+    else forEachChild(node, this.visit);
+    this.depth--;
   };
-  visit(root, 1);
-  return found;
 }

@@ -1,6 +1,7 @@
 import type { IToken } from 'chevrotain';
 import type * as A from './ast.js';
 import { tokenSpan } from './leaves.js';
+import * as T from './tokens.js';
 
 /**
  * Precedence climbing over the flat item list the parser reads for an expression:
@@ -35,28 +36,34 @@ const MULTIPLY = 9;
 const AT = 10;
 const SIGN = 11;
 
-const BINARY: Record<string, number> = {
-  OR,
-  AND,
-  '=': COMPARE,
-  '<>': COMPARE,
-  '!=': COMPARE,
-  '<': COMPARE,
-  '<=': COMPARE,
-  '>': COMPARE,
-  '>=': COMPARE,
-  '&&': OTHER,
-  '+': ADD,
-  '-': ADD,
-  '*': MULTIPLY,
-  '/': MULTIPLY,
-  '%': MULTIPLY,
-};
+/**
+ * Binding power of each binary operator, by token type name: the descent parser's tokens and
+ * the grammar's (Chevrotain twins of the same types) both come here, and share the names.
+ */
+const BINARY = new Map<string, number>([
+  [T.Or.name, OR],
+  [T.And.name, AND],
+  [T.Equal.name, COMPARE],
+  [T.NotEqual.name, COMPARE],
+  [T.Less.name, COMPARE],
+  [T.LessEqual.name, COMPARE],
+  [T.Greater.name, COMPARE],
+  [T.GreaterEqual.name, COMPARE],
+  [T.Overlap.name, OTHER],
+  [T.Plus.name, ADD],
+  [T.Minus.name, ADD],
+  [T.Star.name, MULTIPLY],
+  [T.Slash.name, MULTIPLY],
+  [T.Percent.name, MULTIPLY],
+]);
+const AND_NAME = T.And.name;
+const OR_NAME = T.Or.name;
+const NOT_NAME = T.Not.name;
 
 function power(item: Item): number {
   switch (item.kind) {
     case 'binary':
-      return BINARY[item.token.image.toUpperCase()]!;
+      return BINARY.get(item.token.tokenType.name)!;
     case 'isNull':
       return IS;
     case 'atTimeZone':
@@ -71,23 +78,34 @@ function power(item: Item): number {
   }
 }
 
-
 export function climb(items: readonly Item[]): A.Expr {
-  let i = 0;
-  // Logical nodes built from this chain; one that came from inside parentheses is a finished
-  // operand and is not merged into this chain's AND/OR.
-  const chained = new Map<A.Expr, A.Expr[]>();
+  // A lone operand, the most common expression (a select item, an argument): nothing to fold.
+  if (items.length === 1 && items[0]!.kind === 'operand') return items[0].expr;
+  return new Climb(items).expr(0);
+}
 
-  const expr = (min: number): A.Expr => {
-    // Prefix run: collect, read the operand, then apply from the innermost outwards, letting
+/** One fold of an item list: its position, and the AND/OR nodes it built. */
+class Climb {
+  private i = 0;
+  /**
+   * Logical nodes built from this chain; one that came from inside parentheses is a finished
+   * operand and is not merged into this chain's AND/OR. Made at the first AND or OR.
+   */
+  private chained: Set<A.Expr> | null = null;
+
+  constructor(private readonly items: readonly Item[]) {}
+
+  expr(min: number): A.Expr {
+    const items = this.items;
+    // Prefix run: find it, read the operand, then apply from the innermost outwards, letting
     // each prefix take the infix operators that bind tighter than itself.
-    const prefixes: IToken[] = [];
-    while (items[i]!.kind === 'prefix') prefixes.push((items[i++] as { token: IToken }).token);
-    let left = (items[i++] as { expr: A.Expr }).expr;
-    for (let p = prefixes.length - 1; p >= 0; p--) {
-      const t = prefixes[p]!;
-      const isNot = t.image.toUpperCase() === 'NOT';
-      left = infix(left, isNot ? NOT : SIGN);
+    const first = this.i;
+    while (items[this.i]!.kind === 'prefix') this.i++;
+    let left = (items[this.i++] as { expr: A.Expr }).expr;
+    for (let p = this.i - 2; p >= first; p--) {
+      const t = (items[p] as { token: IToken }).token;
+      const isNot = t.tokenType.name === NOT_NAME;
+      left = this.infix(left, isNot ? NOT : SIGN);
       left = {
         kind: 'Unary',
         op: isNot ? 'NOT' : (t.image as '-' | '+'),
@@ -95,39 +113,42 @@ export function climb(items: readonly Item[]): A.Expr {
         span: { start: t.startOffset, end: left.span.end },
       };
     }
-    return infix(left, min);
-  };
+    return this.infix(left, min);
+  }
 
-  const infix = (left: A.Expr, min: number): A.Expr => {
-    while (i < items.length) {
-      const item = items[i]!;
+  private infix(left: A.Expr, min: number): A.Expr {
+    const items = this.items;
+    while (this.i < items.length) {
+      const item = items[this.i]!;
       const p = power(item);
       if (p <= min) break;
-      i++;
-      left = apply(left, item, p);
+      this.i++;
+      left = this.apply(left, item, p);
     }
     return left;
-  };
+  }
 
-  const apply = (left: A.Expr, item: Item, p: number): A.Expr => {
+  private apply(left: A.Expr, item: Item, p: number): A.Expr {
     switch (item.kind) {
       case 'binary': {
-        const right = expr(p);
-        const op = item.token.image.toUpperCase();
-        if (op === 'AND' || op === 'OR') {
+        const right = this.expr(p);
+        const type = item.token.tokenType.name;
+        if (type === AND_NAME || type === OR_NAME) {
+          const op = type === AND_NAME ? 'AND' : 'OR';
           // n-ary AND/OR keep long filter chains shallow; parentheses stay separate nodes.
           // The operand list of a chain built here is ours to extend: appending (not copying)
           // keeps a 10,000-term filter linear.
-          const own = left.kind === 'Logical' && left.op === op ? chained.get(left) : undefined;
-          const operands = own ?? [left];
+          const chained = (this.chained ??= new Set());
+          const own = left.kind === 'Logical' && left.op === op && chained.has(left);
+          const operands = own ? (left.operands as A.Expr[]) : [left];
           operands.push(right);
           const node: A.Expr = { kind: 'Logical', op, operands, span: { start: left.span.start, end: right.span.end } };
-          chained.set(node, operands);
+          chained.add(node);
           return node;
         }
         return {
           kind: 'Binary',
-          op: op as A.BinaryOp,
+          op: item.token.image as A.BinaryOp,
           left,
           right,
           opSpan: tokenSpan(item.token),
@@ -156,7 +177,5 @@ export function climb(items: readonly Item[]): A.Expr {
       default:
         throw new Error(`unexpected ${item.kind} after an operand`);
     }
-  };
-
-  return expr(0);
+  }
 }

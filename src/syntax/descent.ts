@@ -32,6 +32,33 @@ const TYPE_CONTINUATIONS = new Set(['precision', 'varying', 'without']);
 const JOIN_WORDS = new Set(['join', 'left', 'right', 'full', 'inner', 'cross', 'natural', 'outer', 'using', 'lateral']);
 
 /**
+ * What the hot paths ask of a token type, as bits in a table indexed by its tokenTypeIdx: one
+ * load where a Set lookup per question was a call into the runtime's hash table.
+ */
+const NAME = 1; // identifier, quoted identifier or non-reserved keyword
+const INFIX = 2; // AND, OR, a comparison or an arithmetic operator
+const ARITHMETIC_OP = 4;
+const PREDICATE = 8; // BETWEEN, LIKE, ILIKE, IN
+const FLAGS = tokenFlags();
+
+/** Built in a function, not by a loop at the top of the module (see lex.ts, characterClasses). */
+function tokenFlags(): Uint8Array {
+  const flags = new Uint8Array(Math.max(...T.allTokens.map((t) => t.tokenTypeIdx!)) + 1);
+  for (const t of T.allTokens) {
+    flags[t.tokenTypeIdx!] =
+      (IDENT.has(t) || NON_RESERVED.has(t) ? NAME : 0) |
+      (t === T.Or || t === T.And || COMPARISON.has(t) || ARITHMETIC.has(t) ? INFIX : 0) |
+      (ARITHMETIC.has(t) ? ARITHMETIC_OP : 0) |
+      (PREDICATE_STARTS.has(t) ? PREDICATE : 0);
+  }
+  return flags;
+}
+
+function flagsOf(type: TokenType | undefined): number {
+  return type === undefined ? 0 : FLAGS[type.tokenTypeIdx!]!;
+}
+
+/**
  * The syntax tree of a query, or null when the grammar does not accept it; then `stop.at` is the
  * index of the token it could not take (the token count when the text ended early).
  */
@@ -88,8 +115,7 @@ class Descent {
 
   /** Identifier, quoted identifier or a non-reserved keyword. */
   private isName(k = 0): boolean {
-    const type = this.type(k);
-    return type !== undefined && (IDENT.has(type) || NON_RESERVED.has(type));
+    return (flagsOf(this.type(k)) & NAME) !== 0;
   }
 
   private name(): IToken {
@@ -209,12 +235,22 @@ class Descent {
   // ---- expressions: `prefix* operand (infix prefix* operand | postfix)*`, folded by climb
 
   private expression(): A.Expr {
-    const items: Item[] = [];
-    this.operand(items);
+    let items: Item[];
+    const first = this.type();
+    if (first !== T.Not && first !== T.Minus && first !== T.Plus) {
+      // Most expressions are one operand (a select item, an argument): no item list for those.
+      const expr = this.castExpr();
+      if (!this.continuesExpression()) return expr;
+      items = [{ kind: 'operand', expr }];
+    } else {
+      items = [];
+      this.operand(items);
+    }
     for (;;) {
       const type = this.type();
       if (type === undefined) break;
-      if (type === T.Or || type === T.And || COMPARISON.has(type) || ARITHMETIC.has(type)) {
+      const flags = flagsOf(type);
+      if ((flags & INFIX) !== 0) {
         items.push({ kind: 'binary', token: this.tokens[this.i++]! });
         this.operand(items);
       } else if (type === T.At) {
@@ -224,11 +260,18 @@ class Descent {
         const negated = this.takeIf(T.Not) !== null;
         const end = this.take(T.Null);
         items.push({ kind: 'isNull', negated, end: end.startOffset + 4, at: is.startOffset });
-      } else if (PREDICATE_STARTS.has(type) || (type === T.Not && PREDICATE_STARTS.has(this.type(1)!))) {
+      } else if ((flags & PREDICATE) !== 0 || (type === T.Not && (flagsOf(this.type(1)) & PREDICATE) !== 0)) {
         this.predicate(items);
       } else break;
     }
     return climb(items);
+  }
+
+  /** Whether the next token continues an expression after an operand (the loop of `expression`). */
+  private continuesExpression(): boolean {
+    const type = this.type();
+    if (type === undefined) return false;
+    return (flagsOf(type) & (INFIX | PREDICATE)) !== 0 || type === T.At || type === T.Is || (type === T.Not && (flagsOf(this.type(1)) & PREDICATE) !== 0);
   }
 
   /** `(NOT | - | +)* castExpr` as items. */
@@ -289,7 +332,7 @@ class Descent {
     this.signs(items);
     for (;;) {
       const type = this.type();
-      if (type !== undefined && ARITHMETIC.has(type)) {
+      if ((flagsOf(type) & ARITHMETIC_OP) !== 0) {
         items.push({ kind: 'binary', token: this.tokens[this.i++]! });
         this.signs(items);
       } else if (type === T.At) {
@@ -348,7 +391,7 @@ class Descent {
           this.i++;
           return { kind: 'DateKeyword', name: type.name, span: tokenSpan(t) };
         }
-        if (IDENT.has(type) || NON_RESERVED.has(type)) return this.nameOrCall();
+        if ((flagsOf(type) & NAME) !== 0) return this.nameOrCall();
         throw GIVE_UP;
     }
   }
@@ -439,8 +482,11 @@ class Descent {
       inner = { kind: 'Subquery', query, span: query.span };
     } else inner = this.expression();
     this.take(T.RParen);
-    // Grouping is invisible in the tree, but the node's span takes in the parentheses.
-    return { ...inner, span: this.upTo(open.startOffset) };
+    // Grouping is invisible in the tree, but the node's span takes in the parentheses. The
+    // node is new and only ours: its span is set in place, where a spread copy (the grammar's
+    // way) gave every parenthesized node a second hidden class, which each later pass saw.
+    (inner as { span: Span }).span = this.upTo(open.startOffset);
+    return inner;
   }
 
   private nameOrCall(): A.Expr {

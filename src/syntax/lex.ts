@@ -20,34 +20,72 @@ export interface Lexed {
 }
 
 /**
- * Keywords by lower-case word, and by upper-case word too, so that the common spellings are one
- * lookup with no case folding: a word is a keyword only when all of it is one (`selection` is not).
+ * Keywords in slots by length and first letter (case-folded), each as its lower-case word: a
+ * word is compared with the few keywords of its slot in place, case-insensitively, and is a
+ * keyword only when all of it is one (`selection` is not). Looking each word up in a Map
+ * instead made V8 hash every word of every text, and fold the case of mixed-case ones.
  */
-const KEYWORDS = new Map<string, TokenType>();
-for (const t of T.allTokens) {
-  if (!(t.CATEGORIES ?? []).includes(T.Keyword)) continue;
-  KEYWORDS.set(t.name.toLowerCase(), t);
-  KEYWORDS.set(t.name.toUpperCase(), t);
+const KEYWORD_SLOTS = keywordSlots();
+const LONGEST_KEYWORD = Math.max(...T.allTokens.filter(isKeyword).map((t) => t.name.length));
+
+// Tables are built in functions, not by loops at the top of the module: a loop there spends the
+// budget of the bundle's whole top-level code, which V8 then compiles again (baseline code for
+// hundreds of kilobytes) at every start of a process.
+function keywordSlots(): (readonly (readonly [string, TokenType])[] | undefined)[] {
+  const slots: (readonly (readonly [string, TokenType])[] | undefined)[] = [];
+  for (const t of T.allTokens) {
+    if (!isKeyword(t)) continue;
+    const word = t.name.toLowerCase();
+    const slot = keywordSlot(word.length, word.charCodeAt(0));
+    const list = (slots[slot] ??= []) as (readonly [string, TokenType])[];
+    list.push([word, t]);
+  }
+  return slots;
 }
-const LONGEST_KEYWORD = Math.max(...[...KEYWORDS.keys()].map((k) => k.length));
+
+function isKeyword(t: TokenType): boolean {
+  return (t.CATEGORIES ?? []).includes(T.Keyword);
+}
+
+/** A word's keyword slot: its length and first letter (`& 31` maps A and a alike; words start with a letter or _). */
+function keywordSlot(length: number, first: number): number {
+  return length * 32 + (first & 31);
+}
+
+/** The keyword `text.slice(start, end)` spells in any case, if any. */
+function keywordAt(text: string, start: number, end: number): TokenType | undefined {
+  const n = end - start;
+  if (n > LONGEST_KEYWORD) return undefined;
+  const slot = KEYWORD_SLOTS[keywordSlot(n, text.charCodeAt(start))];
+  if (slot === undefined) return undefined;
+  next: for (const [word, type] of slot) {
+    // `| 32` folds ASCII letters to lower case and maps nothing else onto a letter: equal
+    // folded codes are equal characters up to case, for the characters a word holds.
+    for (let k = 1; k < n; k++) if ((text.charCodeAt(start + k) | 32) !== (word.charCodeAt(k) | 32)) continue next;
+    return type;
+  }
+  return undefined;
+}
 
 // Character classes as one lookup table of bits: one indexed load per character.
 const IDENT_START = 1;
 const IDENT_PART = 2;
-const UPPER = 4;
-const LOWER = 8;
-const DIGIT = 16;
-const OTHER_OPERATOR = 32;
-const CLASS = new Uint8Array(128);
-for (let c = 0; c < 128; c++) {
-  const ch = String.fromCharCode(c);
-  CLASS[c] =
-    (/[A-Za-z_]/.test(ch) ? IDENT_START : 0) |
-    (/[A-Za-z0-9_$]/.test(ch) ? IDENT_PART : 0) |
-    (/[A-Z]/.test(ch) ? UPPER : 0) |
-    (/[a-z]/.test(ch) ? LOWER : 0) |
-    (/\d/.test(ch) ? DIGIT : 0) |
-    (/[~!@#^&|`?]/.test(ch) ? OTHER_OPERATOR : 0);
+const DIGIT = 4;
+const OTHER_OPERATOR = 8;
+const CLASS = characterClasses();
+
+function characterClasses(): Uint8Array {
+  const classes = new Uint8Array(128);
+  const mark = (chars: string, bits: number): void => {
+    for (let i = 0; i < chars.length; i++) classes[chars.charCodeAt(i)]! |= bits;
+  };
+  const letters = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_';
+  const digits = '0123456789';
+  mark(letters, IDENT_START | IDENT_PART);
+  mark(digits, IDENT_PART | DIGIT);
+  mark('$', IDENT_PART);
+  mark('~!@#^&|`?', OTHER_OPERATOR);
+  return classes;
 }
 /** JavaScript's `\s`, as the WhiteSpace token's pattern reads it. */
 const SPACE = /\s/;
@@ -111,20 +149,14 @@ export function lex(text: string): Lexed {
     const next = i + 1 < n ? text.charCodeAt(i + 1) : -1;
     // Words first: most tokens are names and keywords.
     if (c < 128 && (CLASS[c]! & IDENT_START) !== 0) {
-      // The classes of the word's characters: a word mixing upper- and lower-case letters is
-      // folded for the keyword lookup, any other is looked up as written.
-      let classes = CLASS[c]!;
       let j = i + 1;
       while (j < n) {
         const d = text.charCodeAt(j);
-        const k = d < 128 ? CLASS[d]! : 0;
-        if ((k & IDENT_PART) === 0) break;
-        classes |= k;
+        if (d >= 128 || (CLASS[d]! & IDENT_PART) === 0) break;
         j++;
       }
-      const word = text.slice(i, j);
-      const kw = j - i > LONGEST_KEYWORD ? undefined : KEYWORDS.get((classes & (UPPER | LOWER)) === (UPPER | LOWER) ? word.toLowerCase() : word);
-      tokens.push({ image: word, startOffset: i, tokenTypeIdx: (kw ?? T.Identifier).tokenTypeIdx!, tokenType: kw ?? T.Identifier } as IToken);
+      const kw = keywordAt(text, i, j);
+      tokens.push({ image: text.slice(i, j), startOffset: i, tokenTypeIdx: (kw ?? T.Identifier).tokenTypeIdx!, tokenType: kw ?? T.Identifier } as IToken);
       i = j;
       continue;
     }

@@ -68,10 +68,16 @@ const PASS = 0;
 const OPENS = 1;
 const CLOSES = 2;
 const REPORT = 3;
-const CHECK = new Uint8Array(T.definedTokens.length + 1);
-for (const t of [T.LParen, T.LBracket, T.Case]) CHECK[t.tokenTypeIdx!] = OPENS;
-for (const t of [T.RParen, T.RBracket, T.End]) CHECK[t.tokenTypeIdx!] = CLOSES;
-for (const t of [T.UnterminatedString, T.UnterminatedIdentifier, T.UnterminatedComment]) CHECK[t.tokenTypeIdx!] = REPORT;
+const CHECK = checkTable();
+
+/** Built in a function, not by loops at the top of the module (see lex.ts, characterClasses). */
+function checkTable(): Uint8Array {
+  const check = new Uint8Array(T.definedTokens.length + 1);
+  for (const t of [T.LParen, T.LBracket, T.Case]) check[t.tokenTypeIdx!] = OPENS;
+  for (const t of [T.RParen, T.RBracket, T.End]) check[t.tokenTypeIdx!] = CLOSES;
+  for (const t of [T.UnterminatedString, T.UnterminatedIdentifier, T.UnterminatedComment]) check[t.tokenTypeIdx!] = REPORT;
+  return check;
+}
 /** Tree levels that need no token of their own: Select > SelectItem > Path > Ident, OrderItem. */
 export const TREE_WRAPPERS = 6;
 /**
