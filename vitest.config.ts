@@ -9,5 +9,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     env: { OQL_VALIDATE_GRAMMAR: '1' },
+    // The bundles in dist/, built once before any file runs when they are missing or stale.
+    globalSetup: ['test/support/built-bundles.ts'],
   },
 });

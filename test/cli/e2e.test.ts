@@ -1,10 +1,10 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadFixtureCatalog } from '../../fixtures/index.js';
 import { compile } from '../../src/index.js';
 import pkg from '../../package.json' with { type: 'json' };
@@ -26,28 +26,12 @@ async function node(args: readonly string[], cwd = ROOT): Promise<Proc> {
   }
 }
 
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, e.name);
-    newest = Math.max(newest, e.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
 /** Timings are the only thing allowed to differ between two runs of the demo. */
 function withoutTimings(text: string): string {
   return text.replace(/\d+(\.\d+)? (ms|s)\b/g, '<t>');
 }
 
 describe('the built CLI (dist/cli.js)', () => {
-  beforeAll(() => {
-    // Build only when there is no bundle, or it predates the sources it is built from.
-    if (!existsSync(CLI) || statSync(CLI).mtimeMs < newestSource(join(ROOT, 'src'))) {
-      execFileSync('npx', ['tsup'], { cwd: ROOT, stdio: 'pipe' });
-    }
-  }, 120_000);
-
   it('starts with a shebang, prints its version and compiles', async () => {
     expect((await node(['--version'])).stdout).toBe(`${pkg.version}\n`);
     const q = 'SELECT name, account.owner.email AS owner_email FROM contact LIMIT 3';

@@ -1,5 +1,5 @@
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,15 +45,6 @@ function commands(block: Block): string[] {
 
 const isSuiteBlock = (b: Block): boolean => commands(b).some((c) => /^npm ci\b|^npx vitest\b|^npm run\b/.test(c));
 
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, e.name);
-    newest = Math.max(newest, e.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
 const all = PAGES.flatMap(blocksOf);
 const runnable = all.filter((b) => !isSuiteBlock(b));
 let cwd: string;
@@ -61,9 +52,6 @@ let server: ChildProcess | undefined;
 const env: Record<string, string> = {};
 
 beforeAll(async () => {
-  if (!existsSync(CLI) || statSync(CLI).mtimeMs < newestSource(join(ROOT, 'src'))) {
-    execFileSync('npx', ['tsup'], { cwd: ROOT, stdio: 'pipe' });
-  }
   // A directory of its own, where `npx oql` is the built CLI and ./.oql-data the server's.
   cwd = mkdtempSync(join(tmpdir(), 'oql-readme-'));
   mkdirSync(join(cwd, 'node_modules/.bin'), { recursive: true });

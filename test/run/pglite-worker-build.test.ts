@@ -1,5 +1,5 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,17 +18,12 @@ vi.setConfig({ testTimeout: 600_000, hookTimeout: 600_000 });
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BUILT = join(ROOT, 'dist/pglite-thread.js');
-const SOURCE = join(ROOT, 'src/run/drivers/pglite-thread.js');
 const run = promisify(execFile);
 
 let probe: string;
 let dataDir: string;
 
 beforeAll(async () => {
-  // Build only when there is no built script, or it predates its source (as test/cli/e2e.test.ts does).
-  if (!existsSync(BUILT) || statSync(BUILT).mtimeMs < statSync(SOURCE).mtimeMs) {
-    execFileSync('npx', ['tsup'], { cwd: ROOT, stdio: 'pipe' });
-  }
   // Inside the repository, so that the bundles and the copied script resolve @electric-sql/pglite
   // from its node_modules, as an installed package resolves it from the user's.
   probe = mkdtempSync(join(ROOT, '.probe-pglite-'));

@@ -1,0 +1,29 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+/**
+ * Vitest's global setup: the bundles in dist/ (tsup) are built once, before any test file runs,
+ * when one is missing or older than a source. The tests that run the built CLI, the README's
+ * commands and the worker thread's built script read them; were each to build them on its own,
+ * two of them running side by side could empty dist/ (tsup cleans it) under the other.
+ */
+
+const ROOT = resolve(import.meta.dirname, '../..');
+/** The built files the tests run. */
+export const BUILT = ['dist/cli.js', 'dist/index.js', 'dist/index.cjs', 'dist/server.js', 'dist/pglite-thread.js'].map((f) => join(ROOT, f));
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+export default function setup(): void {
+  const sources = Math.max(newestSource(join(ROOT, 'src')), statSync(join(ROOT, 'tsup.config.ts')).mtimeMs);
+  if (BUILT.every((f) => existsSync(f) && statSync(f).mtimeMs >= sources)) return;
+  execFileSync('npx', ['tsup'], { cwd: ROOT, stdio: 'pipe' });
+}
