@@ -10,7 +10,7 @@ import { migrate } from '../../src/service/migrations.js';
 import { createWorkspace } from '../../src/service/store/workspaces.js';
 import { call, type Answer } from '../server/support.js';
 import { startPgServer, type PgServer } from '../support/pg-server.js';
-import { DATA, connect, jsonOf, textOf } from './support.js';
+import { API_KEYS, DATA, KEYS, connect, jsonOf, textOf } from './support.js';
 
 /**
  * The same request over REST and over MCP gets the same answer: a refusal the same code (and, in
@@ -20,16 +20,6 @@ import { DATA, connect, jsonOf, textOf } from './support.js';
  * expected rows come from the records written out by hand in ./support.ts.
  */
 
-const KEYS = {
-  acmeAdmin: 'parity-key-acme-superadmin-0001',
-  acmeMember: 'parity-key-acme-member-00000002',
-  globexAdmin: 'parity-key-globex-superadmin-03',
-} as const;
-const API_KEYS = [
-  `${KEYS.acmeAdmin}=org_acme:superadmin:u_acme_admin`,
-  `${KEYS.acmeMember}=org_acme:member:u_acme_member`,
-  `${KEYS.globexAdmin}=org_globex:superadmin:u_globex_admin`,
-].join(',');
 
 let pgServer: PgServer;
 let pool: pg.Pool;

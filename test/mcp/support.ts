@@ -20,7 +20,8 @@ export const KEYS = {
   globexAdmin: 'mcp-test-key-globex-superadmin-3',
 } as const;
 
-const API_KEYS = [
+/** The keys above as `OQL_API_KEYS` gives them: two organizations, an admin and a member in one. */
+export const API_KEYS = [
   `${KEYS.acmeAdmin}=org_acme:superadmin:u_acme_admin`,
   `${KEYS.acmeMember}=org_acme:member:u_acme_member`,
   `${KEYS.globexAdmin}=org_globex:superadmin:u_globex_admin`,
