@@ -58,17 +58,8 @@ export function table(head: readonly string[], rows: readonly (readonly (string 
   return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
 }
 
-/** A deterministic random source in [0, 1) (mulberry32), so runs and generated inputs are comparable. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A deterministic random source in [0, 1), so runs and generated inputs are comparable: the demo data's. */
+export { mulberry32 as rng } from '../src/demo/generate.js';
 
 /** A child `node` run: wall time from spawn to exit, and the JSON it printed (its own phases and CPU time). */
 export interface ChildRun {
