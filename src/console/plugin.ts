@@ -4,6 +4,9 @@ import { readCookie, sameOriginPost } from '../oauth/consent.js';
 import { workspaceUrls } from '../oauth/context.js';
 import type { SignInGuard } from '../oauth/sign-in.js';
 import { roleAtMost } from '../service/api-key-access.js';
+import {
+  CSRF_HEADER, SAFE_METHODS, SECURE_SESSION_COOKIE, SESSION_COOKIE, changeFromAnotherSite, csrfTokenMissing, sessionEnded,
+} from '../service/console-session.js';
 import { verifyApiKey } from '../service/store/api-keys.js';
 import { listWorkspaces } from '../service/store/workspaces.js';
 import { ROLES, type Principal, type ServiceDb } from '../service/types.js';
@@ -44,16 +47,13 @@ export interface ConsoleContext {
 /** The pages of the console: each path serves the same document, whose script shows the page. */
 export const CONSOLE_PAGES = ['/', '/keys', '/playground', '/logs', '/connect'] as const;
 
-export const CSRF_HEADER = 'x-csrf-token';
-const SAFE_METHODS = new Set(['GET', 'HEAD']);
-
 function secureCookie(ctx: ConsoleContext, request: FastifyRequest): boolean {
   return request.protocol === 'https' || new URL(ctx.baseUrl()).protocol === 'https:';
 }
 
 /** `__Host-` makes the browser refuse the cookie unless it is Secure, for this host only, on every path. */
 function cookieName(secure: boolean): string {
-  return secure ? '__Host-oql_session' : 'oql_session';
+  return secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
 }
 
 function sessionCookie(ctx: ConsoleContext, request: FastifyRequest): string | undefined {
@@ -69,10 +69,10 @@ function setCookie(ctx: ConsoleContext, request: FastifyRequest, reply: FastifyR
 /** Refuses a change that is not the console's own: from another site, or without the session's CSRF token. */
 async function checkChange(ctx: ConsoleContext, request: FastifyRequest, token: string): Promise<void> {
   if (!sameOriginPost(request, ctx.baseUrl())) {
-    throw OqlError.plain('PERMISSION_DENIED', 'this change was sent from another site', 'use the console on this host');
+    throw changeFromAnotherSite();
   }
   if (!csrfTokenMatches(await ctx.csrfSecret(), token, request.headers[CSRF_HEADER])) {
-    throw OqlError.plain('PERMISSION_DENIED', 'a change made with the console session needs its CSRF token', `send the csrf_token of GET /console/session in the ${CSRF_HEADER} header, or reload the console`);
+    throw csrfTokenMissing();
   }
 }
 
@@ -86,7 +86,7 @@ export function sessionResolver(ctx: ConsoleContext): (request: FastifyRequest) 
     const token = sessionCookie(ctx, request);
     if (token === undefined) return null;
     const session = await resolveSession(ctx.db, token, ctx.now(), ctx.lifetimes);
-    if (!session) throw OqlError.plain('UNAUTHENTICATED', 'the console session has ended or expired', 'sign in again');
+    if (!session) throw sessionEnded();
     if (!SAFE_METHODS.has(request.method)) await checkChange(ctx, request, token);
     return session.principal;
   };

@@ -1,6 +1,7 @@
 import type { SwaggerOptions } from '@fastify/swagger';
+import { CSRF_HEADER, SAFE_METHODS, SECURE_SESSION_COOKIE, SESSION_COOKIE } from '../service/console-session.js';
 import { VERSION } from '../version.js';
-import { errorExamples } from './routes/responses.js';
+import { errorExamples, withSessionChangeErrors } from './routes/responses.js';
 
 /**
  * The OpenAPI document of the main host, built by @fastify/swagger from the routes' own schemas
@@ -37,13 +38,29 @@ export const SECURITY_SCHEMES = {
     bearerFormat: 'OAuth 2.0 access token',
     description: "An access token of a workspace's authorization server (`/.well-known/oauth-authorization-server/<subdomain>` on this host), accepted by the tool-log listing only.",
   },
+  consoleSession: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: SESSION_COOKIE,
+    description: `The console's session, which signing in to the console (at \`/\` on this host) with an API key sets: it acts as that key wherever the key is accepted. Over HTTPS the cookie is \`${SECURE_SESSION_COOKIE}\`. A change (every method but ${[...SAFE_METHODS].join(' and ')}: every POST here) also needs the session's CSRF token (\`consoleCsrf\`) and must come from this host's own pages, or is refused with 403 PERMISSION_DENIED; a session that ended or expired gets 401 UNAUTHENTICATED.`,
+  },
+  consoleCsrf: {
+    type: 'apiKey',
+    in: 'header',
+    name: CSRF_HEADER,
+    description: "With `consoleSession`, on a change: the `csrf_token` that `GET /console/session` gives the signed-in console.",
+  },
 } as const;
 
-/** The credentials each route's `config.auth` lets in (plugins/auth.ts), as the document says them. */
-function securityOf(auth: unknown): { [scheme: string]: string[] }[] | undefined {
+/**
+ * The credentials each route's `config.auth` lets in (plugins/auth.ts), as the document says
+ * them: a console session wherever an API key is accepted, with its CSRF token on a change.
+ */
+function securityOf(auth: unknown, method: string | readonly string[]): { [scheme: string]: string[] }[] {
   if (auth === false) return [];
-  if (auth === 'any') return [{ apiKey: [] }, { oauthToken: [] }];
-  return undefined; // 'api_key', the default: the document's own `security`.
+  const safe = [method].flat().every((m) => SAFE_METHODS.has(m.toUpperCase()));
+  const session: { [scheme: string]: string[] } = safe ? { consoleSession: [] } : { consoleSession: [], consoleCsrf: [] };
+  return auth === 'any' ? [{ apiKey: [] }, { oauthToken: [] }, session] : [{ apiKey: [] }, session];
 }
 
 /** @fastify/swagger's options: everything but the routes. */
@@ -67,8 +84,10 @@ export function swaggerOptions(): SwaggerOptions {
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     // The router ignores a trailing slash, so each path is listed once, without it.
     transform: ({ schema, url, route }) => {
-      const security = securityOf(route.config?.auth);
-      return { schema: security === undefined ? schema : { ...schema, security }, url: url.length > 1 ? url.replace(/\/+$/, '') : url };
+      const security = securityOf(route.config?.auth, route.method);
+      const change = security.some((s) => 'consoleCsrf' in s);
+      const response = change && schema.response ? withSessionChangeErrors(schema.response as Record<string, object>) : schema.response;
+      return { schema: { ...schema, security, ...(response ? { response } : {}) }, url: url.length > 1 ? url.replace(/\/+$/, '') : url };
     },
     transformObject: (document) => optionalBodies((document as { openapiObject: object }).openapiObject),
   } as SwaggerOptions;

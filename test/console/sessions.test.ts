@@ -124,6 +124,31 @@ describe('the session as a credential of the public API', () => {
     expect(created.json.data.key.created_by).toBe('u_acme_admin');
   });
 
+  it('is in the OpenAPI document: the cookie and the header by name, on every API route, and its refusals are the answers it gets', async () => {
+    const doc = (await call(a.url, 'GET', '/openapi.json')).json;
+    expect(doc.components.securitySchemes.consoleSession).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'oql_session' });
+    expect(doc.components.securitySchemes.consoleCsrf).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-csrf-token' });
+    for (const [path, item] of Object.entries<Record<string, { security: object[] }>>(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const session = method === 'get' ? { consoleSession: [] } : { consoleSession: [], consoleCsrf: [] };
+        expect(op.security, `${method} ${path}`).toContainEqual(session);
+      }
+    }
+    const example = (name: string) => doc.components.examples[name].value;
+    const keys = doc.paths['/api/v1/keys'].post.responses;
+    expect(Object.keys(keys['403'].content['application/json'].examples)).toEqual(expect.arrayContaining(['crossSiteChange', 'csrfMissing']));
+    const s = await signIn(a.url, KEYS.acmeMember);
+    const body = { name: 'documented refusals', role: 'member' };
+    const noToken = await asSession(a.url, s, 'POST', '/api/v1/keys', { body, csrf: false });
+    expect([noToken.status, noToken.json]).toEqual([403, example('csrfMissing')]);
+    const crossSite = await asSession(a.url, s, 'POST', '/api/v1/keys', { body, headers: { origin: 'https://evil.example' } });
+    expect([crossSite.status, crossSite.json]).toEqual([403, example('crossSiteChange')]);
+    expect((await asSession(a.url, s, 'DELETE', '/console/session')).status).toBe(200);
+    const ended = await asSession(a.url, s, 'GET', '/api/v1/keys');
+    expect([ended.status, ended.json]).toEqual([401, example('sessionEnded')]);
+    expect(Object.keys(doc.paths['/api/v1/keys'].get.responses['401'].content['application/json'].examples)).toContain('sessionEnded');
+  });
+
   it('an unknown or forged cookie is 401, never another session', async () => {
     for (const cookie of ['oql_session=oqls_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'oql_session=nonsense', 'oql_session=']) {
       expectEnvelope(await call(a.url, 'GET', '/api/v1/keys', { headers: { cookie } }), 401, 'UNAUTHENTICATED');

@@ -88,7 +88,8 @@ describe('the served OpenAPI document', () => {
     expect(ids.size).toBe(20);
     for (const id of ['listKeys', 'createKey', 'rollKey', 'revokeKey', 'lintReport']) expect(ids.has(id), id).toBe(true);
     expect(served['security']).toEqual([{ apiKey: [] }]);
-    expect(served.paths['/api/v1/org/tool/mcp/logs/list']!['post']!.security).toEqual([{ apiKey: [] }, { oauthToken: [] }]);
+    expect(served.paths['/api/v1/org/tool/mcp/logs/list']!['post']!.security).toEqual([{ apiKey: [] }, { oauthToken: [] }, { consoleSession: [], consoleCsrf: [] }]);
+    expect(served.paths['/api/v1/keys']!['get']!.security).toEqual([{ apiKey: [] }, { consoleSession: [] }]);
     expect((served['info'] as { license: unknown }).license).toEqual({ name: 'MIT', identifier: 'MIT' });
   });
 

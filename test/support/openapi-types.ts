@@ -843,6 +843,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
             413: {
                 headers: {
@@ -963,6 +972,15 @@ export interface operations {
             };
             /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2409,6 +2427,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
             413: {
                 headers: {
@@ -2648,6 +2675,15 @@ export interface operations {
             };
             /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3622,6 +3658,15 @@ export interface operations {
             };
             /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -5,6 +5,7 @@ import { tooLarge } from '../../run/bounds.js';
 import { checkCost } from '../../run/cost.js';
 import { errorEnvelope, type ErrorEnvelope } from '../../run/envelope.js';
 import { checkMayManage, checkNewKey, keyNotFound, keyNotRollable, ownerOfNewKey } from '../../service/api-key-access.js';
+import { changeFromAnotherSite, csrfTokenMissing, sessionEnded } from '../../service/console-session.js';
 import { DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_RESPONSE_BYTES } from '../../service/config.js';
 import type { ApiKeyInfo } from '../../service/store/api-keys.js';
 import type { Principal } from '../../service/types.js';
@@ -108,6 +109,9 @@ const ERRORS = {
   invalidToken: ['A next_token this server did not issue, or one that expired', plain('INVALID_TOKEN', 'Invalid next_token: it was altered, or issued for another request', 'send next_token exactly as the previous page returned it, with the same fields and filter, or null to start again')],
   invalidPointer: ['A pointer this server did not issue for this organization', plain('INVALID_TOKEN', 'the pointer is not one this service issued for this organization', "pass the previous response's data.next unchanged, or omit pointer for the first page")],
   unauthenticated: ['No bearer token', plain('UNAUTHENTICATED', 'missing bearer token', 'send Authorization: Bearer <API key>')],
+  sessionEnded: ['A console session that ended or expired', errorEnvelope(sessionEnded())],
+  crossSiteChange: ['A change with the console session, sent from another site', errorEnvelope(changeFromAnotherSite())],
+  csrfMissing: ['A change with the console session but without its CSRF token', errorEnvelope(csrfTokenMissing())],
   objectDenied: ['An object the role may not use', plain('PERMISSION_DENIED', "the member role may not use the object 'opportunity'", 'the objects this role may use are: account, contact, user')],
   keyIdSchema: ['A key id longer than 200 characters', framework({
     validation: [{ instancePath: '/id', keyword: 'maxLength', params: { limit: 200 }, message: 'must NOT have more than 200 characters' }],
@@ -139,7 +143,9 @@ const ERRORS = {
 export type ErrorCase = keyof typeof ERRORS;
 
 /** What every route of the API-key scope can answer, besides its own errors. */
-const EVERY_ROUTE: readonly ErrorCase[] = ['unauthenticated', 'internal', 'unavailable'];
+const EVERY_ROUTE: readonly ErrorCase[] = ['unauthenticated', 'sessionEnded', 'internal', 'unavailable'];
+/** What a change (every method but GET and HEAD) sent with the console's session can answer as well. */
+const SESSION_CHANGE_ERRORS: readonly ErrorCase[] = ['crossSiteChange', 'csrfMissing'];
 /** What a route admitted within the user's budget of heavy requests (reports, filter, connector pages) can answer as well. */
 export const HEAVY_ERRORS: readonly ErrorCase[] = ['tooManyHeavy', 'coolDown', 'orgShare', 'shortOfMemory', 'timeout'];
 /** What a route admitted within the user's budget of light requests (records, tool logs) can answer as well. */
@@ -168,17 +174,37 @@ export function errors(...cases: readonly ErrorCase[]) {
     byStatus.set(status, list);
   }
   const out: Record<string, object> = {};
-  for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
-    out[String(status)] = {
-      description: described(status),
-      ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
-      content: {
-        [JSON_TYPE]: {
-          schema: ref('ErrorEnvelope'),
-          examples: Object.fromEntries(byStatus.get(status)!.map((name) => [name, { $ref: `#/components/examples/${name}` }])),
-        },
+  for (const status of [...byStatus.keys()].sort((a, b) => a - b)) out[String(status)] = errorResponse(status, byStatus.get(status)!);
+  return out;
+}
+
+/** One error response: the envelope, with one named example per case. */
+function errorResponse(status: number, cases: readonly string[]) {
+  return {
+    description: described(status),
+    ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
+    content: {
+      [JSON_TYPE]: {
+        schema: ref('ErrorEnvelope'),
+        examples: Object.fromEntries(cases.map((name) => [name, { $ref: `#/components/examples/${name}` }])),
       },
-    };
+    },
+  };
+}
+
+type ErrorResponse = ReturnType<typeof errorResponse>;
+
+/**
+ * The responses of a route a console session may call when it is a change: its own, and the
+ * refusals of a change that came from another site or without the session's CSRF token.
+ */
+export function withSessionChangeErrors(responses: Readonly<Record<string, object>>): Record<string, object> {
+  const out: Record<string, object> = { ...responses };
+  for (const name of SESSION_CHANGE_ERRORS) {
+    const status = ERRORS[name][1].data.status_code;
+    const before = out[String(status)] as ErrorResponse | undefined;
+    const cases = Object.keys(before?.content[JSON_TYPE].examples ?? {});
+    out[String(status)] = errorResponse(status, cases.includes(name) ? cases : [...cases, name]);
   }
   return out;
 }
