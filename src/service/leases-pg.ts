@@ -28,6 +28,13 @@ interface Held {
   readonly ttlMs: number;
 }
 
+/** A released lease whose row is still there, and who waits for it to go. */
+interface Released extends Held {
+  /** When it was released (Date.now()). */
+  readonly at: number;
+  readonly waiters: Array<() => void>;
+}
+
 /**
  * Concurrency leases in PostgreSQL, shared by every instance on one database (oql_service.leases,
  * migration 5).
@@ -41,8 +48,13 @@ interface Held {
  *   and one whose instance died expires within its TTL of the last renewal.
  * - `release` deletes the row: the next `acquire` of this instance carries it (the function deletes
  *   it before it counts, in the same round trip), or, when none comes within a few milliseconds, one
- *   DELETE for everything released meanwhile. It resolves once the row is gone, so a caller need
- *   not wait for it before answering its request. `close` deletes every lease this instance holds.
+ *   DELETE for everything released meanwhile. It resolves once the row is gone (or another request
+ *   of this instance took it over, below), so a caller need not wait for it before answering its
+ *   request. `close` deletes every lease this instance holds.
+ * - An `acquire` of a key that this instance released a lease of moments ago, whose row is still
+ *   there, takes that row over without a statement: the slot was counted, stays counted and is
+ *   held again, so the budget is the same on every instance. A principal whose requests follow
+ *   each other, as a client's do on a keep-alive connection, pays the lease's round trip once.
  *
  * Expiry is the database's clock, so instances whose clocks differ agree.
  */
@@ -55,8 +67,10 @@ export class PostgresLeaseStore implements LeaseStore {
   private renewing: Promise<void> | undefined;
   private sweptAt = Date.now();
   private closed = false;
-  /** Released leases whose rows are still there, and who waits for them to go. */
-  private readonly releasing = new Map<string, Array<() => void>>();
+  /** Released leases whose rows are still there and that no statement is deleting yet: an acquire of their key may take them over. */
+  private readonly releasing = new Map<string, Released>();
+  /** Released leases a statement in flight is deleting, and who waits for them to go. */
+  private readonly deleting = new Map<string, Array<() => void>>();
   private flushTimer: NodeJS.Timeout | undefined;
   private readonly renewEveryMs: number;
 
@@ -68,30 +82,80 @@ export class PostgresLeaseStore implements LeaseStore {
     if (this.closed) throw new Error('the lease store is closed');
     if (!Number.isSafeInteger(max) || max < 0) throw new RangeError(`max must be a whole number of at least 0, not ${String(max)}`);
     if (!Number.isSafeInteger(ttlMs) || ttlMs < 100 || ttlMs > 2_147_483_647) throw new RangeError(`ttlMs must be whole milliseconds from 100, not ${String(ttlMs)}`);
-    const carried = [...this.releasing.keys()];
-    const { rows } = await this.db.query<{ id: string | number | null }>(
-      `SELECT ${S}.acquire_lease($1, $2, $3, $4, $5::bigint[]) AS id`, [storedKey(key), max, ttlMs, this.holder, carried]);
+    const again = this.takeOver(key);
+    if (again) return again;
+    const carried = this.claim();
+    let rows: { id: string | number | null }[];
+    try {
+      ({ rows } = await this.db.query<{ id: string | number | null }>(
+        `SELECT ${S}.acquire_lease($1, $2, $3, $4, $5::bigint[]) AS id`, [storedKey(key), max, ttlMs, this.holder, carried]));
+    } catch (e) {
+      this.unclaim(carried);
+      throw e;
+    }
     this.released(carried);
     const id = rows[0]?.id;
     if (id === null || id === undefined) return null;
-    const leaseId = String(id);
+    return this.hold(String(id), key, ttlMs);
+  }
+
+  /** A lease of this instance, held from now until released. */
+  private hold(leaseId: string, key: string, ttlMs: number): Lease {
     this.mine.set(leaseId, { key, ttlMs });
     this.schedule();
     let released: Promise<void> | undefined;
     return {
       release: () => (released ??= new Promise<void>((resolve) => {
         this.mine.delete(leaseId);
-        this.releasing.set(leaseId, [resolve]);
+        this.releasing.set(leaseId, { key, ttlMs, at: Date.now(), waiters: [resolve] });
         this.flushSoon();
       })),
     };
   }
 
+  /**
+   * A lease of `key` this instance released moments ago, taken over while its row is still there:
+   * released within a third of its TTL, so that row has not expired (it was renewed at most a
+   * third of the TTL before its release) and every instance still counts it.
+   */
+  private takeOver(key: string): Lease | null {
+    const now = Date.now();
+    for (const [id, r] of this.releasing) {
+      if (r.key !== key || now - r.at >= r.ttlMs / 3) continue;
+      this.releasing.delete(id);
+      for (const resolve of r.waiters) resolve();
+      return this.hold(id, key, r.ttlMs);
+    }
+    return null;
+  }
+
+  /** The released leases a statement is about to delete: no acquire may take them over from now on. */
+  private claim(): string[] {
+    const ids = [...this.releasing.keys()];
+    for (const id of ids) {
+      this.deleting.set(id, this.releasing.get(id)!.waiters);
+      this.releasing.delete(id);
+    }
+    return ids;
+  }
+
+  /** The statement that was to delete these failed: the next acquire or flush deletes them. */
+  private unclaim(ids: readonly string[]): void {
+    for (const id of ids) {
+      const waiters = this.deleting.get(id);
+      if (!waiters) continue;
+      this.deleting.delete(id);
+      // Released at time 0: too long ago to be taken over.
+      this.releasing.set(id, { key: '', ttlMs: 0, at: 0, waiters });
+    }
+    this.flushSoon();
+  }
+
   /** The rows of these released leases are gone: their waiters may go on. */
   private released(ids: readonly string[]): void {
     for (const id of ids) {
-      for (const resolve of this.releasing.get(id) ?? []) resolve();
-      this.releasing.delete(id);
+      for (const resolve of this.deleting.get(id) ?? []) resolve();
+      this.deleting.delete(id);
     }
   }
 
@@ -106,7 +170,7 @@ export class PostgresLeaseStore implements LeaseStore {
 
   /** Deletes every released lease still there, in one statement. */
   private async flush(): Promise<void> {
-    const ids = [...this.releasing.keys()];
+    const ids = this.claim();
     if (ids.length === 0) return;
     try {
       await this.db.query(`DELETE FROM ${S}.leases WHERE id = ANY($1::bigint[]) AND holder = $2`, [ids, this.holder]);
@@ -146,7 +210,8 @@ export class PostgresLeaseStore implements LeaseStore {
     await this.renewing?.catch(() => {});
     this.mine.clear();
     await this.db.query(`DELETE FROM ${S}.leases WHERE holder = $1`, [this.holder]).catch((e) => this.options.onError?.(e));
-    this.released([...this.releasing.keys()]);
+    this.claim();
+    this.released([...this.deleting.keys()]);
   }
 
   private period(): number {

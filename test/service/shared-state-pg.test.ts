@@ -101,6 +101,40 @@ describe('PostgresLeaseStore', () => {
     expect(await liveRows('p:sequential')).toBe(0);
   });
 
+  it('takes over a lease it released moments ago without a statement, the slot counted on every instance meanwhile', async () => {
+    const { db } = instances[5]!;
+    let acquires = 0;
+    // The instance's own database, counting the acquiring statements it is sent.
+    const counted = Object.create(db) as Database;
+    counted.query = ((sql: string, params?: readonly unknown[]) => {
+      if (sql.includes('acquire_lease')) acquires++;
+      return db.query(sql, params);
+    }) as Database['query'];
+    const store = new PostgresLeaseStore(counted, { renewEveryMs: 200 });
+    try {
+      let lease = (await store.acquire('p:keep-alive', 1, 10_000))!;
+      expect(lease).not.toBeNull();
+      for (let i = 0; i < 10; i++) {
+        const released = lease.release();
+        const next = await store.acquire('p:keep-alive', 1, 10_000);
+        expect(next).not.toBeNull();
+        await released;
+        expect(await liveRows('p:keep-alive')).toBe(1);
+        expect(await instances[0]!.store.acquire('p:keep-alive', 1, 10_000)).toBeNull();
+        lease = next!;
+      }
+      expect(acquires).toBe(1);
+      // Another key is never served from it.
+      const other = await store.acquire('p:keep-alive-2', 1, 10_000);
+      expect(acquires).toBe(2);
+      await Promise.all([lease.release(), other!.release()]);
+      expect(await liveRows('p:keep-alive')).toBe(0);
+      expect(await liveRows('p:keep-alive-2')).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('holds no lock between statements: no advisory lock outlives an acquire', async () => {
     const leases = await Promise.all(Array.from({ length: 10 }, (_, i) => instances[i % 6]!.store.acquire('p:locks', 10, 10_000)));
     const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory'");
