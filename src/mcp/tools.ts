@@ -5,6 +5,7 @@ import { VERSION } from '../version.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { isOqlError, type OqlError } from '../diagnostics/diagnostic.js';
 import { LineMap } from '../diagnostics/span.js';
+import { errorEnvelope } from '../run/envelope.js';
 import { lint } from '../lint/lint.js';
 import type { Operations } from '../service/operations.js';
 import type { RequestContext } from '../service/policy.js';
@@ -38,7 +39,21 @@ interface Outcome {
   readonly isError?: boolean;
   /** HTTP-style code written to the tool log. */
   readonly code: number;
+  /** Of a refusal: what REST would answer, for a client that reads codes rather than text. */
+  readonly error?: ToolError;
 }
+
+/**
+ * The `_meta` of a tool error, under ERROR_META: the code and status the same request gets over
+ * REST, and, for a refusal that passes with time, the seconds REST's Retry-After gives.
+ */
+export interface ToolError {
+  readonly error_code: string;
+  readonly status_code: number;
+  readonly retry_after_seconds?: number;
+}
+
+export const ERROR_META = 'oql/error';
 
 interface ToolDef<S extends z.ZodObject> {
   readonly name: string;
@@ -231,7 +246,11 @@ function registerTool(server: McpServer, def: ToolDef<z.ZodObject>, ctx: ToolCon
     } catch (e) {
       ctx.onLogError?.(e, call);
     }
-    return { content: [{ type: 'text' as const, text: outcome.text }], ...(outcome.isError ? { isError: true } : {}) };
+    return {
+      content: [{ type: 'text' as const, text: outcome.text }],
+      ...(outcome.isError ? { isError: true } : {}),
+      ...(outcome.error ? { _meta: { [ERROR_META]: outcome.error } } : {}),
+    };
   });
 }
 
@@ -240,8 +259,12 @@ async function runSafely(def: ToolDef<z.ZodObject>, args: Record<string, unknown
   try {
     return await def.run(args, ctx);
   } catch (e) {
-    if (isOqlError(e)) return { text: errorText(e, typeof args['query'] === 'string' ? args['query'] : undefined), isError: true, code: e.status };
-    return { text: 'The tool failed inside the service; nothing was changed. Try again, and report it if it keeps failing.', isError: true, code: 500 };
+    // The code and status of REST's envelope for the same failure.
+    const { error_code, status_code } = errorEnvelope(e).data;
+    const retry = isOqlError(e) && e.retryAfterSeconds !== undefined ? { retry_after_seconds: e.retryAfterSeconds } : {};
+    const error: ToolError = { error_code, status_code, ...retry };
+    if (isOqlError(e)) return { text: errorText(e, typeof args['query'] === 'string' ? args['query'] : undefined), isError: true, code: status_code, error };
+    return { text: 'The tool failed inside the service; nothing was changed. Try again, and report it if it keeps failing.', isError: true, code: status_code, error };
   }
 }
 

@@ -102,10 +102,15 @@ async function refusedAlike(pair: Pair, status: number, code: string): Promise<R
   const answer = await rest(pair);
   expect(answer.status, answer.text.slice(0, 300)).toBe(status);
   const overRest = restRefusal(answer);
-  const overMcp = toolRefusal(await tool(pair));
+  const result = await tool(pair);
+  const overMcp = toolRefusal(result);
   refusedOverMcp.push({ who: pair.who, tool: pair.tool, status });
   expect(overRest.code).toBe(code);
   expect(overMcp).toEqual(overRest);
+  // For a client that reads codes, not text: REST's code, status and Retry-After, in the result's _meta.
+  const retry = answer.headers.get('retry-after');
+  expect((result as { _meta?: Record<string, unknown> })._meta?.['oql/error'])
+    .toEqual({ error_code: code, status_code: status, ...(retry === null ? {} : { retry_after_seconds: Number(retry) }) });
   return overRest;
 }
 
