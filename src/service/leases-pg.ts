@@ -84,7 +84,10 @@ export class PostgresLeaseStore implements LeaseStore {
     if (!Number.isSafeInteger(ttlMs) || ttlMs < 100 || ttlMs > 2_147_483_647) throw new RangeError(`ttlMs must be whole milliseconds from 100, not ${String(ttlMs)}`);
     const again = this.takeOver(key);
     if (again) return again;
-    const carried = this.claim();
+    // Every released lease whose row may still be there, those a DELETE in flight is deleting as
+    // well: this statement deletes them before it counts, so none of them is counted against the key.
+    this.claim();
+    const carried = [...this.deleting.keys()];
     let rows: { id: string | number | null }[];
     try {
       ({ rows } = await this.db.query<{ id: string | number | null }>(

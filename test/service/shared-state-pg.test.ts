@@ -135,6 +135,36 @@ describe('PostgresLeaseStore', () => {
     }
   });
 
+  it('never counts a released lease whose DELETE is still on its way', async () => {
+    const { db } = instances[5]!;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => { open = resolve; });
+    // The instance's own database, holding back the DELETE of released leases until the gate opens.
+    const held = Object.create(db) as Database;
+    held.query = (async (sql: string, params?: readonly unknown[]) => {
+      if (/^DELETE FROM \S+\.leases WHERE id = ANY/.test(sql)) await gate;
+      return db.query(sql, params);
+    }) as Database['query'];
+    const store = new PostgresLeaseStore(held, { renewEveryMs: 200 });
+    try {
+      const first = await store.acquire('p:in-flight', 1, 10_000);
+      const released = first!.release();
+      // Past the few milliseconds after which the release's own DELETE is sent (and held back here).
+      await sleep(100);
+      expect(await liveRows('p:in-flight')).toBe(1);
+      const second = await store.acquire('p:in-flight', 1, 10_000);
+      expect(second).not.toBeNull();
+      open();
+      await released;
+      expect(await liveRows('p:in-flight')).toBe(1);
+      await second!.release();
+      expect(await liveRows('p:in-flight')).toBe(0);
+    } finally {
+      open();
+      await store.close();
+    }
+  });
+
   it('holds no lock between statements: no advisory lock outlives an acquire', async () => {
     const leases = await Promise.all(Array.from({ length: 10 }, (_, i) => instances[i % 6]!.store.acquire('p:locks', 10, 10_000)));
     const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory'");
