@@ -173,7 +173,7 @@ describe('the same refused request over REST and MCP', () => {
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE public.account IN ACCESS EXCLUSIVE MODE');
       inFlight = rest(report('acmeAdmin', 'account', 'SELECT name FROM account ORDER BY name LIMIT 5'));
-      await waitForLockWaiter(locker);
+      await waitForLockWaiter();
 
       await refusedAlike(report('acmeAdmin', 'contact', 'SELECT name FROM contact LIMIT 5'), 429, 'TOO_MANY_REQUESTS');
       await refusedAlike(filter('acmeAdmin', 'contact', { fields: ['name'] }), 429, 'TOO_MANY_REQUESTS');
@@ -244,10 +244,14 @@ describe('the same request of two organizations over REST and MCP', () => {
   });
 });
 
-/** Until PostgreSQL shows a statement of this database waiting for a lock (bounded: it fails rather than hangs). */
-async function waitForLockWaiter(client: pg.PoolClient): Promise<void> {
+/**
+ * Until PostgreSQL shows a statement of this database waiting for a lock (bounded: it fails rather
+ * than hangs). Asked outside the locking transaction: within one, pg_stat_activity is read once
+ * and the same snapshot is shown until the transaction ends.
+ */
+async function waitForLockWaiter(): Promise<void> {
   for (let attempt = 0; attempt < 500; attempt++) {
-    const { rows } = await client.query<{ n: number }>(
+    const { rows } = await pool.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
     );
     if (rows[0]!.n > 0) return;
