@@ -120,7 +120,9 @@ async function rest(path: string, key: string, body?: unknown): Promise<number> 
 
 const REPORT = { query: 'SELECT id FROM account LIMIT 5', slug: 'account' };
 
-describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT }, () => {
+// A real browser on a busy two-core machine now and then misses a moment: a test that failed runs
+// once more (as Playwright's own runner retries on CI), and a fault that is there every time still fails it.
+describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () => {
   it('signs in from the keyboard, creates a key that calls the REST API, revokes it in the page, and the key is refused', async () => {
     const { context, page, problems } = await open('/');
     const field = page.getByLabel('API key', { exact: true });
