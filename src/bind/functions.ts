@@ -75,6 +75,19 @@ class CallTyping {
     return arg?.type === 'epoch' ? { range: [arg.span.start, arg.span.end], text: `to_timestamp(${this.show(arg)} / 1000) AT TIME ZONE '${this.zone()}'` } : undefined;
   }
 
+  /**
+   * The arguments with the second, when given, a whole-number literal from `min` to INT4_MAX
+   * bound as int4 (left(text, int) and round(numeric, int): PostgreSQL finds those functions only
+   * with an int4 there); anything else there is an INVALID_ARGUMENT with `message` and `hint`.
+   */
+  private int4Second(min: number, message: string, hint: string): readonly B.BExpr[] {
+    const second = this.args[1];
+    if (!second) return this.args;
+    const ok = second.kind === 'Value' && typeof second.value === 'number' && Number.isInteger(second.value) && second.value >= min && second.value <= INT4_MAX;
+    if (!ok) this.bag.error('INVALID_ARGUMENT', second.span, message, hint);
+    return second.kind === 'Value' ? [this.args[0]!, { ...second, pgType: 'int4' as const }] : this.args;
+  }
+
   private call(type: B.ValueType, bound: readonly B.BExpr[] = this.args): B.BCall {
     return { kind: 'Call', fn: this.fn, args: bound, distinct: this.e.distinct, star: this.star, type, span: this.e.span };
   }
@@ -106,12 +119,8 @@ class CallTyping {
       case 'left': {
         this.needs(0, 'text');
         this.expect(this.args[0], isText, 'text');
-        const length = this.args[1];
-        if (length && !(length.kind === 'Value' && typeof length.value === 'number' && Number.isInteger(length.value) && length.value >= 0 && length.value <= INT4_MAX)) {
-          this.bag.error('INVALID_ARGUMENT', length.span, `the length of left() must be a whole number from 0 to ${INT4_MAX}`, `write left(${this.args[0] ? this.show(this.args[0]) : 'name'}, 100)`);
-        }
-        // left(text, int): the length parameter must be int4 for PostgreSQL to find the function.
-        return this.call('text', length?.kind === 'Value' ? [this.args[0]!, { ...length, pgType: 'int4' as const }] : this.args);
+        return this.call('text', this.int4Second(0, `the length of left() must be a whole number from 0 to ${INT4_MAX}`,
+          `write left(${this.args[0] ? this.show(this.args[0]) : 'name'}, 100)`));
       }
       case 'concat':
         return this.call('text');
@@ -122,13 +131,7 @@ class CallTyping {
       case 'round': {
         this.needs(0, 'number');
         this.expect(this.args[0], isNumeric, 'a number');
-        const digits = this.args[1];
-        if (digits && !(digits.kind === 'Value' && typeof digits.value === 'number' && Number.isInteger(digits.value) && Math.abs(digits.value) <= INT4_MAX)) {
-          this.bag.error('INVALID_ARGUMENT', digits.span, `the digits of round() must be a whole number of at most ${INT4_MAX} in size`, 'write round(x, 2)');
-        }
-        // round(numeric, int): the digits parameter must be int4 for PostgreSQL to find the function.
-        const bound = digits?.kind === 'Value' ? [this.args[0]!, { ...digits, pgType: 'int4' as const }] : this.args;
-        return this.call('number', bound);
+        return this.call('number', this.int4Second(-INT4_MAX, `the digits of round() must be a whole number of at most ${INT4_MAX} in size`, 'write round(x, 2)'));
       }
       case 'coalesce': {
         const type = commonType(this.args, this.bag, (x) => this.show(x));
