@@ -4,7 +4,8 @@
 //
 //   open       starting the process and opening PGlite: an empty directory (initdb) and an existing one;
 //              PGlite opened on this thread beside it
-//   restart    a statement killed at its budget, until the new process answers (median of 10)
+//   restart    a statement killed at its budget, until the new process answers (median of 10), each
+//              after 3.5 s, when the spare is ready
 //   overhead   a small SELECT by primary key, 2,000 times one after the other, through the process and
 //              on PGlite in this thread (same data, same decoders), in alternating blocks of 250
 //   recovery   20 rounds of: 20 committed INSERTs, then a 5-million-row INSERT killed part-way at a
@@ -98,6 +99,9 @@ async function benchRestartAndOverhead() {
   const restarts = [];
   const untilAnswer = [];
   for (let i = 0; i < 10; i++) {
+    // The spare starts a few seconds after a process is taken into service: a restart after a quiet
+    // moment finds it ready (the recovery rounds below kill without waiting, and measure the other case).
+    await new Promise((r) => setTimeout(r, 3_500));
     const killedAt = performance.now() + 200;
     await db.query('SELECT pg_sleep(30)', [], { timeoutMs: 200 }).catch(() => {});
     await db.query('SELECT 1');
@@ -195,13 +199,13 @@ function section(open, main, recovery) {
     `| open, empty directory (process start + initdb + open) | ${fmt(open.fresh, 0)} ms |`,
     `| open, existing directory (median of 5) | ${fmt(open.existing, 0)} ms |`,
     `| PGlite on this thread, existing directory (median of 5) | ${fmt(open.inThread, 0)} ms |`,
-    `| restart after a kill (kill to new process ready, median of 10) | ${fmt(main.restart, 0)} ms (max ${fmt(main.restartMax, 0)}) |`,
+    `| restart after a kill, the spare ready (kill to new process ready, median of 10) | ${fmt(main.restart, 0)} ms (max ${fmt(main.restartMax, 0)}) |`,
     `| deadline to the next answer (median of 10) | ${fmt(main.untilAnswer, 0)} ms |`,
     `| small SELECT through the process, p50 / p99 / mean (${QUERIES}) | ${fmt(main.overhead.worker.p50, 3)} / ${fmt(main.overhead.worker.p99, 3)} / ${fmt(main.overhead.worker.mean, 3)} ms |`,
     `| same SELECT on PGlite in this thread, p50 / p99 / mean (${QUERIES}) | ${fmt(main.overhead.inThread.p50, 3)} / ${fmt(main.overhead.inThread.p99, 3)} / ${fmt(main.overhead.inThread.mean, 3)} ms |`,
     `| overhead of the hop to the process (difference of the medians) | ${fmt(main.overhead.worker.p50 - main.overhead.inThread.p50, 3)} ms |`,
     `| recovery after a kill during a large INSERT: clean rounds | ${recovery.clean} of ${ROUNDS} |`,
-    `| restart after a kill during writes (median / max) | ${fmt(recovery.restart, 0)} / ${fmt(recovery.restartMax, 0)} ms |`,
+    `| restart after a kill during writes, seconds apart, often before a spare (median / max) | ${fmt(recovery.restart, 0)} / ${fmt(recovery.restartMax, 0)} ms |`,
     `| amcheck of every index after ${ROUNDS} kills (heapallindexed) | ${recovery.amcheck} |`,
     `| file descriptors of this process, before / after ${ROUNDS} kills | ${recovery.fdsBefore} / ${recovery.fdsAfter} |`,
     `| RSS of this process and the database's, before / after ${ROUNDS} kills | ${fmt(recovery.rssBefore, 0)} / ${fmt(recovery.rssAfter, 0)} MB |`,

@@ -355,8 +355,15 @@ describe('opening and closing', () => {
         service.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('busy') && resolve());
         service.once('exit', (code) => reject(new Error(`the service exited early (code ${code})`)));
       });
-      // Its database processes: the one running the statement, and the spare waiting for a directory.
-      const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(service.pid)], { encoding: 'utf8' }).split('\n').map((l) => Number(l.trim())).filter((n) => n > 0);
+      // Its database processes: the one running the statement, and the spare waiting for a directory
+      // (started a few seconds after the first).
+      const childrenOf = (pid: number) =>
+        execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').map((l) => Number(l.trim())).filter((n) => n > 0);
+      let children = childrenOf(service.pid!);
+      for (let i = 0; i < 300 && children.length < 2; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        children = childrenOf(service.pid!);
+      }
       expect(children).toHaveLength(2);
       const alive = (pid: number) => {
         try {
