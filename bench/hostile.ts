@@ -1,6 +1,7 @@
 import { createServer, type OqlServer } from '../src/server/app.js';
 import { databaseOf } from '../src/run/database-of.js';
 import type { Database } from '../src/run/database.js';
+import { treeRss } from './lib.js';
 
 /**
  * The hostile-neighbour scenario, shared by the load test (test/load/) and the benchmark
@@ -128,9 +129,9 @@ async function idsOfA(url: string): Promise<string[]> {
 /** A alone for `idleMs`, then A beside B's attackers for `attackMs`. */
 export async function runScenario(url: string, options: { idleMs: number; attackMs: number; attackers: number }): Promise<ScenarioResult> {
   const ids = await idsOfA(url);
-  let peakRss = process.memoryUsage().rss;
+  let peakRss = treeRss();
   const rss = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    peakRss = Math.max(peakRss, treeRss());
   }, 100);
   try {
     const mixA = steady(url, ids);

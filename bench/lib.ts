@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
 import type { Catalog } from '../src/catalog/types.js';
@@ -81,4 +81,42 @@ export const BARE_NODE: readonly string[] = ['-e', 'const u = process.cpuUsage()
 /** bench/cold-start.mjs on the ES module build at `dist`: import, load the example catalog, compile one query. */
 export function coldStartArgs(dist: string): string[] {
   return [join(BENCH_DIR, 'cold-start.mjs'), dist, join(REPO_DIR, 'fixtures/crm/objects-list.json'), join(REPO_DIR, 'fixtures/crm/type-codes.json')];
+}
+
+/**
+ * Resident memory of this process and every process it started, in bytes (Linux's /proc): the
+ * embedded database runs in processes of its own, which a bench that reads only its own RSS would
+ * leave out. Elsewhere, this process's RSS alone.
+ */
+export function treeRss(): number {
+  let stats: string[];
+  try {
+    stats = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return process.memoryUsage().rss;
+  }
+  const children = new Map<number, number[]>();
+  for (const pid of stats) {
+    try {
+      // The command name (2nd field) is in parentheses and may hold spaces: the parent pid is the 2nd field after it.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(pid)]);
+    } catch {
+      // The process ended while the list was read.
+    }
+  }
+  let total = 0;
+  const pending = [process.pid];
+  while (pending.length > 0) {
+    const pid = pending.pop()!;
+    try {
+      // statm counts pages; x86-64 Linux pages are 4 KiB.
+      total += Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * 4096;
+    } catch {
+      // Ended meanwhile.
+    }
+    pending.push(...(children.get(pid) ?? []));
+  }
+  return total;
 }

@@ -158,7 +158,7 @@ Environment:
   OQL_MAX_CONCURRENT_REQUESTS
                         record requests one user may run at once; 429 beyond (default 8)
   OQL_QUERY_TIMEOUT_MS  budget of every statement, 504 beyond (default 20000 on PostgreSQL,
-                        5000 embedded, where a runaway statement restarts the database thread)
+                        5000 embedded, where a runaway statement restarts the database process)
   OQL_MAX_RESPONSE_BYTES
                         bytes of rows one response may carry, RESPONSE_TOO_LARGE beyond
                         (default 16777216)

@@ -2,7 +2,7 @@
  * The one database layer. Everything that runs SQL — analytics, filter and connector pages,
  * record writes, the service's own tables — goes through a `Database`; nothing else knows which
  * driver it holds. Two real drivers sit behind it (a node-postgres Pool; PGlite, in-thread for a
- * library caller or in a worker thread for the service), plus a serialised wrapper for a single
+ * library caller or in a process of its own for the service), plus a serialised wrapper for a single
  * connection (a pg Client).
  *
  * `databaseOf` (./database-of.ts) is the one place that tells drivers apart, by their shape: the

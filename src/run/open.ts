@@ -45,8 +45,8 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
 }
 
 /**
- * Embedded PGlite in a worker thread (drivers/pglite-worker.ts): a statement that outlives its
- * budget ends the thread, which reopens on the same directory, so a runaway query cannot freeze
+ * Embedded PGlite in a process of its own (drivers/pglite-worker.ts): a statement that outlives its
+ * budget ends the process, which reopens on the same directory, so a runaway query cannot freeze
  * the service; `memory` uses a temporary directory for the same reason.
  */
 async function openPglite(dataDir: string | undefined): Promise<Database> {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import pkg from '../../package.json' with { type: 'json' };
 
 /**
- * The worker thread's script is loaded by Node itself, so it must be found and must run wherever
+ * The embedded database's process script is loaded by Node itself, so it must be found and must run wherever
  * the code that starts it runs: src/run/drivers under vitest (every other test of the embedded database),
  * and dist/ in the package, from an ES module bundle or a CommonJS one.
  */
@@ -17,7 +17,7 @@ import pkg from '../../package.json' with { type: 'json' };
 vi.setConfig({ testTimeout: 600_000, hookTimeout: 600_000 });
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const BUILT = join(ROOT, 'dist/pglite-thread.js');
+const BUILT = join(ROOT, 'dist/pglite-process.js');
 const run = promisify(execFile);
 
 let probe: string;
@@ -28,8 +28,8 @@ beforeAll(async () => {
   // from its node_modules, as an installed package resolves it from the user's.
   probe = mkdtempSync(join(ROOT, '.probe-pglite-'));
   dataDir = mkdtempSync(join(tmpdir(), 'oql-probe-'));
-  copyFileSync(BUILT, join(probe, 'pglite-thread.js'));
-  // A bundle of the main-thread side, as tsup makes dist/server.js and dist/cli.js (ESM) and
+  copyFileSync(BUILT, join(probe, 'pglite-process.js'));
+  // A bundle of the service's side, as tsup makes dist/server.js and dist/cli.js (ESM) and
   // dist/index.cjs (CommonJS); the script beside it is the built one.
   const entry = join(ROOT, 'src/run/drivers/pglite-worker.ts');
   await build({ entryPoints: [entry], bundle: true, platform: 'node', target: 'node20', format: 'esm', outfile: join(probe, 'db.js'), logLevel: 'silent' });
@@ -58,14 +58,14 @@ async function throughBundle(load: string): Promise<{ rows: unknown[]; restarts:
   return JSON.parse(stdout) as { rows: unknown[]; restarts: number; pid: number };
 }
 
-describe('the worker thread script in the package', () => {
+describe('the database process script in the package', () => {
   it('is built into dist/ under its own name, shipped, ASCII, with no source map and no import from src/', () => {
     const text = readFileSync(BUILT, 'latin1');
     expect(text).toMatch(/^[\x00-\x7f]*$/);
     expect(text).not.toContain('sourceMappingURL');
     const imports = [...text.matchAll(/(?:from|import)\s*\(?\s*["'`]([^"'`]+)["'`]/g)].map((m) => m[1]);
     expect(imports).toContain('@electric-sql/pglite');
-    // Node's own modules it needs (the thread protocol; reading PGlite's WebAssembly to compile it
+    // Node's own modules it needs (its watchdog thread; reading PGlite's WebAssembly to compile it
     // ahead), and PGlite: nothing of src/.
     for (const spec of imports) expect(spec).toMatch(/^(?:node:)?(?:worker_threads|fs\/promises)$|^@electric-sql\/pglite(?:\/|$)/);
     expect(pkg.files).toContain('dist/*.js');

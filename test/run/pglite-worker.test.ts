@@ -1,6 +1,6 @@
 process.env.TZ = 'America/New_York'; // before anything makes a Date: results must not depend on it
 
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,7 +17,7 @@ import { workerDatabase } from '../../src/run/drivers/pglite-worker-database.js'
 import { failure } from '../support/failure.js';
 
 /**
- * The embedded database in its worker thread, against PGlite on this thread as the oracle: the
+ * The embedded database in its own process, against PGlite on this thread as the oracle: the
  * same statements must give the same JS values, errors and transaction outcomes.
  */
 
@@ -44,7 +44,7 @@ afterAll(async () => {
   await Promise.all([db?.close(), local?.close()]);
 });
 
-/** In-thread PGlite with the decoders the worker's caller gets. */
+/** In-thread PGlite with the decoders the embedded database's caller gets. */
 function localQuery(sql: string, params: unknown[] = []) {
   return local.query<Record<string, unknown>>(sql, params, { parsers: { ...TEXT_PARSERS } });
 }
@@ -146,7 +146,7 @@ describe('errors', () => {
     expect(databaseError(e, 5000)).toMatchObject({ code: 'QUERY_FAILED', status: 400, message: expect.stringContaining('division by zero') });
   });
 
-  it('a parameter that cannot cross to the thread is an error of that call only', async () => {
+  it('a parameter that cannot cross to the process is an error of that call only', async () => {
     await expect(db.query('SELECT $1::text AS x', [() => 1])).rejects.toThrow(/could not be cloned/);
     expect((await db.query("SELECT 'still here' AS x")).rows).toStrictEqual([{ x: 'still here' }]);
     expect(db.stats().restarts).toBe(0);
@@ -339,6 +339,48 @@ describe('opening and closing', () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 540_000 });
     expect(stdout).toMatch(/oql-pglite-/);
     expect(existsSync(stdout)).toBe(false);
+  });
+
+  it('a service killed with SIGKILL in the middle of a statement leaves no database process behind', async () => {
+    const module = resolve(import.meta.dirname, '../../src/run/drivers/pglite-worker.ts');
+    const script = `const { EmbeddedDatabase } = await import(${JSON.stringify(module)});
+      const db = await EmbeddedDatabase.open({ memory: true, extensions: false, timeoutMs: 600000 });
+      await db.query('SELECT 1');
+      const running = db.query('SELECT pg_sleep(600)');
+      process.stdout.write('busy\\n');
+      await running;`;
+    const service = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        service.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('busy') && resolve());
+        service.once('exit', (code) => reject(new Error(`the service exited early (code ${code})`)));
+      });
+      // Its database processes: the one running the statement, and the spare waiting for a directory
+      // (started a few seconds after the first).
+      const childrenOf = (pid: number) =>
+        execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').map((l) => Number(l.trim())).filter((n) => n > 0);
+      let children = childrenOf(service.pid!);
+      for (let i = 0; i < 300 && children.length < 2; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        children = childrenOf(service.pid!);
+      }
+      expect(children).toHaveLength(2);
+      const alive = (pid: number) => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      expect(children.every(alive)).toBe(true);
+      service.kill('SIGKILL');
+      // The statement keeps the busy process's main thread from hearing that; its watchdog does.
+      for (let i = 0; i < 100 && children.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(children.filter(alive)).toEqual([]);
+    } finally {
+      service.kill('SIGKILL');
+    }
   });
 
   it('close lets running and queued calls finish, then removes the lock and the temporary directory', async () => {

@@ -5,13 +5,13 @@ import { join, resolve } from 'node:path';
 /**
  * Vitest's global setup: the bundles in dist/ (tsup) are built once, before any test file runs,
  * when one is missing or older than a source. The tests that run the built CLI, the README's
- * commands and the worker thread's built script read them; were each to build them on its own,
+ * commands and the embedded database's built process script read them; were each to build them on its own,
  * two of them running side by side could empty dist/ (tsup cleans it) under the other.
  */
 
 const ROOT = resolve(import.meta.dirname, '../..');
 /** The built files the tests run. */
-export const BUILT = ['dist/cli.js', 'dist/index.js', 'dist/index.cjs', 'dist/server.js', 'dist/pglite-thread.js'].map((f) => join(ROOT, f));
+export const BUILT = ['dist/cli.js', 'dist/index.js', 'dist/index.cjs', 'dist/server.js', 'dist/pglite-process.js'].map((f) => join(ROOT, f));
 
 function newestSource(dir: string): number {
   let newest = 0;

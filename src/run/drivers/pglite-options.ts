@@ -1,5 +1,5 @@
 import { runtimeError } from '../errors.js';
-import type { QueryResult, ThreadOptions } from './pglite-thread-client.js';
+import type { ProcessOptions, QueryResult } from './pglite-process-client.js';
 import { checkTimeout } from '../transaction.js';
 
 /** The options and shapes of EmbeddedDatabase (pglite-worker.ts), and the checks of those options. */
@@ -19,7 +19,7 @@ export interface EmbeddedDatabaseOptions {
   readonly extensions?: readonly EmbeddedExtension[] | boolean;
   /**
    * Statements the connection runs before it takes calls, again after every restart: session
-   * settings (`SET TimeZone = 'UTC'`), which a new thread would otherwise not have.
+   * settings (`SET TimeZone = 'UTC'`), which a new process would otherwise not have.
    */
   readonly sessionSql?: string;
   /** Each statement's budget in milliseconds, unless a call gives its own. Default 5000. */
@@ -27,15 +27,15 @@ export interface EmbeddedDatabaseOptions {
   /** How long a call waits for a database being reopened before SERVICE_UNAVAILABLE. Default 10000. */
   readonly restartWaitMs?: number;
   /**
-   * Bounds each start of the thread (an empty directory is initialised first: seconds, or minutes
+   * Bounds each start of the process (an empty directory is initialised first: seconds, or minutes
    * on a machine busy with other work). Default 300000.
    */
   readonly openTimeoutMs?: number;
   /**
-   * The worker thread's JavaScript heap in MB, where result rows are built. A result that needs
-   * more kills the thread (the call rejects, the thread is replaced), not the process. Default 1024.
+   * The database process's JavaScript heap in MB, where result rows are built. A result that needs
+   * more kills that process (the call rejects, the process is replaced), not the service. Default 1024.
    */
-  readonly maxThreadHeapMb?: number;
+  readonly maxHeapMb?: number;
   /** Restarts and failures, for the service's log. */
   readonly onEvent?: (event: EmbeddedDatabaseEvent) => void;
 }
@@ -62,13 +62,13 @@ export interface EmbeddedTx {
 
 export interface EmbeddedDatabaseStats {
   readonly state: 'ready' | 'restarting' | 'closed';
-  /** Threads replaced since open, after a timeout or a crash. */
+  /** Processes replaced since open, after a timeout or a crash. */
   readonly restarts: number;
   /** Calls waiting for the connection. */
   readonly queued: number;
-  /** The first open (thread start and PGlite open), ms. */
+  /** The first open (process start and PGlite open), ms. */
   readonly openMs: number;
-  /** The last replacement, from the kill to the new thread's first readiness, ms. */
+  /** The last replacement, from the kill to the new process's first readiness, ms. */
   readonly lastRestartMs: number | undefined;
 }
 
@@ -80,11 +80,11 @@ export interface EmbeddedSettings {
   readonly timeoutMs: number;
   readonly restartWaitMs: number;
   readonly openTimeoutMs: number;
-  readonly maxThreadHeapMb: number;
+  readonly maxHeapMb: number;
   readonly onEvent: ((event: EmbeddedDatabaseEvent) => void) | undefined;
 }
 
-const DEFAULTS = { timeoutMs: 5_000, restartWaitMs: 10_000, openTimeoutMs: 300_000, maxThreadHeapMb: 1024 } as const;
+const DEFAULTS = { timeoutMs: 5_000, restartWaitMs: 10_000, openTimeoutMs: 300_000, maxHeapMb: 1024 } as const;
 
 export function checkOptions(options: EmbeddedDatabaseOptions): EmbeddedSettings {
   const memory = options.memory === true;
@@ -110,7 +110,7 @@ export function checkOptions(options: EmbeddedDatabaseOptions): EmbeddedSettings
     timeoutMs: checkTimeout(options.timeoutMs ?? DEFAULTS.timeoutMs),
     restartWaitMs: whole('restartWaitMs', options.restartWaitMs ?? DEFAULTS.restartWaitMs, 1),
     openTimeoutMs: whole('openTimeoutMs', options.openTimeoutMs ?? DEFAULTS.openTimeoutMs, 1),
-    maxThreadHeapMb: whole('maxThreadHeapMb', options.maxThreadHeapMb ?? DEFAULTS.maxThreadHeapMb, 64),
+    maxHeapMb: whole('maxHeapMb', options.maxHeapMb ?? DEFAULTS.maxHeapMb, 64),
     onEvent: options.onEvent,
   };
 }
@@ -123,6 +123,6 @@ function whole(name: string, value: unknown, min: number): number {
   return value;
 }
 
-export function threadOptions(settings: EmbeddedSettings): Omit<ThreadOptions, 'dataDir'> {
-  return { extensions: settings.extensions, openTimeoutMs: settings.openTimeoutMs, maxHeapMb: settings.maxThreadHeapMb, sessionSql: settings.sessionSql };
+export function processOptions(settings: EmbeddedSettings): Omit<ProcessOptions, 'dataDir'> {
+  return { extensions: settings.extensions, openTimeoutMs: settings.openTimeoutMs, maxHeapMb: settings.maxHeapMb, sessionSql: settings.sessionSql };
 }

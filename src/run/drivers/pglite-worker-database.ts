@@ -5,8 +5,8 @@ import { assertSelect, readSettings } from './session.js';
 
 /**
  * The service's embedded database behind the one database interface: EmbeddedDatabase (PGlite in
- * a worker thread, ./pglite-worker.ts) as a `Database`. What differs from PGlite on the caller's
- * thread (./pglite.ts) is only what the thread makes possible: every statement ends at its
+ * a process of its own, ./pglite-worker.ts) as a `Database`. What differs from PGlite on the
+ * caller's thread (./pglite.ts) is only what the process makes possible: every statement ends at its
  * budget, and each call takes its tenant's turn in the queue in front of the one connection.
  *
  *   const db = workerDatabase(await EmbeddedDatabase.open({ dataDir, sessionSql: EMBEDDED_SESSION_SQL }));
@@ -29,7 +29,7 @@ export function workerDatabase(db: EmbeddedDatabase): Database {
     async read(sql: string, params: readonly unknown[], { timeoutMs, tenant, explain }: ReadOptions): Promise<Rows> {
       assertSelect(sql);
       try {
-        // statement_timeout among the settings does nothing in PGlite; the thread's deadline is the budget.
+        // statement_timeout among the settings does nothing in PGlite; the process's deadline is the budget.
         return await db.transaction(async (tx) => {
           await tx.exec(readSettings(timeoutMs).replace(/^BEGIN READ ONLY/, 'SET TRANSACTION READ ONLY'));
           const { rows } = await tx.query(explain ? `EXPLAIN (FORMAT JSON) ${sql}` : sql, params);

@@ -6,27 +6,29 @@ import { lockDataDir } from '../data-dir-lock.js';
 import { describeSeconds, runtimeError, timeoutError } from '../errors.js';
 import { FairQueue } from './fair-queue.js';
 import {
-  checkOptions, threadOptions, type CallOptions, type EmbeddedDatabaseEvent, type EmbeddedDatabaseOptions, type EmbeddedDatabaseStats,
+  checkOptions, processOptions, type CallOptions, type EmbeddedDatabaseEvent, type EmbeddedDatabaseOptions, type EmbeddedDatabaseStats,
   type EmbeddedSettings, type EmbeddedTx,
 } from './pglite-options.js';
-import { PgliteThread, ThreadGone, type QueryResult, type SpareThread } from './pglite-thread-client.js';
+import { PgliteProcess, ProcessGone, type QueryResult, type SpareProcess } from './pglite-process-client.js';
 import { checkTimeout } from '../transaction.js';
 
 export { dataDirOwner } from '../data-dir-lock.js';
-export type { Field, QueryResult } from './pglite-thread-client.js';
+export type { Field, QueryResult } from './pglite-process-client.js';
 export type {
   CallOptions, EmbeddedDatabaseEvent, EmbeddedDatabaseOptions, EmbeddedDatabaseStats, EmbeddedExtension, EmbeddedTx,
 } from './pglite-options.js';
 
 /**
- * The embedded database: PGlite (Postgres compiled to WASM) in a worker thread that can be killed.
+ * The embedded database: PGlite (Postgres compiled to WASM) in a process of its own that can be killed.
  *
  * PGlite runs Postgres on the thread that calls it, so no timer fires while a statement runs and
  * statement_timeout never ends one: a single runaway query used to freeze the whole service. Here
- * PGlite lives in a worker thread (./pglite-thread.js); a statement that outlives its budget
- * gets the thread terminated, and a fresh thread reopens the same directory. Postgres recovers the
+ * PGlite lives in a child process (./pglite-process.js); a statement that outlives its budget
+ * gets the process killed, and a fresh process reopens the same directory. Postgres recovers the
  * directory from its write-ahead log, so what was committed stays and the transaction that was cut
- * off disappears whole.
+ * off disappears whole. A process, not a worker thread: whatever ends it (its heap, V8 aborting on
+ * a failed check of its own while it compiles or frees WebAssembly) ends the database, which is
+ * reopened, and never the service.
  *
  *   const db = await EmbeddedDatabase.open({ dataDir: './.oql-data', sessionSql: "SET TimeZone = 'UTC'" });  // or { memory: true }
  *   const { rows, fields } = await db.query('SELECT ... WHERE org_id = $1', [org], { tenant: org, timeoutMs: 5000 });
@@ -35,7 +37,7 @@ export type {
  *   db.stats();                                                // state, restarts, queue length, last restart time
  *   await db.close();
  *
- * - Values arrive as PGlite gives them on the main thread with TEXT_PARSERS (decode.ts): int8 and
+ * - Values arrive as PGlite gives them in the calling process with TEXT_PARSERS (decode.ts): int8 and
  *   numeric as numbers, date and time types as Postgres's text; json, arrays, booleans as usual.
  *   SQL errors reject with the driver's error (code, constraint, ... kept): map them with
  *   databaseError() as for any driver. Every other failure is an OqlError already.
@@ -44,17 +46,17 @@ export type {
  *   its end; `tx` has PGlite's Transaction shape (query, exec, rollback).
  * - Each statement has a budget (`timeoutMs`, default 5 s: one statement holds every tenant's
  *   only connection, so the budget is shorter than a server's 20 s). Past it the call rejects
- *   with QUERY_TIMEOUT (504) and the thread is replaced; calls queued behind it run on the new one.
+ *   with QUERY_TIMEOUT (504) and the process is replaced; calls queued behind it run on the new one.
  *   statement_timeout, SET or SET LOCAL, does nothing in PGlite: this budget is the only one.
- * - While the thread is replaced, calls wait up to `restartWaitMs` (default 10 s), then reject
+ * - While the process is replaced, calls wait up to `restartWaitMs` (default 10 s), then reject
  *   with SERVICE_UNAVAILABLE (503) and `retryAfterSeconds` (OqlError.retryLater, for a
- *   Retry-After header). A thread that dies on its own is replaced the same way;
+ *   Retry-After header). A process that dies on its own is replaced the same way;
  *   its statement rejects with DATABASE_ERROR (503), or QUERY_FAILED when its result outgrew the
- *   thread's heap (`maxThreadHeapMb`, default 1024: a huge result kills the thread, not the process).
- * - Session settings (`SET ...`) die with a thread: give them as `sessionSql`, run on every start.
- * - The directory is locked (oql.lock, see data-dir-lock.ts): a second process gets DATABASE_ERROR,
+ *   process's heap (`maxHeapMb`, default 1024: a huge result kills that process, not the service).
+ * - Session settings (`SET ...`) die with a process: give them as `sessionSql`, run on every start.
+ * - The directory is locked (oql.lock, see data-dir-lock.ts): a second service gets DATABASE_ERROR,
  *   and dataDirOwner() tells a command whether a server holds it. `memory: true` uses a fresh
- *   temporary directory (a killed thread must reopen something), removed by close() or at exit.
+ *   temporary directory (a killed process must reopen something), removed by close() or at exit.
  * - `onEvent` reports restarts (which tenant's statement, why, how long the reopening took) for logs.
  *
  * The service's `Database` over it is workerDatabase() in ./pglite-worker-database.ts.
@@ -68,6 +70,15 @@ interface Waiter {
 }
 
 const CLOSE_TIMEOUT_MS = 30_000;
+/**
+ * How long after a process is taken into service its spare is started. A new process runs
+ * Postgres on WebAssembly code that is not compiled yet, function by function as it is first
+ * called; a spare that loads and compiles PGlite meanwhile would take the same cores from it, just
+ * when the tenants that waited through a restart are served. Measured with `npm run bench:hostile`
+ * on 2 cores: the other organization's p99 under attack 0.9 s when the spare starts at once,
+ * 0.4 s three seconds later.
+ */
+const SPARE_DELAY_MS = 3_000;
 const MAX_RETRY_DELAY_MS = 30_000;
 const NO_TENANT = '';
 
@@ -76,18 +87,20 @@ const openDatabases = new Set<EmbeddedDatabase>();
 let exitHook = false;
 
 export class EmbeddedDatabase {
-  private thread: PgliteThread | undefined;
+  private child: PgliteProcess | undefined;
   /**
-   * A thread that has loaded and compiled PGlite, ready to open the directory when the current
+   * A process that has loaded and compiled PGlite, ready to open the directory when the current
    * one is killed: a restart then costs Postgres's start (and its recovery), not PGlite's load.
    */
-  private spare: SpareThread | undefined;
+  private spare: SpareProcess | undefined;
+  /** Starts the spare, SPARE_DELAY_MS after a process was taken into service. */
+  private spareTimer: NodeJS.Timeout | undefined;
   private state: 'ready' | 'restarting' | 'closed' = 'ready';
   private readonly queue = new FairQueue<Waiter>();
   private leased = false;
   /** The tenant whose call holds the connection, for the restart event. */
   private holder: string | undefined;
-  /** Increments with every new thread: a transaction begun on an older one is lost. */
+  /** Increments with every new process: a transaction begun on an older one is lost. */
   private generation = 0;
   private restarts = 0;
   private lastRestartMs: number | undefined;
@@ -107,7 +120,7 @@ export class EmbeddedDatabase {
     private readonly openMs: number,
   ) {}
 
-  /** Starts the thread and opens PGlite in it; DATABASE_ERROR when the directory is held or cannot be opened. */
+  /** Starts the process and opens PGlite in it; DATABASE_ERROR when the directory is held or cannot be opened. */
   static async open(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
     const settings = checkOptions(options);
     const dataDir = settings.memory ? mkdtempSync(join(tmpdir(), 'oql-pglite-')) : resolve(options.dataDir!);
@@ -116,9 +129,9 @@ export class EmbeddedDatabase {
     try {
       unlock = lockDataDir(dataDir);
       const started = Date.now();
-      const { thread } = await PgliteThread.start({ dataDir, ...threadOptions(settings) });
+      const { child } = await PgliteProcess.start({ dataDir, ...processOptions(settings) });
       const db = new EmbeddedDatabase(dataDir, label, settings, unlock, Date.now() - started);
-      db.adopt(thread);
+      db.adopt(child);
       openDatabases.add(db);
       registerExitHook();
       return db;
@@ -180,9 +193,9 @@ export class EmbeddedDatabase {
     });
     abandoned.catch(() => {});
     // Statements run one after the other, even those fn starts without awaiting the previous one.
-    const step = <X>(run: (t: PgliteThread) => Promise<X>, ms: number | undefined): Promise<X> => {
+    const step = <X>(run: (t: PgliteProcess) => Promise<X>, ms: number | undefined): Promise<X> => {
       const next = chain.then(async () => {
-        // The thread was replaced between two statements (it died): the transaction went with it.
+        // The process was replaced between two statements (it died): the transaction went with it.
         if (this.generation !== generation) end(lostError(this.label, this.expectedRestartSeconds()));
         if (ended) throw ended.error;
         clearTimeout(idleTimer);
@@ -224,7 +237,7 @@ export class EmbeddedDatabase {
       end(e);
       clearTimeout(idleTimer);
       await chain;
-      // On the thread it began on, the transaction is still open; a new thread never saw it.
+      // In the process it began in, the transaction is still open; a new process never saw it.
       if (!rolledBack && this.generation === generation && this.state === 'ready') {
         await this.statement((t) => t.exec('ROLLBACK'), timeoutMs).catch((rollbackError: unknown) => {
           // A connection that cannot roll back is in an unknown state: replace it.
@@ -245,7 +258,7 @@ export class EmbeddedDatabase {
 
   /**
    * Lets queued and running calls finish (each within its budget), closes PGlite cleanly so the
-   * directory is consistent, ends the thread and removes the lock (and the temporary directory).
+   * directory is consistent, ends the process and removes the lock (and the temporary directory).
    * Calls made after close() reject with DATABASE_ERROR.
    */
   close(): Promise<void> {
@@ -255,11 +268,11 @@ export class EmbeddedDatabase {
         this.pump();
       });
       await this.restarting;
-      const thread = this.thread;
-      this.thread = undefined;
+      const child = this.child;
+      this.child = undefined;
       this.state = 'closed';
       try {
-        await thread?.close(CLOSE_TIMEOUT_MS);
+        await child?.close(CLOSE_TIMEOUT_MS);
       } finally {
         this.cleanUp();
       }
@@ -298,11 +311,11 @@ export class EmbeddedDatabase {
     }
   }
 
-  /** A call that waits for the new thread longer than restartWaitMs gets 503, never a hang. */
+  /** A call that waits for the new process longer than restartWaitMs gets 503, never a hang. */
   private waitForRestart(waiter: Waiter): void {
     waiter.timer ??= setTimeout(() => {
       if (!this.queue.remove(waiter.tenant, waiter)) return;
-      const why = this.restartReason === 'timeout' ? 'a statement ran past its time budget' : 'its thread stopped';
+      const why = this.restartReason === 'timeout' ? 'a statement ran past its time budget' : 'its process stopped';
       waiter.refuse(this.unavailable(
         `the ${this.label} is being reopened after ${why}, and did not come back within ${this.settings.restartWaitMs} ms`,
       ));
@@ -310,7 +323,7 @@ export class EmbeddedDatabase {
     }, this.settings.restartWaitMs);
   }
 
-  /** 503 SERVICE_UNAVAILABLE, with the seconds until the new thread is expected (Retry-After). */
+  /** 503 SERVICE_UNAVAILABLE, with the seconds until the new process is expected (Retry-After). */
   private unavailable(message: string): OqlError {
     const seconds = this.expectedRestartSeconds();
     return OqlError.retryLater('SERVICE_UNAVAILABLE', message, seconds, `retry in ${describeSeconds(seconds * 1000)}`);
@@ -324,10 +337,10 @@ export class EmbeddedDatabase {
 
   // ---- Statements, deadlines and restarts ----
 
-  /** Runs one call on the thread under a deadline; the caller holds the connection. */
-  private async statement<X>(run: (thread: PgliteThread) => Promise<X>, timeoutMs: number): Promise<X> {
-    const thread = this.thread;
-    if (this.state !== 'ready' || thread === undefined) {
+  /** Runs one call in the process under a deadline; the caller holds the connection. */
+  private async statement<X>(run: (child: PgliteProcess) => Promise<X>, timeoutMs: number): Promise<X> {
+    const child = this.child;
+    if (this.state !== 'ready' || child === undefined) {
       throw this.unavailable(`the ${this.label} is being reopened`);
     }
     let timer: NodeJS.Timeout | undefined;
@@ -339,14 +352,14 @@ export class EmbeddedDatabase {
       }, timeoutMs);
     });
     try {
-      return await Promise.race([run(thread), deadline]);
+      return await Promise.race([run(child), deadline]);
     } catch (e) {
-      if (e instanceof ThreadGone && e.outOfMemory) {
+      if (e instanceof ProcessGone && e.outOfMemory) {
         throw OqlError.retryLater('QUERY_FAILED',
-          `the statement's result needed more than the database thread's ${this.settings.maxThreadHeapMb} MB of memory; the ${this.label} was restarted`,
+          `the statement's result needed more than the database process's ${this.settings.maxHeapMb} MB of memory; the ${this.label} was restarted`,
           this.expectedRestartSeconds(), 'ask for fewer rows or columns, or shorter values: a smaller LIMIT, LEFT(field, n)');
       }
-      if (e instanceof ThreadGone) {
+      if (e instanceof ProcessGone) {
         throw OqlError.retryLater('DATABASE_ERROR', `the ${this.label} stopped while running the statement; it is being reopened`, this.expectedRestartSeconds());
       }
       throw e;
@@ -355,7 +368,7 @@ export class EmbeddedDatabase {
     }
   }
 
-  /** Replaces the thread: kills the old one (if alive), opens the directory again, retries with backoff. */
+  /** Replaces the process: kills the old one (if alive), opens the directory again, retries with backoff. */
   private restart(reason: 'timeout' | 'crash', tenant: string | undefined, error: Error): void {
     if (this.state !== 'ready') return;
     this.state = 'restarting';
@@ -363,21 +376,21 @@ export class EmbeddedDatabase {
     this.generation++;
     this.restarts++;
     this.restartStartedAt = Date.now();
-    const old = this.thread;
-    this.thread = undefined;
+    const old = this.child;
+    this.child = undefined;
     for (const waiter of this.queue.items()) this.waitForRestart(waiter);
     this.emit({ type: 'restarting', reason, tenant, error });
     this.restarting = (async () => {
-      // The old thread must have stopped writing before another opens the directory.
+      // The old process must have stopped writing before another opens the directory.
       await old?.kill();
       for (let delay = 1000; ; delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)) {
         const spare = this.spare;
         this.spare = undefined;
         try {
-          const { thread } = await (spare
+          const { child } = await (spare
             ? spare.open(this.dataDir)
-            : PgliteThread.start({ dataDir: this.dataDir, ...threadOptions(this.settings) }));
-          this.adopt(thread);
+            : PgliteProcess.start({ dataDir: this.dataDir, ...processOptions(this.settings) }));
+          this.adopt(child);
           break;
         } catch (e) {
           const closing = this.closing !== undefined;
@@ -401,12 +414,17 @@ export class EmbeddedDatabase {
     })();
   }
 
-  /** Takes a freshly started thread into service; its own death restarts it. */
-  private adopt(thread: PgliteThread): void {
+  /** Takes a freshly started process into service; its own death restarts it. */
+  private adopt(child: PgliteProcess): void {
     const generation = ++this.generation;
-    this.thread = thread;
-    if (this.spare === undefined && this.closing === undefined) this.spare = PgliteThread.spare(threadOptions(this.settings));
-    thread.onDeath = (error) => {
+    this.child = child;
+    clearTimeout(this.spareTimer);
+    this.spareTimer = setTimeout(() => {
+      if (this.spare === undefined && this.closing === undefined && this.state !== 'closed') this.spare = PgliteProcess.spare(processOptions(this.settings));
+    }, SPARE_DELAY_MS);
+    // A spare to come keeps the service from exiting no more than a spare does.
+    this.spareTimer.unref();
+    child.onDeath = (error) => {
       if (this.generation === generation) this.restart('crash', this.holder, error);
     };
   }
@@ -424,6 +442,7 @@ export class EmbeddedDatabase {
   }
 
   private cleanUp(): void {
+    clearTimeout(this.spareTimer);
     void this.spare?.discard();
     this.spare = undefined;
     openDatabases.delete(this);
@@ -431,8 +450,9 @@ export class EmbeddedDatabase {
     if (this.settings.memory) rmSync(this.dataDir, { recursive: true, force: true });
   }
 
-  /** At process exit: the lock and the temporary directory, synchronously (the thread dies with the process). */
+  /** At the service's exit: its database processes, the lock and the temporary directory, synchronously. */
   static cleanUpAtExit(): void {
+    PgliteProcess.killAll();
     for (const db of openDatabases) db.cleanUp();
   }
 }

@@ -20,7 +20,7 @@ interface PgliteTx {
 /**
  * A PGlite instance on the caller's thread (a library user's). Its Postgres runs on the JS thread,
  * so no timer fires while a statement runs: statement_timeout is set but cannot end a runaway
- * statement. The service runs PGlite in a worker thread instead (./pglite-worker.ts), which can.
+ * statement. The service runs PGlite in a process of its own instead (./pglite-worker.ts), which can.
  */
 export function pgliteDatabase(db: PgliteLike, label: string, close: () => Promise<void> = async () => {}): Database {
   return asDatabase({

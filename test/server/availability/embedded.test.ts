@@ -5,7 +5,7 @@ import {
 } from './support.js';
 
 /**
- * Issue 19 on the default database, embedded PGlite (`memory: true`, in its worker thread): F4
+ * Issue 19 on the default database, embedded PGlite (`memory: true`, in its own process): F4
  * (a three-level correlated subquery that ran 164 s while every tenant waited) and F8 (JSON nested
  * 5000 deep sent to the MCP endpoint and to REST). Organization A is served while B attacks.
  */

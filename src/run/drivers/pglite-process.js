@@ -1,31 +1,55 @@
-// The worker thread of the embedded database (src/run/drivers/pglite-worker.ts starts it). It opens PGlite
-// on a data directory and runs one statement per message, in the order they come.
+// The process of the embedded database (src/run/drivers/pglite-worker.ts starts it through
+// pglite-process-client.ts). It opens PGlite on a data directory and runs one statement per
+// message, in the order they come. A process of its own, not a thread of the service's: what ends
+// it (its heap, or V8 aborting on a failed check of its own, docs/embedded-database.md) ends the
+// database, which the service reopens, never the service.
 //
 // Plain JavaScript that imports nothing from src/: it is loaded by Node itself from three places
-// (src/run/drivers under vitest and tsx, dist/ in the package), none of which can give a worker thread a
+// (src/run/drivers under vitest and tsx, dist/ in the package), none of which can give it a
 // TypeScript loader. Keep it ASCII, like every built file.
 //
-// workerData: { dataDir: string | null, extensions: string[], rawOids: number[], sessionSql: string | undefined }
-//   dataDir null: a spare thread. It loads PGlite and compiles its WebAssembly ahead, then waits
+// Its settings come as JSON in the environment variable OQL_PGLITE_PROCESS:
+//   { dataDir: string | null, extensions: string[], rawOids: number[], sessionSql: string | undefined }
+//   dataDir null: a spare. It loads PGlite and compiles its WebAssembly ahead, then waits
 //   for { op: 'open', dataDir } before it opens anything: a restart then only pays for Postgres's
 //   own start.
-//   rawOids: the types the main thread decodes itself (its parsers are functions, which cannot
-//   cross threads); their values are sent as the text Postgres wrote.
+//   rawOids: the types the service decodes itself (its parsers are functions, which cannot cross
+//   to another process); their values are sent as the text Postgres wrote.
+// Messages come and go over the IPC channel (serialization 'advanced': the structured clone).
 // Messages in:  { op: 'open', dataDir } (a spare, once) | { id, op: 'query', sql, params } | { id, op: 'exec', sql } | { id, op: 'close' }
 // Messages out: { type: 'ready', openMs } | { type: 'open-failed', error }
 //               | { id, ok: true, result } | { id, ok: false, error }
 // A result is { rows: unknown[][], fields: {name, dataTypeID}[], affectedRows } (rows as arrays:
 // smaller to copy than objects that repeat every key); exec answers a list of them.
+//
+// It never outlives the service: it exits when the channel closes, and a watchdog thread (which
+// runs no WebAssembly) kills it when its parent changes, since a statement in progress keeps this
+// thread from hearing the channel close.
 import { readFile } from 'node:fs/promises';
-import { parentPort, workerData } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
+
+const settings = JSON.parse(process.env.OQL_PGLITE_PROCESS ?? '{}');
+
+const watchdog = new Worker(
+  "const { workerData: parent } = require('node:worker_threads');\n" +
+    "setInterval(() => { if (process.ppid !== parent) process.kill(process.pid, 'SIGKILL'); }, 100);",
+  { eval: true, workerData: process.ppid },
+);
+watchdog.unref();
+process.on('disconnect', () => process.exit(0));
+
+/** Sends one message to the service; one that cannot be copied (DataCloneError) throws here. */
+function send(message) {
+  process.send(message);
+}
 
 let started = Date.now();
 const raw = (text) => text;
-const parsers = Object.fromEntries(workerData.rawOids.map((oid) => [oid, raw]));
+const parsers = Object.fromEntries(settings.rawOids.map((oid) => [oid, raw]));
 const options = { parsers, rowMode: 'array' };
 
 // The fields of a Postgres error that callers look at (code, constraint, ...): an Error copied to
-// another thread keeps only its message and stack.
+// another process keeps only its message and stack.
 const ERROR_FIELDS = ['name', 'message', 'severity', 'code', 'detail', 'hint', 'position', 'internalPosition', 'internalQuery',
   'where', 'schema', 'table', 'column', 'dataType', 'constraint', 'file', 'line', 'routine'];
 
@@ -49,7 +73,7 @@ function resultOf(r) {
 async function load() {
   const { PGlite } = await import('@electric-sql/pglite');
   const extensions = {};
-  for (const name of workerData.extensions) {
+  for (const name of settings.extensions) {
     const mod = await import(`@electric-sql/pglite/contrib/${name}`);
     extensions[name] = mod[name];
   }
@@ -62,10 +86,10 @@ function openMessage() {
   return new Promise((resolve) => {
     const take = (message) => {
       if (message?.op !== 'open') return;
-      parentPort.off('message', take);
+      process.off('message', take);
       resolve(message.dataDir);
     };
-    parentPort.on('message', take);
+    process.on('message', take);
   });
 }
 
@@ -73,12 +97,12 @@ async function open() {
   const loaded = load();
   // Not left unhandled while a spare waits: the error is rethrown below when the open comes.
   loaded.catch(() => {});
-  const dataDir = workerData.dataDir ?? (await openMessage());
+  const dataDir = settings.dataDir ?? (await openMessage());
   started = Date.now();
   const { PGlite, extensions, pgliteWasmModule, fsBundle } = await loaded;
   const pg = await PGlite.create({ dataDir, extensions, pgliteWasmModule, fsBundle });
-  // Session settings, run again by every new thread: a restart must not lose them.
-  if (workerData.sessionSql) await pg.exec(workerData.sessionSql);
+  // Session settings, run again by every new process: a restart must not lose them.
+  if (settings.sessionSql) await pg.exec(settings.sessionSql);
   return pg;
 }
 
@@ -86,13 +110,12 @@ let db;
 try {
   db = await open();
 } catch (e) {
-  parentPort.postMessage({ type: 'open-failed', error: plainError(e) });
-  // Nothing else keeps the thread alive: it ends once the message is out.
-  parentPort.close();
+  send({ type: 'open-failed', error: plainError(e) });
+  // Nothing else keeps the process alive: it ends once the message is out.
 }
 
 if (db !== undefined) {
-  parentPort.on('message', async (message) => {
+  process.on('message', async (message) => {
     const { id, op } = message;
     let reply;
     try {
@@ -106,12 +129,11 @@ if (db !== undefined) {
       reply = { id, ok: false, error: plainError(e) };
     }
     try {
-      parentPort.postMessage(reply);
+      send(reply);
     } catch (e) {
-      // A value that cannot be copied to the main thread (DataCloneError).
-      parentPort.postMessage({ id, ok: false, error: plainError(e) });
+      // A value that cannot be copied to the service (DataCloneError).
+      send({ id, ok: false, error: plainError(e) });
     }
-    if (op === 'close') parentPort.close();
   });
-  parentPort.postMessage({ type: 'ready', openMs: Date.now() - started });
+  send({ type: 'ready', openMs: Date.now() - started });
 }
