@@ -7,20 +7,25 @@ import { join, relative } from 'node:path';
 
 const [kind, path, root] = process.argv.slice(2);
 
+/**
+ * The failures a test file counts for: its failed tests, or one when the file failed before any
+ * of its tests could (an import error, a failing beforeAll), so that it is never counted as none.
+ */
+const failuresOf = (fileFailed, failedTests) => (fileFailed && failedTests === 0 ? 1 : failedTests);
+
 if (kind === 'report') {
   const r = JSON.parse(readFileSync(path, 'utf8'));
-  // A file that failed before any of its tests ran (an import error, a failing beforeAll) has no
-  // failed test of its own: it counts as one failure.
-  const failedFiles = (r.testResults ?? []).filter(
-    (f) => f.status === 'failed' && (f.assertionResults ?? []).every((a) => a.status !== 'failed'),
-  ).length;
-  console.log(r.numPassedTests, r.numFailedTests + failedFiles);
+  const failed = (r.testResults ?? []).reduce(
+    (sum, f) => sum + failuresOf(f.status === 'failed', (f.assertionResults ?? []).filter((a) => a.status === 'failed').length),
+    0,
+  );
+  console.log(r.numPassedTests, failed);
 } else if (kind === 'progress') {
   const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
   const started = new Set(lines.filter((l) => l.event === 'start').map((l) => relative(root, l.file)));
   const ended = lines.filter((l) => l.event === 'end');
   const done = new Set(ended.map((l) => relative(root, l.file)));
-  console.log(ended.reduce((s, l) => s + l.passed, 0), ended.reduce((s, l) => s + l.failed, 0));
+  console.log(ended.reduce((s, l) => s + l.passed, 0), ended.reduce((s, l) => s + failuresOf(l.state === 'failed', l.failed), 0));
   const files = (dir) =>
     readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
       e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.test.ts') ? [join(dir, e.name)] : [],

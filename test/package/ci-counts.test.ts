@@ -39,7 +39,7 @@ describe('.ci/counts.mjs', () => {
   });
 
   it('after a V8 abort: sums the files that ended, and lists the others, those that had started marked running', () => {
-    for (const f of ['test/a.test.ts', 'test/deep/b.test.ts', 'test/c.test.ts', 'test/d.test.ts', 'test/support/helper.ts']) {
+    for (const f of ['test/a.test.ts', 'test/deep/b.test.ts', 'test/c.test.ts', 'test/d.test.ts', 'test/e.test.ts', 'test/support/helper.ts']) {
       mkdirSync(join(dir, f, '..'), { recursive: true });
       writeFileSync(join(dir, f), '');
     }
@@ -49,18 +49,20 @@ describe('.ci/counts.mjs', () => {
       progress,
       line({ event: 'start', file: join(dir, 'test/a.test.ts') }) +
         line({ event: 'start', file: join(dir, 'test/deep/b.test.ts') }) +
-        line({ event: 'end', file: join(dir, 'test/a.test.ts'), passed: 5, failed: 1 }) +
+        line({ event: 'end', file: join(dir, 'test/a.test.ts'), state: 'failed', passed: 5, failed: 1 }) +
         line({ event: 'start', file: join(dir, 'test/d.test.ts') }) +
-        line({ event: 'end', file: join(dir, 'test/d.test.ts'), passed: 3, failed: 0 }),
+        line({ event: 'end', file: join(dir, 'test/d.test.ts'), state: 'passed', passed: 3, failed: 0 }) +
+        line({ event: 'start', file: join(dir, 'test/e.test.ts') }) +
+        line({ event: 'end', file: join(dir, 'test/e.test.ts'), state: 'failed', passed: 0, failed: 0 }),
     );
-    expect(counts('progress', progress, dir)).toEqual(['8 1', 'test/c.test.ts', 'test/deep/b.test.ts running']);
+    expect(counts('progress', progress, dir)).toEqual(['8 2', 'test/c.test.ts', 'test/deep/b.test.ts running']);
   });
 
   it('refuses an unknown mode with its usage', () => {
     expect(() => execFileSync(process.execPath, [SCRIPT, 'other'], { cwd: dir, stdio: 'pipe' })).toThrow(/usage/);
   });
 
-  it('is fed by the progress reporter: a line as each file starts and ends, with the counts the report rule gives', () => {
+  it('is fed by the progress reporter: a line as each file starts and ends, with its state and counts', () => {
     // Inside the repository, so that the files find vitest; .scratch/ is ignored by git.
     mkdirSync(join(ROOT, '.scratch'), { recursive: true });
     const project = mkdtempSync(join(ROOT, '.scratch', 'progress-'));
@@ -85,8 +87,10 @@ describe('.ci/counts.mjs', () => {
         // Two of the files fail on purpose: vitest exits 1.
       }
       const lines = readFileSync(progress, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-      const ends = Object.fromEntries(lines.filter((l) => l['event'] === 'end').map((l) => [String(l['file']).slice(project.length + 1), [l['passed'], l['failed']]]));
-      expect(ends).toEqual({ 'mixed.test.ts': [2, 1], 'broken.test.ts': [0, 1] });
+      const ends = Object.fromEntries(lines.filter((l) => l['event'] === 'end').map((l) => [String(l['file']).slice(project.length + 1), [l['state'], l['passed']]]));
+      expect(ends).toEqual({ 'mixed.test.ts': ['failed', 2], 'broken.test.ts': ['failed', 0] });
+      // What .ci/run makes of them: 2 passed; 1 failed test, and 1 for the file that failed before its test.
+      expect(counts('progress', progress, project)[0]).toBe('2 2');
       expect(lines.filter((l) => l['event'] === 'start').length).toBe(2);
     } finally {
       rmSync(project, { recursive: true, force: true });
