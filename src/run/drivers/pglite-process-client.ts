@@ -106,6 +106,10 @@ interface Child {
   readonly closed: Promise<void>;
 }
 
+/** Every process started and not yet ended: killed when the service exits (PgliteProcess.killAll). */
+const live = new Set<ChildProcess>();
+
+/** Starts a database process; it counts as live until it has ended. */
 function spawn(options: Omit<ProcessOptions, 'dataDir'>, dataDir: string | null): Child {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -127,6 +131,8 @@ function spawn(options: Omit<ProcessOptions, 'dataDir'>, dataDir: string | null)
   // Not news on its own: a failed send or kill shows as the process's exit, which is listened to.
   child.on('error', () => {});
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  live.add(child);
+  child.once('exit', () => live.delete(child));
   return { child, stderr: () => tail, closed };
 }
 
@@ -134,9 +140,6 @@ function spawn(options: Omit<ProcessOptions, 'dataDir'>, dataDir: string | null)
 function exitReason(code: number | null, signal: NodeJS.Signals | null): string {
   return signal === null ? `exited (code ${code})` : `was ended by ${signal}`;
 }
-
-/** Every process started and not yet ended: killed when the service exits (PgliteProcess.killAll). */
-const live = new Set<ChildProcess>();
 
 export class PgliteProcess {
   private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (e: Error) => void }>();
@@ -160,7 +163,7 @@ export class PgliteProcess {
 
   /** Starts a process and waits until PGlite is open in it. */
   static start(options: ProcessOptions): Promise<{ child: PgliteProcess; openMs: number }> {
-    return PgliteProcess.opened(track(spawn(options, options.dataDir)), options);
+    return PgliteProcess.opened(spawn(options, options.dataDir), options);
   }
 
   /**
@@ -169,7 +172,7 @@ export class PgliteProcess {
    * exiting no more than a timer that is unref'd would.
    */
   static spare(options: Omit<ProcessOptions, 'dataDir'>): SpareProcess {
-    const spawned = track(spawn(options, null));
+    const spawned = spawn(options, null);
     const { child } = spawned;
     const hold = (on: boolean) => {
       for (const handle of [child, child.channel, child.stderr] as ({ ref?(): void; unref?(): void } | null | undefined)[]) {
@@ -307,13 +310,6 @@ export class PgliteProcess {
     for (const call of this.pending.values()) call.reject(error);
     this.pending.clear();
   }
-}
-
-/** Counts a process as live until it has ended. */
-function track(spawned: Child): Child {
-  live.add(spawned.child);
-  spawned.child.once('exit', () => live.delete(spawned.child));
-  return spawned;
 }
 
 /** The last line the process wrote to standard error (V8's reason when it aborts), for a message. */

@@ -38,11 +38,6 @@ const watchdog = new Worker(
 watchdog.unref();
 process.on('disconnect', () => process.exit(0));
 
-/** Sends one message to the service; one that cannot be copied (DataCloneError) throws here. */
-function send(message) {
-  process.send(message);
-}
-
 let started = Date.now();
 const raw = (text) => text;
 const parsers = Object.fromEntries(settings.rawOids.map((oid) => [oid, raw]));
@@ -110,7 +105,7 @@ let db;
 try {
   db = await open();
 } catch (e) {
-  send({ type: 'open-failed', error: plainError(e) });
+  process.send({ type: 'open-failed', error: plainError(e) });
   // Nothing else keeps the process alive: it ends once the message is out.
 }
 
@@ -129,11 +124,11 @@ if (db !== undefined) {
       reply = { id, ok: false, error: plainError(e) };
     }
     try {
-      send(reply);
+      process.send(reply);
     } catch (e) {
-      // A value that cannot be copied to the service (DataCloneError).
-      send({ id, ok: false, error: plainError(e) });
+      // A value that cannot be copied to the service (DataCloneError: process.send throws it).
+      process.send({ id, ok: false, error: plainError(e) });
     }
   });
-  send({ type: 'ready', openMs: Date.now() - started });
+  process.send({ type: 'ready', openMs: Date.now() - started });
 }

@@ -420,7 +420,7 @@ export class EmbeddedDatabase {
     this.child = child;
     clearTimeout(this.spareTimer);
     this.spareTimer = setTimeout(() => {
-      if (this.spare === undefined && this.closing === undefined && this.state !== 'closed') this.spare = PgliteProcess.spare(processOptions(this.settings));
+      if (this.spare === undefined && this.closing === undefined) this.spare = PgliteProcess.spare(processOptions(this.settings));
     }, SPARE_DELAY_MS);
     // A spare to come keeps the service from exiting no more than a spare does.
     this.spareTimer.unref();
