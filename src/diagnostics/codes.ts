@@ -92,6 +92,10 @@ export const CODES = {
   NOT_FOUND: 'The record does not exist in the caller\'s organization.',
   INVALID_TOKEN: 'A pagination token or cursor is malformed, tampered with, expired or issued for another request.',
   TOO_MANY_RECORDS: 'A bulk create or upsert carries more records than the configured maximum.',
+  // The change log
+  INVALID_CURSOR: 'A change cursor that the service did not hand out.',
+  CURSOR_EXPIRED: 'A change cursor older than the changes kept: resynchronise with a full sync, then follow the log from its head.',
+  TOO_MANY_WAITING: 'The caller, or its organization, already has the maximum number of long-polls and change streams open.',
   MISSING_DEPENDENCY: 'An optional package the requested work needs (libphonenumber-js for phone columns) is not installed.',
   // The HTTP service
   UNAUTHENTICATED: 'The request has no bearer token, or one the service does not recognise.',
@@ -112,7 +116,10 @@ export function statusOf(code: DiagnosticCode): number {
     case 'QUERY_TIMEOUT':
       return 504;
     case 'TOO_MANY_REQUESTS':
+    case 'TOO_MANY_WAITING':
       return 429;
+    case 'CURSOR_EXPIRED':
+      return 410;
     case 'DATABASE_ERROR':
     case 'SERVICE_UNAVAILABLE':
       return 503;

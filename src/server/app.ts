@@ -16,6 +16,8 @@ import { filterRoutes } from './routes/filter.js';
 import { healthRoutes } from './routes/health.js';
 import { objectRoutes } from './routes/objects.js';
 import { recordRoutes } from './routes/records.js';
+import { changeRoutes } from './routes/changes.js';
+import type { Maintenance } from '../service/changes/maintenance.js';
 import { reportRoutes } from './routes/reports.js';
 import { toolLogRoutes } from './routes/tool-logs.js';
 import type { AuthResolver, ServiceDb } from '../service/types.js';
@@ -82,6 +84,8 @@ export interface OqlServer {
   readonly reads: { readonly label: string; readonly role: ReadRole } | undefined;
   /** The key created for org_demo on an empty embedded database (`createFirstKey`), shown once. */
   readonly firstKey: string | undefined;
+  /** The purge of deleted records and the pruning of old changes; `run()` does a round now. */
+  readonly maintenance: Maintenance;
   /** Rows of demo data loaded at this start (0 when the tables already held data). */
   readonly demoRows: number;
   /** Public URL of the main host: `baseUrl` as given, else the address `app` listens on. */
@@ -119,7 +123,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
     let closed: Promise<void> | undefined;
     return {
       app, mcpApp, db, catalog: service.catalog, config: service.config, service, authResolvers, keys: ctx.keys, reads: service.reads,
-      firstKey: service.firstKey, demoRows: service.demoRows, ...urls,
+      firstKey: service.firstKey, demoRows: service.demoRows, maintenance: service.maintenance, ...urls,
       close() {
         closed ??= (async () => {
           await Promise.allSettled([app.close(), mcpApp.close()]);
@@ -249,6 +253,7 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
     await api.register(filterRoutes);
     await api.register(connectorRoutes);
     await api.register(recordRoutes);
+    await api.register(changeRoutes);
     await api.register(objectRoutes);
   });
   return app;

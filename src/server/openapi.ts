@@ -15,11 +15,12 @@ const TAGS = [
   { name: 'reports', description: 'Read-only analytics in the object query language: rows and counts (spec 4.8–4.10), and lint, which checks a query without running it.' },
   { name: 'connectors', description: 'Records page by page for sync, and the objects as connector entities, for the two connector families (spec 4.11–4.15).' },
   { name: 'tool logs', description: "The organization's MCP tool calls, for superadmins (spec 4.16)." },
+  { name: 'changes', description: "What changed: every committed create, update, delete, restore and purge of the organization's records, in commit order, as pages, long-polls or a stream (docs/changes.md)." },
   { name: 'keys', description: "The organization's API keys: list, create, roll and revoke, within the caller's role (members manage their own keys)." },
 ];
 
 const DESCRIPTION = [
-  "Records, objects, analytics, connectors, MCP tool logs and API keys of one organization: the one a key's bearer belongs to.",
+  "Records, objects, analytics, connectors, the change log, MCP tool logs and API keys of one organization: the one a key's bearer belongs to.",
   '',
   'Every answer is an envelope: `{"success": true, "data": ...}`, or `{"success": false, "data": {message, status_code, error_code, validation_errors, meta_data}}` with the HTTP status repeated in `status_code`.',
   'Paths are answered with and without a trailing slash; they are listed without.',

@@ -75,6 +75,18 @@ export interface ServerOptions extends DatabaseOptions {
    * addresses and CIDR ranges. Default OQL_TRUST_PROXY, else none (src/service/trust-proxy.ts).
    */
   readonly trustProxy?: string | number | readonly string[];
+  /** Deleted records are purged this many days after their deletion (fractions allowed). Default OQL_PURGE_AFTER_DAYS or 30. */
+  readonly purgeAfterDays?: number;
+  /** Changes are kept this many days (fractions allowed). Default OQL_CHANGES_RETENTION_DAYS or 7. */
+  readonly changesRetentionDays?: number;
+  /** Long-polls and change streams one user may have open on an instance. Default OQL_MAX_WAITING_PER_USER or 10. */
+  readonly maxWaitingPerUser?: number;
+  /** Long-polls and change streams one organization may have open on an instance. Default OQL_MAX_WAITING_PER_ORG or 200. */
+  readonly maxWaitingPerOrg?: number;
+  /** Seconds after which the server ends a change stream (the client reconnects with Last-Event-ID). Default OQL_STREAM_MAX_SECONDS or 300. */
+  readonly streamMaxSeconds?: number;
+  /** Seconds between the comment lines that keep an idle change stream open. Default OQL_STREAM_HEARTBEAT_SECONDS or 15. */
+  readonly streamHeartbeatSeconds?: number;
   /** Request logs (one JSON line per request); false or absent: none. */
   readonly log?: LogOptions | false;
   /** The environment read for OQL_* settings. Default process.env. */
@@ -99,6 +111,12 @@ export interface ServerConfig {
   readonly roleAccess: Partial<Record<Role, readonly string[]>>;
   readonly apiKeyCacheMs: number;
   readonly trustProxy: TrustProxy;
+  readonly purgeAfterDays: number;
+  readonly changesRetentionDays: number;
+  readonly maxWaitingPerUser: number;
+  readonly maxWaitingPerOrg: number;
+  readonly streamMaxSeconds: number;
+  readonly streamHeartbeatSeconds: number;
 }
 
 export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024;
@@ -125,6 +143,13 @@ function nonNegative(name: string, value: number | string | undefined, fallback:
 
 function optionalPositive(name: string, value: number | string | undefined): number | undefined {
   return value === undefined || value === '' ? undefined : positive(name, value, 0);
+}
+
+function days(name: string, value: number | string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!(Number.isFinite(n) && n > 0 && n <= 36_500)) throw OqlError.plain('INVALID_OPTIONS', `${name} must be a number of days above 0, not '${String(value)}'`);
+  return n;
 }
 
 function ratio(name: string, value: number | string | undefined, fallback: number): number {
@@ -158,6 +183,12 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
     roleAccess: options.roleAccess ?? parseRoleAccess(env['OQL_ROLE_ACCESS'] ?? ''),
     apiKeyCacheMs: nonNegative('apiKeyCacheMs (OQL_API_KEY_CACHE_MS)', options.apiKeyCacheMs ?? env['OQL_API_KEY_CACHE_MS'], DEFAULT_API_KEY_CACHE_MS),
     trustProxy: parseTrustProxy(options.trustProxy ?? env['OQL_TRUST_PROXY']),
+    purgeAfterDays: days('purgeAfterDays (OQL_PURGE_AFTER_DAYS)', options.purgeAfterDays ?? env['OQL_PURGE_AFTER_DAYS'], 30),
+    changesRetentionDays: days('changesRetentionDays (OQL_CHANGES_RETENTION_DAYS)', options.changesRetentionDays ?? env['OQL_CHANGES_RETENTION_DAYS'], 7),
+    maxWaitingPerUser: positive('maxWaitingPerUser (OQL_MAX_WAITING_PER_USER)', options.maxWaitingPerUser ?? env['OQL_MAX_WAITING_PER_USER'], 10),
+    maxWaitingPerOrg: positive('maxWaitingPerOrg (OQL_MAX_WAITING_PER_ORG)', options.maxWaitingPerOrg ?? env['OQL_MAX_WAITING_PER_ORG'], 200),
+    streamMaxSeconds: positive('streamMaxSeconds (OQL_STREAM_MAX_SECONDS)', options.streamMaxSeconds ?? env['OQL_STREAM_MAX_SECONDS'], 300),
+    streamHeartbeatSeconds: positive('streamHeartbeatSeconds (OQL_STREAM_HEARTBEAT_SECONDS)', options.streamHeartbeatSeconds ?? env['OQL_STREAM_HEARTBEAT_SECONDS'], 15),
   };
 }
 

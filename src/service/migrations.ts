@@ -221,6 +221,38 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       `CREATE INDEX IF NOT EXISTS attempts_window_idx ON ${S}.attempts (window_ends)`,
     ],
   },
+  {
+    version: 8,
+    name: 'the change log',
+    statements: [
+      // One row per committed change of a record. Positions are taken from the sequence while the
+      // writing transaction holds its organization's change lock, which it keeps until it commits:
+      // an organization's positions are therefore in commit order, and a reader that follows
+      // `position > cursor` can never step past a change that commits later (docs/changes.md).
+      // `record` and `previous` are json, not jsonb, so a record's keys keep get-one's order.
+      `CREATE TABLE IF NOT EXISTS ${S}.changes (
+         position bigserial PRIMARY KEY,
+         org_id text NOT NULL,
+         event_id uuid NOT NULL DEFAULT gen_random_uuid() UNIQUE,
+         object_slug text NOT NULL,
+         record_id text NOT NULL,
+         operation text NOT NULL CHECK (operation IN ('created', 'updated', 'deleted', 'restored', 'purged')),
+         changed_fields json,
+         record json,
+         previous json,
+         actor_user_id text,
+         actor_surface text NOT NULL,
+         committed_at bigint NOT NULL
+       )`,
+      `CREATE INDEX IF NOT EXISTS changes_org_position_idx ON ${S}.changes (org_id, position)`,
+      `CREATE INDEX IF NOT EXISTS changes_committed_at_idx ON ${S}.changes (committed_at)`,
+      // The newest position the retention pruned, per organization: a cursor before it has lost changes.
+      `CREATE TABLE IF NOT EXISTS ${S}.change_horizons (
+         org_id text PRIMARY KEY,
+         pruned_through bigint NOT NULL
+       )`,
+    ],
+  },
 ]);
 
 // Any constant: the key of the advisory lock every migrating start takes.

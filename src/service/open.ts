@@ -1,6 +1,11 @@
 import { withAuditFields } from '../catalog/audit-fields.js';
 import { DEMO_ORG, loadDemoData } from '../demo/seed.js';
 import { addMissingAuditColumns } from '../records/audit-columns.js';
+import { addLifecycleColumns } from '../records/lifecycle.js';
+import { ChangeFeed } from './changes/feed.js';
+import { ChangeLog } from './changes/log.js';
+import { Maintenance } from './changes/maintenance.js';
+import { ChangeWatcher } from './changes/watcher.js';
 import { openDatabase, openReadDatabase, type ReadDatabase } from '../run/open.js';
 import { routeReads } from '../run/routed.js';
 import type { ReadRole } from '../run/drivers/read-role.js';
@@ -33,9 +38,16 @@ export interface OpenedService extends ServiceContext {
    * its reads are one statement, and the ALTER ROLE that would make them so).
    */
   readonly reads: { readonly label: string; readonly role: ReadRole } | undefined;
+  /** The purge of deleted records and the pruning of old changes (every few minutes by itself). */
+  readonly maintenance: Maintenance;
   /** Closes the database when it was opened here. */
   close(): Promise<void>;
 }
+
+/** How often an instance purges and prunes. */
+const MAINTENANCE_EVERY_MS = 5 * 60_000;
+/** How often an instance on PostgreSQL looks for other instances' changes while a reader waits. */
+const WATCH_POLL_MS = 250;
 
 /**
  * Everything the surfaces share, without any of them: opens the database, runs the migrations,
@@ -59,6 +71,7 @@ export async function openService(options: ServerOptions & { workspaces?: string
     // Catalog-dependent, so not an entry of the fixed migration list: idempotent, run at every start.
     const auditColumns = await addMissingAuditColumns(db, catalog);
     const { warnings } = await ensureCatalogTables(db, catalog, { searchIndexes: options.searchIndexes === true });
+    await addLifecycleColumns(db, catalog);
     for (const k of bootstrapKeys) await storeApiKey(db, k.key, k);
     // The demo's data belongs to org_demo, reached through the workspace `demo`.
     await bootstrapWorkspaces(db, options.demo ? [...workspaces, { subdomain: 'demo', orgId: DEMO_ORG }] : workspaces);
@@ -76,15 +89,23 @@ export async function openService(options: ServerOptions & { workspaces?: string
     const ownsLeases = options.leases === undefined;
     const leaseStore: LeaseStore = options.leases ?? leaseStoreFor(db);
     const policy = new Policy({ catalog, config, leases: leaseStore, timeoutMs, coolDownMs: db.kind === 'pglite' ? EMBEDDED_COOL_DOWN_MS : 0 });
+    const changeLog = new ChangeLog(db);
+    // Only this process writes an embedded database: its own commits wake its readers, no polling.
+    const watcher = new ChangeWatcher(changeLog, db.kind === 'pglite' ? null : WATCH_POLL_MS);
+    const feed = new ChangeFeed(changeLog, watcher, catalog, config, policy);
+    const maintenance = new Maintenance(db, catalog, changeLog, config);
+    maintenance.start(MAINTENANCE_EVERY_MS);
     let closed: Promise<void> | undefined;
     return {
-      db, readDb, catalog, config, policy, leases: leaseStore, tokenSecret: secret,
-      ops: new Operations(db, readDb, primaryReadDb, catalog, config, policy, secret),
+      db, readDb, catalog, config, policy, leases: leaseStore, tokenSecret: secret, maintenance,
+      ops: new Operations(db, readDb, primaryReadDb, catalog, config, policy, secret, changeLog, feed),
       keys: new ApiKeyVerifier(db, config.apiKeyCacheMs),
       firstKey, demoRows, warnings, auditColumns,
       reads: reader && { label: reader.db.label, role: reader.role },
       close() {
         closed ??= (async () => {
+          watcher.close();
+          await maintenance.stop();
           if (ownsLeases) await leaseStore.close().catch(() => {});
           await reader?.db.close().catch(() => {});
           if (ownsDb) await db.close();

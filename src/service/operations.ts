@@ -2,7 +2,9 @@ import { entities, entitySchema } from '../catalog/entities.js';
 import { catalogPayload, objectPayload } from '../catalog/payload-out.js';
 import type { Catalog } from '../catalog/types.js';
 import { connectorRecords, filterRecords } from '../run/filter.js';
-import { bulkCreate, bulkUpsert, getRecord, updateRecord } from '../records/index.js';
+import { bulkCreate, bulkUpsert, deleteRecords, getRecord, restoreRecord, updateRecord } from '../records/index.js';
+import { cursorOf, type ChangeLog, type ChangeSurface } from './changes/log.js';
+import type { ChangeFeed, ChangesRequest } from './changes/feed.js';
 import type { Database } from '../run/database.js';
 import { count, execute, type QueryRequest } from '../run/execute.js';
 import type { ServerConfig } from './config.js';
@@ -13,6 +15,9 @@ import { listToolLogs, type ListToolLogsOptions } from './store/tool-logs.js';
 export type ToolLogFilters = Pick<ListToolLogsOptions, 'toolName' | 'userId' | 'since' | 'until'>;
 
 const WRITE_TIMEOUT_MS = 30_000;
+
+/** The surfaces a write can come through; a console session's writes are the console's whatever it says. */
+export type WriteSurface = Exclude<ChangeSurface, 'system'>;
 
 /**
  * The service's operations, each once: the policy point's admission and limits around one library
@@ -35,6 +40,8 @@ export class Operations {
     private readonly config: ServerConfig,
     readonly policy: Policy,
     private readonly tokenSecret: string,
+    private readonly changeLog: ChangeLog,
+    readonly feed: ChangeFeed,
   ) {}
 
   // ---- Analytics (4.8, 4.9) ----
@@ -76,31 +83,98 @@ export class Operations {
 
   // ---- Records (4.1 to 4.4) ----
 
-  private writeContext(ctx: RequestContext, slug: string) {
+  private writeContext(ctx: RequestContext, slug: string, surface: WriteSurface) {
     this.policy.checkObject(ctx, slug);
+    // A console session acts through the REST API; its changes say so.
+    const actor = { user_id: ctx.principal.userId, surface: ctx.principal.via === 'session' ? 'console' as const : surface };
     // Writes carry validated records, not a caller's query: a longer budget than reads, still one.
-    return { catalog: this.catalog, orgId: ctx.org, userId: ctx.principal.userId, maxRecords: this.config.maxBulkRecords, timeoutMs: Math.max(this.policy.timeoutMs, WRITE_TIMEOUT_MS) };
+    return {
+      catalog: this.catalog, orgId: ctx.org, userId: ctx.principal.userId, maxRecords: this.config.maxBulkRecords,
+      timeoutMs: Math.max(this.policy.timeoutMs, WRITE_TIMEOUT_MS), changes: this.changeLog.sink(actor),
+    };
   }
 
-  bulkCreate(ctx: RequestContext, slug: string, records: unknown) {
-    const wctx = this.writeContext(ctx, slug);
-    return this.policy.admit(ctx, 'light', () => bulkCreate(this.db, slug, records, wctx));
+  /** A write through the policy point; once it has committed, the readers waiting on its organization wake. */
+  private write<T>(ctx: RequestContext, fn: () => Promise<T>): Promise<T> {
+    return this.policy.admit(ctx, 'light', fn).then((result) => {
+      this.feed.watcher.committed(ctx.org);
+      return result;
+    });
   }
 
-  bulkUpsert(ctx: RequestContext, slug: string, body: unknown) {
-    const wctx = this.writeContext(ctx, slug);
-    return this.policy.admit(ctx, 'light', () => bulkUpsert(this.db, slug, body, wctx));
+  bulkCreate(ctx: RequestContext, slug: string, records: unknown, surface: WriteSurface = 'rest') {
+    const wctx = this.writeContext(ctx, slug, surface);
+    return this.write(ctx, () => bulkCreate(this.db, slug, records, wctx));
+  }
+
+  bulkUpsert(ctx: RequestContext, slug: string, body: unknown, surface: WriteSurface = 'rest') {
+    const wctx = this.writeContext(ctx, slug, surface);
+    return this.write(ctx, () => bulkUpsert(this.db, slug, body, wctx));
   }
 
   getRecord(ctx: RequestContext, slug: string, id: string) {
     // A read: the read budget, which is also the read role's own timeout (one statement there).
-    const { userId: _u, ...rctx } = { ...this.writeContext(ctx, slug), timeoutMs: this.policy.timeoutMs };
+    const { userId: _u, changes: _c, ...rctx } = { ...this.writeContext(ctx, slug, 'rest'), timeoutMs: this.policy.timeoutMs };
     return this.policy.admit(ctx, 'light', () => getRecord(this.primaryReadDb, slug, id, rctx));
   }
 
-  updateRecord(ctx: RequestContext, slug: string, id: string, patch: unknown) {
-    const wctx = this.writeContext(ctx, slug);
-    return this.policy.admit(ctx, 'light', () => updateRecord(this.db, slug, id, patch, wctx));
+  updateRecord(ctx: RequestContext, slug: string, id: string, patch: unknown, surface: WriteSurface = 'rest') {
+    const wctx = this.writeContext(ctx, slug, surface);
+    return this.write(ctx, () => updateRecord(this.db, slug, id, patch, wctx));
+  }
+
+  // ---- The record lifecycle: admins and above ----
+
+  async deleteRecord(ctx: RequestContext, slug: string, id: string, surface: WriteSurface = 'rest') {
+    this.policy.checkRole(ctx, 'admin', 'delete records');
+    const wctx = this.writeContext(ctx, slug, surface);
+    const [deleted] = await this.write(ctx, () => deleteRecords(this.db, slug, [id], wctx));
+    return deleted!;
+  }
+
+  bulkDelete(ctx: RequestContext, slug: string, body: unknown, surface: WriteSurface = 'rest') {
+    this.policy.checkRole(ctx, 'admin', 'delete records');
+    const wctx = this.writeContext(ctx, slug, surface);
+    const ids = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { ids?: unknown }).ids : undefined;
+    return this.write(ctx, async () => ({ records: await deleteRecords(this.db, slug, ids, wctx) }));
+  }
+
+  restoreRecord(ctx: RequestContext, slug: string, id: string, surface: WriteSurface = 'rest') {
+    this.policy.checkRole(ctx, 'admin', 'restore records');
+    const wctx = this.writeContext(ctx, slug, surface);
+    return this.write(ctx, () => restoreRecord(this.db, slug, id, wctx));
+  }
+
+  // ---- The change log ----
+
+  /** A page of the organization's changes after a cursor; with `wait`, a long-poll. */
+  changes(ctx: RequestContext, request: ChangesRequest, signal?: AbortSignal, maxLimit?: number) {
+    return this.feed.read(ctx, this.feed.parse(ctx, request, maxLimit), signal);
+  }
+
+  /**
+   * The MCP tool's read: no wait, and the tools' caps (mcpMaxRows changes, mcpMaxBytes of JSON), cut
+   * from the end with `truncated` and a next_cursor that goes on from the last change kept.
+   */
+  async changesForTool(ctx: RequestContext, request: ChangesRequest) {
+    const parsed = this.feed.parse(ctx, { ...request, wait: undefined });
+    const limit = Math.min(parsed.limit, this.config.mcpMaxRows);
+    const page = await this.feed.read(ctx, { ...parsed, limit });
+    const max = Math.min(this.config.mcpMaxBytes, this.config.maxResponseBytes);
+    const changes = [...page.changes];
+    let truncated: 'rows' | 'bytes' | undefined = limit < parsed.limit && page.has_more ? 'rows' : undefined;
+    let bytes = changes.reduce((sum, c) => sum + Buffer.byteLength(JSON.stringify(c)) + 1, 0);
+    while (changes.length > 0 && bytes > max) {
+      bytes -= Buffer.byteLength(JSON.stringify(changes.pop())) + 1;
+      truncated = 'bytes';
+    }
+    const next = changes.length > 0 ? changes[changes.length - 1]!.cursor : request.after === undefined || request.after === '' ? cursorOf(parsed.after) : String(request.after);
+    return { changes, next_cursor: next, has_more: page.has_more || changes.length < page.changes.length, ...(truncated ? { truncated } : {}) };
+  }
+
+  /** The cursor of the organization's newest change: where a consumer starts to get only what comes next. */
+  async changesHead(ctx: RequestContext) {
+    return { cursor: cursorOf(await this.feed.head(ctx)) };
   }
 
   // ---- Objects and entities (4.6, 4.7, 4.12 to 4.15): the catalog, no database ----

@@ -240,6 +240,8 @@ const NOT_ABOUT_QUERIES = new Set<DiagnosticCode>([
   'METHOD_NOT_ALLOWED', 'MALFORMED_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'SCHEMA_MISMATCH',
   // Raised while running, by the database or the service's limits, not by reading the text.
   'SERVICE_UNAVAILABLE', 'RESPONSE_TOO_LARGE', 'QUERY_TOO_COSTLY',
+  // The change log's cursors and waiting readers.
+  'INVALID_CURSOR', 'CURSOR_EXPIRED', 'TOO_MANY_WAITING',
 ]);
 
 function cases(catalogName: string): { code: DiagnosticCode; c: Case }[] {

@@ -27,10 +27,10 @@ async function toolLogs(key: string): Promise<any[]> {
 }
 
 describe('the hosted MCP endpoint with the SDK client', () => {
-  it('initializes and lists the six tools with schemas and descriptions', async () => {
+  it('initializes and lists the seven tools with schemas and descriptions', async () => {
     expect(acme.getServerVersion()?.name).toBe('oql');
     const { tools } = await acme.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['count_query', 'describe_object', 'execute_query', 'filter_records', 'lint_query', 'list_objects']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['count_query', 'describe_object', 'execute_query', 'filter_records', 'lint_query', 'list_changes', 'list_objects']);
     const exec = tools.find((t) => t.name === 'execute_query')!;
     expect(exec.inputSchema.required).toEqual(['query', 'slug']);
     // The dialect's rules travel with the tool.

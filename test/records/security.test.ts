@@ -79,10 +79,10 @@ describe('injection payloads in every string field', () => {
 
   it('stores free text verbatim and sends the statements of a harmless value', async () => {
     const baseline = await statementsOf(() => bulkCreate(db, 'thing', [{ name: 'harmless', external_id: 'harmless', extra: { p: 'harmless' } }], A));
-    expect(baseline.result).toEqual({ message: '1 record created' });
+    expect(baseline.result).toEqual({ message: '1 record created', ids: [expect.stringMatching(/^thi_/)] });
     for (const [i, p] of list.entries()) {
       const run = await statementsOf(() => bulkCreate(db, 'thing', [{ name: p, external_id: `${i}:${p}`, extra: { p, [p]: 1 } }], A));
-      expect(run.result, p).toEqual({ message: '1 record created' });
+      expect(run.result, p).toEqual({ message: '1 record created', ids: [expect.stringMatching(/^thi_/)] });
       expect(run.sql, p).toEqual(baseline.sql);
       const r = await raw.query<{ id: string }>("SELECT id FROM thing WHERE org_id = 'org_a' AND external_id = $1", [`${i}:${p}`]);
       expect(r.rows, p).toHaveLength(1);

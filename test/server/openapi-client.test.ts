@@ -29,7 +29,8 @@ function client(url: string, key?: string): Client {
   const c = createClient<paths>({ baseUrl: url, headers: key === undefined ? {} : { authorization: `Bearer ${key}` } });
   c.use({
     async onResponse({ request, response, schemaPath }) {
-      check.check(request.method, schemaPath, response.status, response.headers, await response.clone().json());
+      const stream = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
+      check.check(request.method, schemaPath, response.status, response.headers, stream ? undefined : await response.clone().json());
     },
   });
   return c;
@@ -279,6 +280,40 @@ describe('a typed client generated from /openapi.json', () => {
     expect([text.response.status, text.error?.data.error_code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
     const big = await client(small.url, KEYS.acmeAdmin).POST('/api/v1/org/objects/{slug}/record/bulk_create', { params: { path: { slug: 'contact' } }, body: [{ name: 'x'.repeat(2000) }] });
     expect([big.response.status, big.error?.data.error_code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+  });
+
+  it('deletes, restores and reads what changed (the record lifecycle and the change log)', async () => {
+    const head = await acme.GET('/api/v1/changes/head');
+    const start = head.data!.data.cursor;
+    const made = await acme.POST('/api/v1/org/objects/{slug}/record/bulk_create', { params: { path: { slug: 'lead' } }, body: [{ name: 'Lifecycle lead one' }, { name: 'Lifecycle lead two' }] });
+    const [one, two] = made.data!.data.ids;
+    const deleted = await acme.DELETE('/api/v1/org/objects/{slug}/record/{id}', { params: { path: { slug: 'lead', id: one! } } });
+    expect(deleted.data?.data).toMatchObject({ id: one, is_deleted: true });
+    const restored = await acme.POST('/api/v1/org/objects/{slug}/record/{id}/restore', { params: { path: { slug: 'lead', id: one! } } });
+    expect(restored.data?.data.name).toBe('Lifecycle lead one');
+    const bulk = await acme.POST('/api/v1/org/objects/{slug}/record/bulk_delete', { params: { path: { slug: 'lead' } }, body: { ids: [one!, two!] } });
+    expect(bulk.data?.data.records.map((r) => r.id)).toEqual([one, two]);
+    const page = await acme.GET('/api/v1/changes', { params: { query: { after: start, objects: 'lead' } } });
+    expect(page.data?.data.changes.map((c) => [c.operation, c.record_id === one ? 1 : c.record_id === two ? 2 : c.record_id])).toEqual([['created', 1], ['created', 2], ['deleted', 1], ['restored', 1], ['deleted', 1], ['deleted', 2]]);
+    // The other organization's feed has none of them.
+    const theirs = await globex.GET('/api/v1/changes', { params: { query: { objects: 'lead', limit: '1000' } } });
+    expect(theirs.data?.data.changes.some((c) => c.record_id === one || c.record_id === two)).toBe(false);
+    const member = await acmeMember.DELETE('/api/v1/org/objects/{slug}/record/{id}', { params: { path: { slug: 'contact', id: 'nope' } } });
+    expect(member.error?.data.error_code).toBe('PERMISSION_DENIED');
+    // The stream from the same cursor gives the same changes as events of the Change schema.
+    const controller = new AbortController();
+    const stream = await acme.GET('/api/v1/changes/stream', { params: { query: { after: start, objects: 'lead' } }, parseAs: 'stream', signal: controller.signal });
+    const reader = (stream.response.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while ((text.match(/^data: /gm) ?? []).length < 6) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    controller.abort();
+    const events = [...text.matchAll(/^event: (.+)\ndata: (.+)$/gm)].map((m) => ({ event: m[1]!, data: JSON.parse(m[2]!) }));
+    expect(events.map((e) => e.event)).toEqual(['record.created', 'record.created', 'record.deleted', 'record.restored', 'record.deleted', 'record.deleted']);
+    for (const e of events) expect(check.schemaMatches('Change', e.data)).toBeNull();
   });
 
   it('answers 503 in the error envelope once the database is gone', async () => {

@@ -311,6 +311,107 @@ export interface paths {
          */
         put: operations["updateRecord"];
         post?: never;
+        /**
+         * Delete one record (admins)
+         * @description The record reads as absent everywhere from now on (get, update, filters, reports, counts, relations to it, the MCP tools) until it is restored; it is purged for good after OQL_PURGE_AFTER_DAYS (30 days by default). A change `deleted` is recorded with the write.
+         */
+        delete: operations["deleteRecord"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/objects/{slug}/record/bulk_delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete records, all or none (admins)
+         * @description Every id must name a live record of the object in your organization; otherwise NOT_FOUND names every id that does not, and nothing is deleted. At most 1000 ids; an id sent twice is deleted once.
+         */
+        post: operations["bulkDeleteRecords"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/objects/{slug}/record/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a deleted record (admins)
+         * @description The record comes back as it was when deleted, with updated_at and updated_by of the restore; a record that is not deleted (live, absent or purged) is NOT_FOUND, one whose unique value another record has taken since is VALIDATION_FAILED. A change `restored` is recorded with the write.
+         */
+        post: operations["restoreRecord"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the changes after a cursor, oldest first; with wait, a long-poll
+         * @description Your organization's changes of the objects your role may read, in commit order: a reader following next_cursor never misses a change nor gets one twice. With wait (seconds, at most 30), an empty answer waits until a change commits (answered within about a second of its commit) or the wait runs out (no changes, the same cursor). A cursor older than the retention (OQL_CHANGES_RETENTION_DAYS) is 410 CURSOR_EXPIRED.
+         */
+        get: operations["listChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/changes/head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The cursor of now: read from it to get only the changes that commit from now on */
+        get: operations["changesHead"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/changes/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The changes as Server-Sent Events, from a cursor on
+         * @description text/event-stream: each change is an event with id (its cursor), event (record.<operation>) and data (the change as JSON). Last-Event-ID resumes after that change. A comment line every 15 s keeps idle connections open; the server ends the stream after 300 s and the client reconnects with Last-Event-ID, as EventSource does by itself.
+         */
+        get: operations["streamChanges"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -758,6 +859,53 @@ export interface components {
             error_count: number;
             warning_count: number;
         };
+        /** @description A record that was deleted: it reads as absent everywhere until it is restored, and is purged after OQL_PURGE_AFTER_DAYS. */
+        DeletedRecord: {
+            id: string;
+            /** @constant */
+            is_deleted: true;
+            /** @description when it was deleted (Unix epoch milliseconds) */
+            deleted_at: number;
+        };
+        /** @description One committed change of one record (docs/changes.md). */
+        Change: {
+            /** @description the position just after this change: pass it as after to read on from here */
+            cursor: string;
+            /**
+             * Format: uuid
+             * @description unique and stable: the same change has the same event_id on every read, and webhooks send it as webhook-id
+             */
+            event_id: string;
+            object_slug: string;
+            record_id: string;
+            /** @enum {string} */
+            operation: "created" | "updated" | "deleted" | "restored" | "purged";
+            /** @description updated: the fields whose values changed; null otherwise */
+            changed_fields: string[] | null;
+            /** @description the record after the change as get-one returns it; deleted: with is_deleted, deleted_at and deleted_by; purged: null */
+            record: {
+                [key: string]: unknown;
+            } | null;
+            /** @description updated: the values the changed fields had before; null otherwise */
+            previous: {
+                [key: string]: unknown;
+            } | null;
+            actor: {
+                /** @description the user whose credential made the change; null for the service's own purges */
+                user_id: string | null;
+                /** @enum {string} */
+                surface: "rest" | "mcp" | "console" | "cli" | "system";
+            };
+            /** @description when the change was recorded, just before its commit (Unix epoch milliseconds) */
+            committed_at: number;
+        };
+        ChangePage: {
+            changes: components["schemas"]["Change"][];
+            /** @description pass as after for the next read; the same cursor when there was no change */
+            next_cursor: string;
+            /** @description more changes are there already: read again at once */
+            has_more: boolean;
+        };
     };
     responses: never;
     parameters: never;
@@ -870,7 +1018,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -1006,7 +1154,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -1291,7 +1439,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -1448,7 +1596,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -1614,7 +1762,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -1764,7 +1912,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -1921,7 +2069,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -2137,7 +2285,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -2324,7 +2472,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -2910,7 +3058,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The records were created. */
+            /** @description The records were created; their ids, in the order sent. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2920,7 +3068,11 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "message": "2 records created"
+                     *         "message": "2 records created",
+                     *         "ids": [
+                     *           "con_01m8a2x7k0v4q9d3hzf6ry1bts",
+                     *           "con_01m8a2x7k0c2w8n5jte4pg7bqa"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -2929,6 +3081,8 @@ export interface operations {
                         success: true;
                         data: {
                             message: string;
+                            /** @description the new records' ids, in the order of the records sent */
+                            ids: string[];
                         };
                     };
                 };
@@ -2987,7 +3141,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -3222,7 +3376,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -3356,7 +3510,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -3521,7 +3675,784 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the object slug
+                 * @example contact
+                 */
+                slug: string;
+                /**
+                 * @description the record id
+                 * @example org_acme_contact_10
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record is deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "org_acme_contact_10",
+                     *         "is_deleted": true,
+                     *         "deleted_at": 1795628280647
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DeletedRecord"];
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment (object slug or record id) is longer than the server accepts (BAD_REQUEST). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    bulkDeleteRecords: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the object slug
+                 * @example contact
+                 */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ids": [
+                 *         "org_acme_contact_10",
+                 *         "org_acme_contact_11"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the ids of the records to delete, at most 1000 */
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Every record is deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "records": [
+                     *           {
+                     *             "id": "org_acme_contact_10",
+                     *             "is_deleted": true,
+                     *             "deleted_at": 1795628280647
+                     *           },
+                     *           {
+                     *             "id": "org_acme_contact_11",
+                     *             "is_deleted": true,
+                     *             "deleted_at": 1795628280647
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            records: components["schemas"]["DeletedRecord"][];
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment (object slug or record id) is longer than the server accepts (BAD_REQUEST). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (UNSUPPORTED_MEDIA_TYPE): send Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    restoreRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the object slug
+                 * @example contact
+                 */
+                slug: string;
+                /**
+                 * @description the record id
+                 * @example org_acme_contact_10
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record, whole, after the restore. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "org_acme_contact_10",
+                     *         "name": "Delta Contact 10",
+                     *         "email": "bo10@corp.example.in",
+                     *         "phone": "+912203442323",
+                     *         "status": "active",
+                     *         "account": "org_acme_account_681",
+                     *         "birthday": 1727222400000,
+                     *         "is_primary": null,
+                     *         "owner": "org_acme_user_4",
+                     *         "created_at": 1679934449039,
+                     *         "updated_at": 1747426458000,
+                     *         "created_by": "org_acme_user_18",
+                     *         "updated_by": "org_acme_user_7",
+                     *         "search_field": "delta contact 10",
+                     *         "object_id": "obj_contact",
+                     *         "org_id": "org_acme"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Record"];
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment (object slug or record id) is longer than the server accepts (BAD_REQUEST). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listChanges: {
+        parameters: {
+            query?: {
+                /** @description a cursor as a change, next_cursor or /api/v1/changes/head gave it; leave it out to start at the oldest change kept */
+                after?: string;
+                /**
+                 * @description object slugs separated by commas; default every object your role may read
+                 * @example contact,account
+                 */
+                objects?: string;
+                /**
+                 * @description changes per page, 1 to 1000; default 100
+                 * @example 100
+                 */
+                limit?: string;
+                /**
+                 * @description seconds to wait for a change when there is none yet, 0 to 30; default 0
+                 * @example 25
+                 */
+                wait?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of changes, and where to read on. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "changes": [
+                     *           {
+                     *             "cursor": "c2n9c",
+                     *             "event_id": "5f0c1c1e-8f4b-4d7a-9b0e-3c6a2d9e7f10",
+                     *             "object_slug": "contact",
+                     *             "record_id": "org_acme_contact_10",
+                     *             "operation": "updated",
+                     *             "changed_fields": [
+                     *               "phone",
+                     *               "updated_at"
+                     *             ],
+                     *             "record": {
+                     *               "id": "org_acme_contact_10",
+                     *               "name": "Delta Contact 10",
+                     *               "email": "bo10@corp.example.in",
+                     *               "phone": "+912203442323",
+                     *               "status": "active",
+                     *               "account": "org_acme_account_681",
+                     *               "birthday": 1727222400000,
+                     *               "is_primary": null,
+                     *               "owner": "org_acme_user_4",
+                     *               "created_at": 1679934449039,
+                     *               "updated_at": 1795628280647,
+                     *               "created_by": "org_acme_user_18",
+                     *               "updated_by": "org_acme_user_7",
+                     *               "search_field": "delta contact 10",
+                     *               "object_id": "obj_contact",
+                     *               "org_id": "org_acme"
+                     *             },
+                     *             "previous": {
+                     *               "phone": null,
+                     *               "updated_at": 1747426458000
+                     *             },
+                     *             "actor": {
+                     *               "user_id": "u_acme_admin",
+                     *               "surface": "rest"
+                     *             },
+                     *             "committed_at": 1795628280651
+                     *           }
+                     *         ],
+                     *         "next_cursor": "c2n9c",
+                     *         "has_more": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ChangePage"];
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The change cursor is older than the changes kept (CURSOR_EXPIRED): resynchronise, then follow the log from its head. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    changesHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cursor of your organization's newest change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "cursor": "c2n9c"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            cursor: string;
+                        };
+                    };
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    streamChanges: {
+        parameters: {
+            query?: {
+                /** @description a cursor as a change, next_cursor or /api/v1/changes/head gave it; leave it out to start at the oldest change kept */
+                after?: string;
+                /**
+                 * @description object slugs separated by commas; default every object your role may read
+                 * @example contact,account
+                 */
+                objects?: string;
+            };
+            header?: {
+                /** @description resume after this change: its cursor, as the last event's id gave it; wins over after */
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream of changes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: c2n9c
+                     *     event: record.updated
+                     *     data: {"cursor":"c2n9c","event_id":"5f0c1c1e-8f4b-4d7a-9b0e-3c6a2d9e7f10",…}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The change cursor is older than the changes kept (CURSOR_EXPIRED): resynchronise, then follow the log from its head. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */

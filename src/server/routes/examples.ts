@@ -69,7 +69,19 @@ const warehouse = {
 };
 
 export const EXAMPLES = {
-  bulkCreate: { message: '2 records created' },
+  bulkCreate: { message: '2 records created', ids: ['con_01m8a2x7k0v4q9d3hzf6ry1bts', 'con_01m8a2x7k0c2w8n5jte4pg7bqa'] },
+  deleted: { id: 'org_acme_contact_10', is_deleted: true, deleted_at: 1795628280647 },
+  bulkDeleted: { records: [{ id: 'org_acme_contact_10', is_deleted: true, deleted_at: 1795628280647 }, { id: 'org_acme_contact_11', is_deleted: true, deleted_at: 1795628280647 }] },
+  changes: {
+    changes: [{
+      cursor: 'c2n9c', event_id: '5f0c1c1e-8f4b-4d7a-9b0e-3c6a2d9e7f10', object_slug: 'contact', record_id: 'org_acme_contact_10', operation: 'updated',
+      changed_fields: ['phone', 'updated_at'], record: { ...record, phone: '+912203442323', updated_at: 1795628280647 },
+      previous: { phone: null, updated_at: record.updated_at }, actor: { user_id: 'u_acme_admin', surface: 'rest' }, committed_at: 1795628280651,
+    }],
+    next_cursor: 'c2n9c',
+    has_more: false,
+  },
+  changesHead: { cursor: 'c2n9c' },
   bulkUpsert: { records_created: 1, records_updated: 1, failed_records: [failed], created_records: [created], updated_records: [updated], records: [created, updated, failed] },
   record,
   filter: { records: [{ id: 'org_acme_contact_10', name: 'Delta Contact 10', 'account.name': 'Acme Account 21' }, { id: 'org_acme_contact_100', name: 'New York Contact 100', 'account.name': null }] },

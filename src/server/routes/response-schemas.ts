@@ -442,11 +442,63 @@ const LINT_RESULT = {
 } as const;
 
 /** Every shared schema, in the order /openapi.json lists them. */
+// ------------------------------------------------------------------ the record lifecycle and the change log
+
+const DELETED_RECORD = {
+  $id: 'DeletedRecord',
+  type: 'object',
+  description: 'A record that was deleted: it reads as absent everywhere until it is restored, and is purged after OQL_PURGE_AFTER_DAYS.',
+  required: ['id', 'is_deleted', 'deleted_at'],
+  additionalProperties: false,
+  properties: { id: { type: 'string' }, is_deleted: { type: 'boolean', const: true }, deleted_at: epochMs('when it was deleted') },
+} as const;
+
+const CHANGE = {
+  $id: 'Change',
+  type: 'object',
+  description: 'One committed change of one record (docs/changes.md).',
+  required: ['cursor', 'event_id', 'object_slug', 'record_id', 'operation', 'changed_fields', 'record', 'previous', 'actor', 'committed_at'],
+  additionalProperties: false,
+  properties: {
+    cursor: { type: 'string', description: 'the position just after this change: pass it as after to read on from here' },
+    event_id: { type: 'string', format: 'uuid', description: 'unique and stable: the same change has the same event_id on every read, and webhooks send it as webhook-id' },
+    object_slug: { type: 'string' },
+    record_id: { type: 'string' },
+    operation: { type: 'string', enum: ['created', 'updated', 'deleted', 'restored', 'purged'] },
+    changed_fields: { type: ['array', 'null'], items: { type: 'string' }, description: 'updated: the fields whose values changed; null otherwise' },
+    record: {
+      type: ['object', 'null'], additionalProperties: true,
+      description: 'the record after the change as get-one returns it; deleted: with is_deleted, deleted_at and deleted_by; purged: null',
+    },
+    previous: { type: ['object', 'null'], additionalProperties: true, description: 'updated: the values the changed fields had before; null otherwise' },
+    actor: {
+      type: 'object', required: ['user_id', 'surface'], additionalProperties: false,
+      properties: {
+        user_id: nullable('string', 'the user whose credential made the change; null for the service\'s own purges'),
+        surface: { type: 'string', enum: ['rest', 'mcp', 'console', 'cli', 'system'] },
+      },
+    },
+    committed_at: epochMs('when the change was recorded, just before its commit'),
+  },
+} as const;
+
+const CHANGE_PAGE = {
+  $id: 'ChangePage',
+  type: 'object',
+  required: ['changes', 'next_cursor', 'has_more'],
+  additionalProperties: false,
+  properties: {
+    changes: { type: 'array', items: ref('Change') },
+    next_cursor: { type: 'string', description: 'pass as after for the next read; the same cursor when there was no change' },
+    has_more: { type: 'boolean', description: 'more changes are there already: read again at once' },
+  },
+} as const;
+
 export const RESPONSE_SCHEMAS = [
   ERROR_ENVELOPE, ERROR_DATA, VALIDATION_ERROR, DIAGNOSTIC, SOURCE_SPAN,
   RECORD, CREATED_RECORD, UPDATED_RECORD, FAILED_RECORD, UPSERT_RESULT, ROW, CONNECTOR_RECORD,
   OBJECT, COLUMN, ENUM_GROUP, USER_REF, ENTITY, ENTITY_SCHEMA, ENTITY_FIELD, TOOL_LOG,
-  API_KEY, ISSUED_KEY, ROLLED_KEY, LINT_RESULT,
+  API_KEY, ISSUED_KEY, ROLLED_KEY, LINT_RESULT, DELETED_RECORD, CHANGE, CHANGE_PAGE,
 ] as const;
 
 /** Adds the shared schemas to an app, before its routes refer to them. */

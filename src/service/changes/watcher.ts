@@ -1,0 +1,88 @@
+import type { ChangeLog } from './log.js';
+
+/**
+ * Wakes the readers waiting for an organization's next change, holding no database connection
+ * while they wait: one watcher per instance fans a commit out to its waiters in memory.
+ *
+ * A write through this instance wakes them at once (`committed`). A write through another instance
+ * of a fleet is seen by polling the log's head, every `pollMs` and only while someone waits: a
+ * plain SELECT, which passes through PgBouncer in transaction mode where LISTEN/NOTIFY does not. On
+ * the embedded database no other process can write, so it never polls.
+ */
+export class ChangeWatcher {
+  private readonly waiters = new Map<string, Map<() => void, bigint>>();
+  private timer: NodeJS.Timeout | undefined;
+  private polling = false;
+  private closed = false;
+
+  constructor(private readonly log: ChangeLog, private readonly pollMs: number | null) {}
+
+  /** How many readers wait now, for the limits and for the bench. */
+  get waiting(): number {
+    let n = 0;
+    for (const set of this.waiters.values()) n += set.size;
+    return n;
+  }
+
+  /**
+   * Resolves once the organization has a change after position `after` (at once for a commit through
+   * this instance, within `pollMs` for one through another), after `ms`, or when `signal` aborts,
+   * whichever is first.
+   */
+  wait(orgId: string, after: bigint, ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.closed || signal?.aborted) return resolve();
+      let set = this.waiters.get(orgId);
+      if (!set) this.waiters.set(orgId, (set = new Map()));
+      const done = () => {
+        clearTimeout(timeout);
+        signal?.removeEventListener('abort', done);
+        const s = this.waiters.get(orgId);
+        s?.delete(done);
+        if (s?.size === 0) this.waiters.delete(orgId);
+        resolve();
+      };
+      const timeout = setTimeout(done, ms);
+      signal?.addEventListener('abort', done, { once: true });
+      set.set(done, after);
+      this.schedule();
+    });
+  }
+
+  /** A write of the organization committed through this instance. */
+  committed(orgId: string): void {
+    const set = this.waiters.get(orgId);
+    if (set) for (const wake of [...set.keys()]) wake();
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    for (const set of [...this.waiters.values()]) for (const wake of [...set.keys()]) wake();
+  }
+
+  private schedule(): void {
+    if (this.pollMs === null || this.timer !== undefined || this.closed || this.waiters.size === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.poll().finally(() => this.schedule());
+    }, this.pollMs);
+    this.timer.unref();
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling || this.closed) return;
+    this.polling = true;
+    try {
+      const heads = await this.log.heads([...this.waiters.keys()]);
+      for (const [org, head] of heads) {
+        const set = this.waiters.get(org);
+        if (set) for (const [wake, after] of [...set]) if (head > after) wake();
+      }
+    } catch {
+      // The database is away for a moment: the waiters time out and read again by themselves.
+    } finally {
+      this.polling = false;
+    }
+  }
+}
