@@ -25,7 +25,9 @@ export { compileFilter, compileConnectorPage, FILTER_ERROR_CODES, OPERATORS as F
 export { filterRecords, connectorRecords } from './run/filter.js';
 export type { CompiledFilter, FilterOptions, ConnectorOptions } from './filter/index.js';
 export { bulkCreate, bulkUpsert, getRecord, updateRecord, addMissingAuditColumns, RECORD_ERROR_CODES, DEFAULT_MAX_RECORDS } from './records/index.js';
+export { deleteRecords, restoreRecord, purgeDeleted, addLifecycleColumns, CHANGE_OPERATIONS } from './records/index.js';
 export type { Writable, WriteContext, ReadContext, UpsertResult, RecordErrorCode } from './records/index.js';
+export type { DeletedRecord, PurgeOptions, ChangeDraft, ChangeOperation, ChangeSink } from './records/index.js';
 export { entities, entitySchema } from './catalog/entities.js';
 export { catalogPayload, objectPayload } from './catalog/payload-out.js';
 export type { EntityListItem, EntitySchema, EntityField } from './catalog/entities.js';

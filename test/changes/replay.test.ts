@@ -112,7 +112,7 @@ describe.each<DbKind>(['pglite', 'postgres'])('replay of the change log on %s', 
             let page: any;
             try {
               const res = await answer;
-              const body = await res.json();
+              const body = (await res.json()) as { data: unknown };
               if (res.status !== 200) throw new Error(`the feed answered ${res.status}: ${JSON.stringify(body)}`);
               page = body.data;
             } catch (e) {
