@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { toEnvelope } from '../../run/envelope.js';
+import { toEnvelope } from '../../query/envelope.js';
 import { checkMayManage, checkNewKey, keyNotFound, keyNotRollable, keyScope, ownerOfNewKey } from '../../service/api-key-access.js';
 import { ROLL_GRACE_MS, getApiKey, issueApiKey, listApiKeys, revokeApiKey, rollApiKey, type ApiKeyInfo } from '../../service/store/api-keys.js';
 import type { RequestContext } from '../../service/policy.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { lint } from '../../lint/lint.js';
-import { toEnvelope } from '../../run/envelope.js';
+import { toEnvelope } from '../../query/envelope.js';
 import { parse } from '../../syntax/parse.js';
 import { contextOf } from '../context.js';
 import { EXAMPLES } from '../openapi/examples.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { toEnvelope } from '../../run/envelope.js';
+import { toEnvelope } from '../../query/envelope.js';
 import { contextOf } from '../context.js';
 import { SLUG_PARAM } from '../openapi/path-params.js';
 import { EXAMPLES } from '../openapi/examples.js';

@@ -1,13 +1,13 @@
 import { connectorRequest, type ConnectorOptions } from '../filter/connector.js';
 import { compileFilter, type FilterOptions } from '../filter/filter.js';
 import { emptyToNull } from '../filter/filter.js';
-import { tooLarge } from './bounds.js';
-import { bodyTimeout } from './errors.js';
-import type { Database } from './database.js';
-import { decodeRows } from './decode.js';
-import { readBounded, type ReadLimits } from './read.js';
+import { tooLarge } from '../run/bounds.js';
+import { bodyTimeout } from '../run/errors.js';
+import type { Database } from '../run/database.js';
+import { decodeRows } from '../run/decode.js';
+import { readBounded, type ReadLimits } from '../run/read.js';
 import { syncCutoff } from './sync-cutoff.js';
-import { checkTimeout, type Queryable } from './transaction.js';
+import { checkTimeout, type Queryable } from '../run/transaction.js';
 
 /**
  * Running what the record filter and the connector front ends build (src/filter/): they return a
