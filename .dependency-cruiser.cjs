@@ -86,6 +86,14 @@ module.exports = {
       to: { path: ['^src/query/', '^src/run/', '^src/records/', SERVICE] },
     },
     {
+      name: 'run-sits-below-the-front-ends',
+      comment: 'run/ executes statements and knows nothing of what built them: no compile.ts, filter/, records/, lint/, stage, '
+        + 'or query/ (the runners that compose a front end with run/). The catalog, the diagnostics and the emitted column names it may read.',
+      severity: 'error',
+      from: { path: '^src/run/' },
+      to: { path: [FRONT, '^src/(query|filter|records|lint|demo|syntax|validate|bind|plan)/'] },
+    },
+    {
       name: 'emit-only-through-the-planner-output',
       comment: 'The emitter turns a plan into SQL and is called by compile.ts alone (compile, compileCount, compileBound). '
         + 'run/ reads only the names of the emitted columns (emit/output-names.ts), to decode and bound rows.',
