@@ -5,7 +5,7 @@ import { VERSION } from '../version.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { isOqlError, type OqlError } from '../diagnostics/diagnostic.js';
 import { LineMap } from '../diagnostics/span.js';
-import { errorEnvelope } from '../run/envelope.js';
+import { errorEnvelope } from '../query/envelope.js';
 import { lint } from '../lint/lint.js';
 import type { Operations } from '../service/operations.js';
 import type { RequestContext } from '../service/policy.js';

@@ -2,7 +2,7 @@ import type { Catalog } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import type { DatabaseOptions } from '../run/open.js';
-import type { LeaseStore } from './leases.js';
+import type { LeaseStore } from './shared-state/leases.js';
 import { isRole, type AuthResolver, type Role, type ServiceDb } from './types.js';
 import { isObjectSlug } from '../rules.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';

@@ -1,12 +1,12 @@
 import { entities, entitySchema } from '../catalog/entities.js';
 import { catalogPayload, objectPayload } from '../catalog/payload-out.js';
 import type { Catalog } from '../catalog/types.js';
-import { connectorRecords, filterRecords } from '../run/filter.js';
+import { connectorRecords, filterRecords } from '../query/filter.js';
 import { bulkCreate, bulkUpsert, deleteRecords, getRecord, restoreRecord, updateRecord } from '../records/index.js';
 import { cursorOf, type ChangeLog, type ChangeSurface } from './changes/log.js';
 import type { ChangeFeed, ChangesRequest } from './changes/feed.js';
 import type { Database } from '../run/database.js';
-import { count, execute, type QueryRequest } from '../run/execute.js';
+import { count, execute, type QueryRequest } from '../query/execute.js';
 import type { ServerConfig } from './config.js';
 import type { Policy, RequestContext } from './policy.js';
 import { listToolLogs, type ListToolLogsOptions } from './store/tool-logs.js';

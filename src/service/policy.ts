@@ -3,7 +3,7 @@ import type { Catalog } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import type { ReadLimits } from '../run/read.js';
 import type { ServerConfig } from './config.js';
-import type { LeaseStore } from './leases.js';
+import type { LeaseStore } from './shared-state/leases.js';
 import { roleAtMost } from './api-key-access.js';
 import type { Principal, Role } from './types.js';
 

@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { OqlError } from '../../src/diagnostics/diagnostic.js';
 import { type ConnectorOptions } from '../../src/filter/index.js';
-import { connectorRecords } from '../../src/run/filter.js';
-import { errorEnvelope } from '../../src/run/envelope.js';
+import { connectorRecords } from '../../src/query/filter.js';
+import { errorEnvelope } from '../../src/query/envelope.js';
 import { PROPERTY_TIMEOUT, configureFastCheck, runs } from '../props/harness.js';
 import { filterHarness, sorted } from './harness.js';
 

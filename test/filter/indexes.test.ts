@@ -3,7 +3,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogDdl } from '../../src/catalog/ddl.js';
 import { compileConnectorPage, compileFilter } from '../../src/filter/index.js';
-import { connectorRecords } from '../../src/run/filter.js';
+import { connectorRecords } from '../../src/query/filter.js';
 import { fixtureData, loadFixtureCatalog, loadIntoDatabase } from '../../fixtures/index.js';
 
 /**

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogDdl, loadCatalog, withAuditFields } from '../../src/catalog/index.js';
 import { type ConnectorOptions } from '../../src/filter/index.js';
-import { connectorRecords } from '../../src/run/filter.js';
+import { connectorRecords } from '../../src/query/filter.js';
 import { bulkCreate, updateRecord, type Writable } from '../../src/records/index.js';
 import { pgServerAvailable, startPgServer, type PgServer } from '../support/pg-server.js';
 

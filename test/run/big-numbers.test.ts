@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogDdl, loadCatalog } from '../../src/catalog/index.js';
-import { connectorRecords, filterRecords } from '../../src/run/filter.js';
+import { connectorRecords, filterRecords } from '../../src/query/filter.js';
 import { execute } from '../../src/index.js';
 import { getRecord } from '../../src/records/index.js';
 import { decodeValue, parseNumber } from '../../src/run/decode.js';

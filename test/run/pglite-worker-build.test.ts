@@ -9,7 +9,7 @@ import pkg from '../../package.json' with { type: 'json' };
 
 /**
  * The embedded database's process script is loaded by Node itself, so it must be found and must run wherever
- * the code that starts it runs: src/run/drivers under vitest (every other test of the embedded database),
+ * the code that starts it runs: src/run/drivers/pglite under vitest (every other test of the embedded database),
  * and dist/ in the package, from an ES module bundle or a CommonJS one.
  */
 
@@ -31,7 +31,7 @@ beforeAll(async () => {
   copyFileSync(BUILT, join(probe, 'pglite-process.js'));
   // A bundle of the service's side, as tsup makes dist/server.js and dist/cli.js (ESM) and
   // dist/index.cjs (CommonJS); the script beside it is the built one.
-  const entry = join(ROOT, 'src/run/drivers/pglite-worker.ts');
+  const entry = join(ROOT, 'src/run/drivers/pglite/supervisor.ts');
   await build({ entryPoints: [entry], bundle: true, platform: 'node', target: 'node20', format: 'esm', outfile: join(probe, 'db.js'), logLevel: 'silent' });
   await build({ entryPoints: [entry], bundle: true, platform: 'node', target: 'node20', format: 'cjs', outfile: join(probe, 'db.cjs'), logLevel: 'silent' });
   writeFileSync(join(probe, 'package.json'), '{ "type": "module" }\n');

@@ -11,9 +11,9 @@ import { fixtureData, loadFixtureCatalog, loadIntoDatabase } from '../../fixture
 import { quoteQualified } from '../../src/catalog/quote.js';
 import { TEXT_PARSERS } from '../../src/run/decode.js';
 import { databaseError } from '../../src/run/errors.js';
-import { pgliteDatabase, type PgliteLike } from '../../src/run/drivers/pglite.js';
-import { dataDirOwner, EmbeddedDatabase, type EmbeddedTx } from '../../src/run/drivers/pglite-worker.js';
-import { workerDatabase } from '../../src/run/drivers/pglite-worker-database.js';
+import { pgliteDatabase, type PgliteLike } from '../../src/run/drivers/pglite/in-thread.js';
+import { dataDirOwner, EmbeddedDatabase, type EmbeddedTx } from '../../src/run/drivers/pglite/supervisor.js';
+import { workerDatabase } from '../../src/run/drivers/pglite/service-database.js';
 import { failure } from '../support/failure.js';
 
 /**
@@ -330,7 +330,7 @@ describe('opening and closing', () => {
   });
 
   it('a process that exits without close leaves neither its lock nor its temporary directory behind', async () => {
-    const module = resolve(import.meta.dirname, '../../src/run/drivers/pglite-worker.ts');
+    const module = resolve(import.meta.dirname, '../../src/run/drivers/pglite/supervisor.ts');
     const script = `const { EmbeddedDatabase } = await import(${JSON.stringify(module)});
       const db = await EmbeddedDatabase.open({ memory: true, extensions: false, timeoutMs: 60000 });
       await db.query('SELECT 1');
@@ -342,7 +342,7 @@ describe('opening and closing', () => {
   });
 
   it('a service killed with SIGKILL in the middle of a statement leaves no database process behind', async () => {
-    const module = resolve(import.meta.dirname, '../../src/run/drivers/pglite-worker.ts');
+    const module = resolve(import.meta.dirname, '../../src/run/drivers/pglite/supervisor.ts');
     const script = `const { EmbeddedDatabase } = await import(${JSON.stringify(module)});
       const db = await EmbeddedDatabase.open({ memory: true, extensions: false, timeoutMs: 600000 });
       await db.query('SELECT 1');

@@ -3,10 +3,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/run/database.js';
 import { openDatabase } from '../../src/run/open.js';
-import { PostgresAttemptStore } from '../../src/service/attempts-pg.js';
-import { PostgresLeaseStore } from '../../src/service/leases-pg.js';
+import { PostgresAttemptStore } from '../../src/service/shared-state/attempts-pg.js';
+import { PostgresLeaseStore } from '../../src/service/shared-state/leases-pg.js';
 import { migrate } from '../../src/service/migrations.js';
-import { storedKey } from '../../src/service/stored-key.js';
+import { storedKey } from '../../src/service/shared-state/stored-key.js';
 import { startFleetDatabases, type FleetDatabases } from '../support/fleet.js';
 
 /**

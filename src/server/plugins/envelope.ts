@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DiagnosticCode } from '../../diagnostics/codes.js';
 import { OqlError, type ValidationError } from '../../diagnostics/diagnostic.js';
-import { errorEnvelope, type ErrorEnvelope } from '../../run/envelope.js';
+import { errorEnvelope, type ErrorEnvelope } from '../../query/envelope.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { errorEnvelope, toEnvelope } from '../../run/envelope.js';
+import { errorEnvelope, toEnvelope } from '../../query/envelope.js';
 import { DEFAULT_CHANGES_LIMIT, MAX_CHANGES_LIMIT, MAX_WAIT_SECONDS } from '../../service/changes/feed.js';
 import { positionOf } from '../../service/changes/log.js';
 import { contextOf } from '../context.js';
-import { EXAMPLES } from './examples.js';
-import { ref } from './response-schemas.js';
-import { errors, LIGHT_ERRORS, success } from './responses.js';
+import { EXAMPLES } from '../openapi/examples.js';
+import { ref } from '../openapi/response-schemas.js';
+import { errors, LIGHT_ERRORS, success } from '../openapi/responses.js';
 
 const CURSOR = { type: 'string', maxLength: 40, description: 'a cursor as a change, next_cursor or /api/v1/changes/head gave it; leave it out to start at the oldest change kept' } as const;
 const OBJECTS = { type: 'string', maxLength: 4000, description: 'object slugs separated by commas; default every object your role may read', examples: ['contact,account'] } as const;

@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
-import { toEnvelope } from '../../run/envelope.js';
+import { toEnvelope } from '../../query/envelope.js';
 import { checkMayManage, checkNewKey, keyNotFound, keyNotRollable, keyScope, ownerOfNewKey } from '../../service/api-key-access.js';
 import { ROLL_GRACE_MS, getApiKey, issueApiKey, listApiKeys, revokeApiKey, rollApiKey, type ApiKeyInfo } from '../../service/store/api-keys.js';
 import type { RequestContext } from '../../service/policy.js';
 import { ROLES, type Principal, type Role } from '../../service/types.js';
 import { ORG_ID_PATTERN, ORG_ID_RULE } from '../../rules.js';
 import { contextOf } from '../context.js';
-import { EXAMPLES } from './examples.js';
-import { ref } from './response-schemas.js';
-import { BODY_ERRORS, errors, LIGHT_ERRORS, success } from './responses.js';
+import { EXAMPLES } from '../openapi/examples.js';
+import { ref } from '../openapi/response-schemas.js';
+import { BODY_ERRORS, errors, LIGHT_ERRORS, success } from '../openapi/responses.js';
 
 /**
  * API keys of the caller's organization (the API access page of the workspace settings): list,

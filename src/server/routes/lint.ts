@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { lint } from '../../lint/lint.js';
-import { toEnvelope } from '../../run/envelope.js';
+import { toEnvelope } from '../../query/envelope.js';
 import { parse } from '../../syntax/parse.js';
 import { contextOf } from '../context.js';
-import { EXAMPLES } from './examples.js';
-import { ref } from './response-schemas.js';
-import { BODY_ERRORS, errors, success } from './responses.js';
+import { EXAMPLES } from '../openapi/examples.js';
+import { ref } from '../openapi/response-schemas.js';
+import { BODY_ERRORS, errors, success } from '../openapi/responses.js';
 
 const LINT_BODY = {
   type: 'object',

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { toEnvelope } from '../../run/envelope.js';
+import { toEnvelope } from '../../query/envelope.js';
 import { contextOf } from '../context.js';
-import { RECORD_PARAMS, SLUG_PARAM } from './schemas.js';
-import { EXAMPLES } from './examples.js';
-import { ref } from './response-schemas.js';
-import { BODY_ERRORS, errors, LIGHT_ERRORS, PATH_ERRORS, success } from './responses.js';
+import { RECORD_PARAMS, SLUG_PARAM } from '../openapi/path-params.js';
+import { EXAMPLES } from '../openapi/examples.js';
+import { ref } from '../openapi/response-schemas.js';
+import { BODY_ERRORS, errors, LIGHT_ERRORS, PATH_ERRORS, success } from '../openapi/responses.js';
 
 const RECORD = { type: 'object', description: 'field slug → value; system fields are set by the server', additionalProperties: true } as const;
 

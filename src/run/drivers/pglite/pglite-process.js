@@ -1,11 +1,11 @@
-// The process of the embedded database (src/run/drivers/pglite-worker.ts starts it through
-// pglite-process-client.ts). It opens PGlite on a data directory and runs one statement per
+// The process of the embedded database (src/run/drivers/pglite/supervisor.ts starts it through
+// process-client.ts). It opens PGlite on a data directory and runs one statement per
 // message, in the order they come. A process of its own, not a thread of the service's: what ends
 // it (its heap, or V8 aborting on a failed check of its own, docs/embedded-database.md) ends the
 // database, which the service reopens, never the service.
 //
 // Plain JavaScript that imports nothing from src/: it is loaded by Node itself from three places
-// (src/run/drivers under vitest and tsx, dist/ in the package), none of which can give it a
+// (src/run/drivers/pglite under vitest and tsx, dist/ in the package), none of which can give it a
 // TypeScript loader. Keep it ASCII, like every built file.
 //
 // Its settings come as JSON in the environment variable OQL_PGLITE_PROCESS:

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The embedded database in its own process (src/run/drivers/pglite-worker.ts): what the process costs
-// and how it recovers. `node --import tsx bench/pglite-worker.mjs`.
+// The embedded database in its own process (src/run/drivers/pglite/supervisor.ts): what the process costs
+// and how it recovers. `node --import tsx bench/pglite-supervisor.mjs`.
 //
 //   open       starting the process and opening PGlite: an empty directory (initdb) and an existing one;
 //              PGlite opened on this thread beside it
@@ -24,7 +24,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { amcheck } from '@electric-sql/pglite/contrib/amcheck';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { TEXT_PARSERS } from '../src/run/decode.ts';
-import { EmbeddedDatabase } from '../src/run/drivers/pglite-worker.ts';
+import { EmbeddedDatabase } from '../src/run/drivers/pglite/supervisor.ts';
 import { treeRss } from './lib.ts';
 import { writeSection } from './results-file.mjs';
 
@@ -188,7 +188,7 @@ async function benchRecovery() {
 function section(open, main, recovery) {
   const load = loadavg();
   const lines = [
-    '## Embedded database in its own process (`node --import tsx bench/pglite-worker.mjs`)',
+    '## Embedded database in its own process (`node --import tsx bench/pglite-supervisor.mjs`)',
     '',
     `Ran ${started.toISOString()} on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, PGlite ${pgliteVersion()}. ` +
       `Load average ${load.map((x) => x.toFixed(1)).join(' / ')} at the end (${loadBefore.map((x) => x.toFixed(1)).join(' / ')} at the start)` +

@@ -1,11 +1,11 @@
 import type { SwaggerOptions } from '@fastify/swagger';
-import { CSRF_HEADER, SAFE_METHODS, SECURE_SESSION_COOKIE, SESSION_COOKIE } from '../service/console-session.js';
-import { VERSION } from '../version.js';
-import { errorExamples, withSessionChangeErrors } from './routes/responses.js';
+import { CSRF_HEADER, SAFE_METHODS, SECURE_SESSION_COOKIE, SESSION_COOKIE } from '../../service/console-session.js';
+import { VERSION } from '../../version.js';
+import { errorExamples, withSessionChangeErrors } from './responses.js';
 
 /**
  * The OpenAPI document of the main host, built by @fastify/swagger from the routes' own schemas
- * (request schemas in each route file, response schemas in routes/responses.ts): what is written
+ * (request schemas in each route file, response schemas in openapi/responses.ts): what is written
  * here is only what no route says — the API as a whole, its tags and its credentials.
  */
 

@@ -1,12 +1,12 @@
-import { asDatabase, type Database, type ReadOptions, type Rows, type Tx, type WriteOptions } from '../database.js';
-import { databaseError } from '../errors.js';
-import type { EmbeddedDatabase } from './pglite-worker.js';
-import { assertSelect, readSettings } from './session.js';
+import { asDatabase, type Database, type ReadOptions, type Rows, type Tx, type WriteOptions } from '../../database.js';
+import { databaseError } from '../../errors.js';
+import type { EmbeddedDatabase } from './supervisor.js';
+import { assertSelect, readSettings } from '../session.js';
 
 /**
  * The service's embedded database behind the one database interface: EmbeddedDatabase (PGlite in
- * a process of its own, ./pglite-worker.ts) as a `Database`. What differs from PGlite on the
- * caller's thread (./pglite.ts) is only what the process makes possible: every statement ends at its
+ * a process of its own, ./supervisor.ts) as a `Database`. What differs from PGlite on the
+ * caller's thread (./in-thread.ts) is only what the process makes possible: every statement ends at its
  * budget, and each call takes its tenant's turn in the queue in front of the one connection.
  *
  *   const db = workerDatabase(await EmbeddedDatabase.open({ dataDir, sessionSql: EMBEDDED_SESSION_SQL }));

@@ -1,17 +1,17 @@
 import { connectorRequest, type ConnectorOptions } from '../filter/connector.js';
 import { compileFilter, type FilterOptions } from '../filter/filter.js';
-import { emptyToNull } from '../filter/filter.js';
-import { tooLarge } from './bounds.js';
-import { bodyTimeout } from './errors.js';
-import type { Database } from './database.js';
-import { decodeRows } from './decode.js';
-import { readBounded, type ReadLimits } from './read.js';
+import { tooLarge } from '../run/bounds.js';
+import { bodyTimeout } from '../run/errors.js';
+import type { Database } from '../run/database.js';
+import { decodeRows } from '../run/decode.js';
+import { readBounded, type ReadLimits } from '../run/read.js';
 import { syncCutoff } from './sync-cutoff.js';
-import { checkTimeout, type Queryable } from './transaction.js';
+import { checkTimeout, type Queryable } from '../run/transaction.js';
 
 /**
  * Running what the record filter and the connector front ends build (src/filter/): they return a
- * statement and stop; reading, bounding and decoding happen here.
+ * statement and the step that finishes its answer; reading, bounding and decoding happen here,
+ * between the two, so nothing calls back into the front end.
  */
 
 /**
@@ -26,7 +26,7 @@ export async function filterRecords(
   const { rows, overflow } = await readBounded(db, statement, { ...options, tenant: options.tenant ?? options.orgId, rowsThatFit: options.truncate === true })
     .catch((e: unknown) => Promise.reject(bodyTimeout(e, 'filter')));
   if (overflow === 'bytes' && !options.truncate) throw tooLarge(options.maxBytes!, 'page');
-  const records = emptyToNull(decodeRows(rows, compiled.columns));
+  const records = compiled.finish(decodeRows(rows, compiled.columns));
   return overflow === null ? { records } : { records, truncated: overflow };
 }
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Database } from '../run/database.js';
+import type { Database } from '../../run/database.js';
 import type { Lease, LeaseStore } from './leases.js';
-import { SERVICE_SCHEMA } from './migrations.js';
+import { SERVICE_SCHEMA } from '../migrations.js';
 import { storedKey } from './stored-key.js';
 
 const S = SERVICE_SCHEMA;

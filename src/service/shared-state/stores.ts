@@ -1,4 +1,4 @@
-import type { Database } from '../run/database.js';
+import type { Database } from '../../run/database.js';
 import { MemoryAttemptStore, type AttemptStore } from './attempts.js';
 import { PostgresAttemptStore } from './attempts-pg.js';
 import { MemoryLeaseStore, type LeaseStore } from './leases.js';

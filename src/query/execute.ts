@@ -1,11 +1,11 @@
 import { compile, compileCount, type CompileOptions } from '../compile.js';
-import { tooLarge, type Overflow } from './bounds.js';
-import type { Database } from './database.js';
-import { runtimeError } from './errors.js';
-import { decodeRows } from './decode.js';
-import { ConcurrencyLimiter, DEFAULT_CLIENT_ID, sharedLimiter } from './limiter.js';
-import { readBounded, type ReadLimits } from './read.js';
-import { checkTimeout, type Queryable } from './transaction.js';
+import { tooLarge, type Overflow } from '../run/bounds.js';
+import type { Database } from '../run/database.js';
+import { runtimeError } from '../run/errors.js';
+import { decodeRows } from '../run/decode.js';
+import { ConcurrencyLimiter, DEFAULT_CLIENT_ID, sharedLimiter } from '../run/limiter.js';
+import { readBounded, type ReadLimits } from '../run/read.js';
+import { checkTimeout, type Queryable } from '../run/transaction.js';
 
 /** The body of `reports/execute` and `reports/count` (service 4.8, 4.9). */
 export interface QueryRequest {

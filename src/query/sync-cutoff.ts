@@ -1,6 +1,6 @@
 import { clockCutoff } from '../filter/sync-cutoff.js';
-import type { Database } from './database.js';
-import { runReadOnly, type Queryable } from './transaction.js';
+import type { Database } from '../run/database.js';
+import { runReadOnly, type Queryable } from '../run/transaction.js';
 
 /**
  * The database's clock, and the start of the oldest transaction of this database that holds a

@@ -1,8 +1,8 @@
-import { runtimeError } from '../errors.js';
-import type { ProcessOptions, QueryResult } from './pglite-process-client.js';
-import { checkTimeout } from '../transaction.js';
+import { runtimeError } from '../../errors.js';
+import type { ProcessOptions, QueryResult } from './process-client.js';
+import { checkTimeout } from '../../transaction.js';
 
-/** The options and shapes of EmbeddedDatabase (pglite-worker.ts), and the checks of those options. */
+/** The options and shapes of EmbeddedDatabase (supervisor.ts), and the checks of those options. */
 
 export type EmbeddedExtension = 'pg_trgm';
 const EXTENSIONS: readonly EmbeddedExtension[] = ['pg_trgm'];

@@ -3,7 +3,7 @@ import type { DiagnosticCode } from '../../diagnostics/codes.js';
 import { OqlError } from '../../diagnostics/diagnostic.js';
 import { tooLarge } from '../../run/bounds.js';
 import { checkCost } from '../../run/cost.js';
-import { errorEnvelope, type ErrorEnvelope } from '../../run/envelope.js';
+import { errorEnvelope, type ErrorEnvelope } from '../../query/envelope.js';
 import { checkMayManage, checkNewKey, keyNotFound, keyNotRollable, ownerOfNewKey } from '../../service/api-key-access.js';
 import { changeFromAnotherSite, csrfTokenMissing, sessionEnded } from '../../service/console-session.js';
 import { DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_RESPONSE_BYTES } from '../../service/config.js';

@@ -1,22 +1,22 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { OqlError } from '../../diagnostics/diagnostic.js';
-import { lockDataDir } from '../data-dir-lock.js';
-import { describeSeconds, runtimeError, timeoutError } from '../errors.js';
-import { FairQueue } from './fair-queue.js';
+import { OqlError } from '../../../diagnostics/diagnostic.js';
+import { lockDataDir } from '../../data-dir-lock.js';
+import { describeSeconds, runtimeError, timeoutError } from '../../errors.js';
+import { FairQueue } from '../fair-queue.js';
 import {
   checkOptions, processOptions, type CallOptions, type EmbeddedDatabaseEvent, type EmbeddedDatabaseOptions, type EmbeddedDatabaseStats,
   type EmbeddedSettings, type EmbeddedTx,
-} from './pglite-options.js';
-import { PgliteProcess, ProcessGone, type QueryResult, type SpareProcess } from './pglite-process-client.js';
-import { checkTimeout } from '../transaction.js';
+} from './options.js';
+import { PgliteProcess, ProcessGone, type QueryResult, type SpareProcess } from './process-client.js';
+import { checkTimeout } from '../../transaction.js';
 
-export { dataDirOwner } from '../data-dir-lock.js';
-export type { Field, QueryResult } from './pglite-process-client.js';
+export { dataDirOwner } from '../../data-dir-lock.js';
+export type { Field, QueryResult } from './process-client.js';
 export type {
   CallOptions, EmbeddedDatabaseEvent, EmbeddedDatabaseOptions, EmbeddedDatabaseStats, EmbeddedExtension, EmbeddedTx,
-} from './pglite-options.js';
+} from './options.js';
 
 /**
  * The embedded database: PGlite (Postgres compiled to WASM) in a process of its own that can be killed.
@@ -59,7 +59,7 @@ export type {
  *   temporary directory (a killed process must reopen something), removed by close() or at exit.
  * - `onEvent` reports restarts (which tenant's statement, why, how long the reopening took) for logs.
  *
- * The service's `Database` over it is workerDatabase() in ./pglite-worker-database.ts.
+ * The service's `Database` over it is workerDatabase() in ./service-database.ts.
  */
 
 interface Waiter {

@@ -1,7 +1,7 @@
-import type { Database } from '../run/database.js';
+import type { Database } from '../../run/database.js';
 import { storedKey } from './stored-key.js';
 import { secondsUntil, type AttemptStore, type Limit, type Verdict } from './attempts.js';
-import { SERVICE_SCHEMA } from './migrations.js';
+import { SERVICE_SCHEMA } from '../migrations.js';
 
 const S = SERVICE_SCHEMA;
 

@@ -1,7 +1,7 @@
-import { TEXT_PARSERS } from '../decode.js';
-import { databaseError } from '../errors.js';
-import { asDatabase, type Database, type ReadOptions, type Rows, type Tx } from '../database.js';
-import { assertSelect, readSettings } from './session.js';
+import { TEXT_PARSERS } from '../../decode.js';
+import { databaseError } from '../../errors.js';
+import { asDatabase, type Database, type ReadOptions, type Rows, type Tx } from '../../database.js';
+import { assertSelect, readSettings } from '../session.js';
 
 /** What the driver needs of an in-thread PGlite instance. */
 export interface PgliteLike {
@@ -20,7 +20,7 @@ interface PgliteTx {
 /**
  * A PGlite instance on the caller's thread (a library user's). Its Postgres runs on the JS thread,
  * so no timer fires while a statement runs: statement_timeout is set but cannot end a runaway
- * statement. The service runs PGlite in a process of its own instead (./pglite-worker.ts), which can.
+ * statement. The service runs PGlite in a process of its own instead (./supervisor.ts), which can.
  */
 export function pgliteDatabase(db: PgliteLike, label: string, close: () => Promise<void> = async () => {}): Database {
   return asDatabase({

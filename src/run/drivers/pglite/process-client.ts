@@ -1,11 +1,11 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { TEXT_PARSERS } from '../decode.js';
+import { TEXT_PARSERS } from '../../decode.js';
 
 /**
- * One PGlite process (src/run/drivers/pglite-process.js) seen from the service: start it, send it
+ * One PGlite process (src/run/drivers/pglite/pglite-process.js) seen from the service: start it, send it
  * one statement at a time, and kill it. What to do when a statement runs too long or the process
- * dies is EmbeddedDatabase's business (pglite-worker.ts); this file only speaks the process's
+ * dies is EmbeddedDatabase's business (supervisor.ts); this file only speaks the process's
  * protocol.
  */
 
@@ -57,7 +57,7 @@ export class ProcessGone extends Error {
 const RAW_OIDS = Object.keys(TEXT_PARSERS).map(Number);
 
 /**
- * The process's script, beside this module: src/run/drivers/ under vitest and tsx, dist/ in the
+ * The process's script, beside this module: src/run/drivers/pglite/ under vitest and tsx, dist/ in the
  * package (tsup builds it there under the same name). A CommonJS bundle has no import.meta.url.
  */
 function processScript(): string {
