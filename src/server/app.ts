@@ -8,6 +8,7 @@ import type { ApiKeyVerifier } from '../service/store/api-keys.js';
 import type { ServiceContext } from '../service/context.js';
 import { installAuth } from './plugins/auth.js';
 import { clientErrorHandler, frameworkErrors, installEnvelope } from './plugins/envelope.js';
+import { installLingeringClose, lingerLimits } from './plugins/lingering-close.js';
 import { installRequestLog } from './plugins/request-log.js';
 import { documentFor, swaggerOptions } from './openapi/document.js';
 import { addResponseSchemas } from './openapi/response-schemas.js';
@@ -216,6 +217,7 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
     trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
   });
   capConnectionsPerAddress(app, ctx.config.maxConnectionsPerAddress);
+  installLingeringClose(app, lingerLimits(ctx.config.bodyLimit));
   app.decorate('oql', ctx);
   installEnvelope(app, { notFoundHint: host === 'mcp' ? (path) => mcpEndpointHint(path, urls) : (path) => apiNotFoundHint(path, urls) });
   installRequestLog(app);

@@ -25,10 +25,30 @@
 // It never outlives the service: it exits when the channel closes, and a watchdog thread (which
 // runs no WebAssembly) kills it when its parent changes, since a statement in progress keeps this
 // thread from hearing the channel close.
+import fs from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 
 const settings = JSON.parse(process.env.OQL_PGLITE_PROCESS ?? '{}');
+
+// The directory holds every organization's records: its files are the service user's alone (0600,
+// directories 0700). PGlite's file system layer sets each file's mode with an explicit chmod
+// (0666), which no umask reaches, so the umask is applied to those calls as well.
+const PRIVATE = 0o077;
+process.umask(PRIVATE);
+for (const name of ['chmodSync', 'fchmodSync']) {
+  const chmod = fs[name];
+  fs[name] = (target, mode, ...rest) => chmod(target, typeof mode === 'number' ? mode & ~PRIVATE : mode, ...rest);
+}
+
+// Text comes back byte for byte, as PostgreSQL sent it: PGlite decodes each value with a
+// TextDecoder, which by default drops a leading U+FEFF (a byte-order mark) from every value.
+const Decoder = globalThis.TextDecoder;
+globalThis.TextDecoder = class ExactTextDecoder extends Decoder {
+  constructor(label, options) {
+    super(label, { ...options, ignoreBOM: true });
+  }
+};
 
 const watchdog = new Worker(
   "const { workerData: parent } = require('node:worker_threads');\n" +

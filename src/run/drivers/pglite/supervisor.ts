@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { OqlError } from '../../../diagnostics/diagnostic.js';
 import { lockDataDir } from '../../data-dir-lock.js';
+import { makePrivate } from '../../data-dir-mode.js';
 import { describeSeconds, runtimeError, timeoutError } from '../../errors.js';
 import { FairQueue } from '../fair-queue.js';
 import {
@@ -128,6 +129,7 @@ export class EmbeddedDatabase {
     let unlock: (() => void) | undefined;
     try {
       unlock = lockDataDir(dataDir);
+      makePrivate(dataDir);
       const started = Date.now();
       const { child } = await PgliteProcess.start({ dataDir, ...processOptions(settings) });
       const db = new EmbeddedDatabase(dataDir, label, settings, unlock, Date.now() - started);
