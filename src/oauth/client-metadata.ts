@@ -2,7 +2,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { checkClientMetadata, MetadataError } from './client-checks.js';
 import { findClient, type ClientMetadata, type RegisteredClient } from './store.js';
-import { checkOutboundHost, describe, OutboundAddressError, outboundLookup, systemResolver, type Resolver } from '../service/outbound.js';
+import { checkOutboundHost, describeVerdict, OutboundAddressError, outboundLookup, systemResolver, type Resolver } from '../service/outbound.js';
 import type { ServiceTx } from '../service/types.js';
 
 /**
@@ -92,7 +92,7 @@ function isJson(contentType: string | undefined): boolean {
 /** One GET, to the checked address only; resolves with the response or a redirect target. */
 async function getOnce(url: URL, opts: Required<ClientMetadataOptions>, deadline: number): Promise<{ redirect: URL } | Fetched> {
   const allow = { loopback: opts.allowLoopbackHttp };
-  const notPublic = (e: OutboundAddressError) => new ClientMetadataError(`the host of the client_id URL, ${url.host}, is not a public internet address: ${describe(e.verdict)}`);
+  const notPublic = (e: OutboundAddressError) => new ClientMetadataError(`the host of the client_id URL, ${url.host}, is not a public internet address: ${describeVerdict(e.verdict)}`);
   try {
     checkOutboundHost(url.hostname, allow);
   } catch (e) {

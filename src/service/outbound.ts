@@ -17,6 +17,16 @@ import { isIP, isIPv6, type LookupFunction } from 'node:net';
  * checked, after DNS, and a name that answers 127.0.0.1 the second time (DNS rebinding) is
  * refused all the same. A host written as an address never reaches a lookup, so
  * `checkOutboundHost` judges it first.
+ *
+ * A caller, with its own allowance (`{}` in production; `{ loopback: true }` or
+ * `{ privateNetworks: true }` behind its own development flag):
+ *
+ *   await resolveOutbound(url.hostname, allow);      // when the URL is given: refuse it early, saying why
+ *   checkOutboundHost(url.hostname, allow);          // before each connection
+ *   https.request(url, { lookup: outboundLookup(allow), agent: false }, …);
+ *   // or undici: new Agent({ connect: { lookup: outboundLookup(allow) } })
+ *
+ * A refusal is an OutboundAddressError (`verdict` names the range; `describeVerdict` words it).
  */
 
 /** What a caller lets through besides the public internet. Each caller has its own flag. */
@@ -54,13 +64,13 @@ export interface AddressVerdict {
 export class OutboundAddressError extends Error {
   readonly code = 'OUTBOUND_ADDRESS_REFUSED';
   constructor(readonly host: string, readonly verdict: AddressVerdict) {
-    super(`${host} is not a public internet address: ${describe(verdict)}`);
+    super(`${host} is not a public internet address: ${describeVerdict(verdict)}`);
     this.name = 'OutboundAddressError';
   }
 }
 
 /** `127.0.0.1 is in 127.0.0.0/8 (Loopback)`, `::7f00:1 carries 127.0.0.1, in 127.0.0.0/8 (Loopback)`. */
-export function describe(verdict: AddressVerdict): string {
+export function describeVerdict(verdict: AddressVerdict): string {
   if (!verdict.range) return `${verdict.address} is public`;
   const where = `${verdict.range.cidr} (${verdict.range.name})`;
   return verdict.embedded === undefined ? `${verdict.address} is in ${where}` : `${verdict.address} carries ${verdict.embedded}, in ${where}`;
