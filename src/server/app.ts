@@ -18,6 +18,7 @@ import { healthRoutes } from './routes/health.js';
 import { objectRoutes } from './routes/objects.js';
 import { recordRoutes } from './routes/records.js';
 import { changeRoutes } from './routes/changes.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import type { Maintenance } from '../service/changes/maintenance.js';
 import { reportRoutes } from './routes/reports.js';
 import { toolLogRoutes } from './routes/tool-logs.js';
@@ -256,6 +257,7 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
     await api.register(connectorRoutes);
     await api.register(recordRoutes);
     await api.register(changeRoutes);
+    await api.register(webhookRoutes);
     await api.register(objectRoutes);
   });
   return app;

@@ -6,6 +6,7 @@ import type { LeaseStore } from './shared-state/leases.js';
 import { isRole, type AuthResolver, type Role, type ServiceDb } from './types.js';
 import { isObjectSlug } from '../rules.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
+import type { Resolver } from './outbound.js';
 
 export interface LogOptions {
   /** pino level. Default 'info'. */
@@ -87,6 +88,21 @@ export interface ServerOptions extends DatabaseOptions {
   readonly streamMaxSeconds?: number;
   /** Seconds between the comment lines that keep an idle change stream open. Default OQL_STREAM_HEARTBEAT_SECONDS or 15. */
   readonly streamHeartbeatSeconds?: number;
+  /**
+   * Lets webhooks go to http URLs and to loopback and private addresses, for development and tests
+   * (never link-local, so never the cloud metadata address). Default OQL_WEBHOOK_ALLOW_PRIVATE=1, else off.
+   */
+  readonly webhookAllowPrivate?: boolean;
+  /** Webhook endpoints one organization may have. Default OQL_MAX_WEBHOOKS_PER_ORG or 50. */
+  readonly maxWebhooksPerOrg?: number;
+  /** Deliveries one organization may have in flight on an instance. Default OQL_WEBHOOK_SLOTS_PER_ORG or 4. */
+  readonly webhookSlotsPerOrg?: number;
+  /** Multiplies the retry schedule (5 s, 30 s, 2 min, … for 24 h); tests run it in milliseconds. Default OQL_WEBHOOK_RETRY_SCALE or 1. */
+  readonly webhookRetryScale?: number;
+  /** A receiver's time to answer, in ms. Default OQL_WEBHOOK_TIMEOUT_MS or 10000. */
+  readonly webhookTimeoutMs?: number;
+  /** How webhook deliveries resolve host names (default: the system's); a test passes its own. */
+  readonly webhookResolver?: Resolver;
   /** Request logs (one JSON line per request); false or absent: none. */
   readonly log?: LogOptions | false;
   /** The environment read for OQL_* settings. Default process.env. */
@@ -117,6 +133,11 @@ export interface ServerConfig {
   readonly maxWaitingPerOrg: number;
   readonly streamMaxSeconds: number;
   readonly streamHeartbeatSeconds: number;
+  readonly webhookAllowPrivate: boolean;
+  readonly maxWebhooksPerOrg: number;
+  readonly webhookSlotsPerOrg: number;
+  readonly webhookRetryScale: number;
+  readonly webhookTimeoutMs: number;
 }
 
 export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024;
@@ -149,6 +170,19 @@ function days(name: string, value: number | string | undefined, fallback: number
   if (value === undefined || value === '') return fallback;
   const n = typeof value === 'number' ? value : Number(value);
   if (!(Number.isFinite(n) && n > 0 && n <= 36_500)) throw OqlError.plain('INVALID_OPTIONS', `${name} must be a number of days above 0, not '${String(value)}'`);
+  return n;
+}
+
+function flag(name: string, value: string | undefined): boolean {
+  if (value === undefined || value === '' || value === '0' || value === 'false') return false;
+  if (value === '1' || value === 'true') return true;
+  throw OqlError.plain('INVALID_OPTIONS', `${name} must be 1 or 0, not '${value}'`);
+}
+
+function scale(name: string, value: number | string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!(Number.isFinite(n) && n > 0 && n <= 1)) throw OqlError.plain('INVALID_OPTIONS', `${name} must be a number above 0 and at most 1, not '${String(value)}'`);
   return n;
 }
 
@@ -188,6 +222,11 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
     maxWaitingPerUser: positive('maxWaitingPerUser (OQL_MAX_WAITING_PER_USER)', options.maxWaitingPerUser ?? env['OQL_MAX_WAITING_PER_USER'], 10),
     maxWaitingPerOrg: positive('maxWaitingPerOrg (OQL_MAX_WAITING_PER_ORG)', options.maxWaitingPerOrg ?? env['OQL_MAX_WAITING_PER_ORG'], 200),
     streamMaxSeconds: positive('streamMaxSeconds (OQL_STREAM_MAX_SECONDS)', options.streamMaxSeconds ?? env['OQL_STREAM_MAX_SECONDS'], 300),
+    webhookAllowPrivate: options.webhookAllowPrivate ?? flag('OQL_WEBHOOK_ALLOW_PRIVATE', env['OQL_WEBHOOK_ALLOW_PRIVATE']),
+    maxWebhooksPerOrg: positive('maxWebhooksPerOrg (OQL_MAX_WEBHOOKS_PER_ORG)', options.maxWebhooksPerOrg ?? env['OQL_MAX_WEBHOOKS_PER_ORG'], 50),
+    webhookSlotsPerOrg: positive('webhookSlotsPerOrg (OQL_WEBHOOK_SLOTS_PER_ORG)', options.webhookSlotsPerOrg ?? env['OQL_WEBHOOK_SLOTS_PER_ORG'], 4),
+    webhookRetryScale: scale('webhookRetryScale (OQL_WEBHOOK_RETRY_SCALE)', options.webhookRetryScale ?? env['OQL_WEBHOOK_RETRY_SCALE'], 1),
+    webhookTimeoutMs: positive('webhookTimeoutMs (OQL_WEBHOOK_TIMEOUT_MS)', options.webhookTimeoutMs ?? env['OQL_WEBHOOK_TIMEOUT_MS'], 10_000),
     streamHeartbeatSeconds: positive('streamHeartbeatSeconds (OQL_STREAM_HEARTBEAT_SECONDS)', options.streamHeartbeatSeconds ?? env['OQL_STREAM_HEARTBEAT_SECONDS'], 15),
   };
 }

@@ -6,6 +6,9 @@ import { ChangeFeed } from './changes/feed.js';
 import { ChangeLog } from './changes/log.js';
 import { Maintenance } from './changes/maintenance.js';
 import { ChangeWatcher } from './changes/watcher.js';
+import { WebhookSender } from './webhooks/sender.js';
+import { WebhookStore } from './webhooks/store.js';
+import { Webhooks } from './webhooks/webhooks.js';
 import { openDatabase, openReadDatabase, type ReadDatabase } from '../run/open.js';
 import { routeReads } from '../run/routed.js';
 import type { ReadRole } from '../run/drivers/read-role.js';
@@ -95,16 +98,23 @@ export async function openService(options: ServerOptions & { workspaces?: string
     const feed = new ChangeFeed(changeLog, watcher, catalog, config, policy);
     const maintenance = new Maintenance(db, catalog, changeLog, config);
     maintenance.start(MAINTENANCE_EVERY_MS);
+    const sender = new WebhookSender(db, changeLog, {
+      allowPrivate: config.webhookAllowPrivate, slotsPerOrg: config.webhookSlotsPerOrg, retryScale: config.webhookRetryScale,
+      timeoutMs: config.webhookTimeoutMs, ...(options.webhookResolver ? { resolver: options.webhookResolver } : {}),
+    });
+    const webhooks = new Webhooks(new WebhookStore(db), sender, changeLog, catalog, config, policy);
+    sender.start();
     let closed: Promise<void> | undefined;
     return {
       db, readDb, catalog, config, policy, leases: leaseStore, tokenSecret: secret, maintenance,
-      ops: new Operations(db, readDb, primaryReadDb, catalog, config, policy, secret, changeLog, feed),
+      ops: new Operations(db, readDb, primaryReadDb, catalog, config, policy, secret, changeLog, feed, webhooks),
       keys: new ApiKeyVerifier(db, config.apiKeyCacheMs),
       firstKey, demoRows, warnings, auditColumns,
       reads: reader && { label: reader.db.label, role: reader.role },
       close() {
         closed ??= (async () => {
           watcher.close();
+          await sender.stop();
           await maintenance.stop();
           if (ownsLeases) await leaseStore.close().catch(() => {});
           await reader?.db.close().catch(() => {});

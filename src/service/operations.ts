@@ -5,6 +5,7 @@ import { connectorRecords, filterRecords } from '../query/filter.js';
 import { bulkCreate, bulkUpsert, deleteRecords, getRecord, restoreRecord, updateRecord } from '../records/index.js';
 import { cursorOf, type ChangeLog, type ChangeSurface } from './changes/log.js';
 import type { ChangeFeed, ChangesRequest } from './changes/feed.js';
+import type { Webhooks } from './webhooks/webhooks.js';
 import type { Database } from '../run/database.js';
 import { count, execute, type QueryRequest } from '../query/execute.js';
 import type { ServerConfig } from './config.js';
@@ -42,6 +43,8 @@ export class Operations {
     private readonly tokenSecret: string,
     private readonly changeLog: ChangeLog,
     readonly feed: ChangeFeed,
+    /** Webhook endpoints: admins and above, each call through the policy point. */
+    readonly webhooks: Webhooks,
   ) {}
 
   // ---- Analytics (4.8, 4.9) ----
@@ -98,6 +101,7 @@ export class Operations {
   private write<T>(ctx: RequestContext, fn: () => Promise<T>): Promise<T> {
     return this.policy.admit(ctx, 'light', fn).then((result) => {
       this.feed.watcher.committed(ctx.org);
+      this.webhooks.sender.poke();
       return result;
     });
   }

@@ -242,6 +242,8 @@ const NOT_ABOUT_QUERIES = new Set<DiagnosticCode>([
   'SERVICE_UNAVAILABLE', 'RESPONSE_TOO_LARGE', 'QUERY_TOO_COSTLY',
   // The change log's cursors and waiting readers.
   'INVALID_CURSOR', 'CURSOR_EXPIRED', 'TOO_MANY_WAITING',
+  // Webhook endpoints.
+  'INVALID_WEBHOOK_URL', 'TOO_MANY_WEBHOOKS', 'WEBHOOK_NOT_FOUND',
 ]);
 
 function cases(catalogName: string): { code: DiagnosticCode; c: Case }[] {

@@ -418,6 +418,138 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's webhook endpoints
+         * @description Admins and superadmins; members get 403.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Add a webhook endpoint; its signing secret is in this answer only
+         * @description Changes committed from now on are POSTed to the URL, signed as Standard Webhooks, in log order, retried for 24 hours. Admins and superadmins; members get 403.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One webhook endpoint
+         * @description Admins and superadmins; members get 403.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook endpoint and its delivery log
+         * @description Admins and superadmins; members get 403.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change, pause or resume a webhook endpoint
+         * @description Only the fields sent change. status paused holds deliveries (changes wait, nothing is lost); active resumes them, and re-enables an endpoint the service disabled. Admins and superadmins; members get 403.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new signing secret; the old one keeps signing beside it for 24 hours
+         * @description While both are valid every delivery carries two signatures, so a receiver switches over without losing one. Admins and superadmins; members get 403.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a ping (type webhook.test) now and say what the receiver answered
+         * @description Admins and superadmins; members get 403.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's delivery attempts, newest first
+         * @description Admins and superadmins; members get 403.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver again every change after a cursor
+         * @description The endpoint goes back to the cursor and sends, in order, every change after it that it selects (the same webhook-id as the first time). Admins and superadmins; members get 403.
+         */
+        post: operations["replayWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/org/objects/list": {
         parameters: {
             query?: never;
@@ -905,6 +1037,81 @@ export interface components {
             next_cursor: string;
             /** @description more changes are there already: read again at once */
             has_more: boolean;
+        };
+        /** @description A webhook endpoint; its secret is shown only when it is made or rotated. */
+        Webhook: {
+            id: string;
+            /** @description where deliveries are POSTed */
+            url: string;
+            description: string | null;
+            /** @description only changes of these objects; null: every object */
+            objects: string[] | null;
+            /** @description only these operations; null: all */
+            operations: ("created" | "updated" | "deleted" | "restored" | "purged")[] | null;
+            /** @enum {string} */
+            status: "active" | "paused" | "disabled";
+            /** @description why the service disabled it (410 Gone, or changes dead-lettered in a row) */
+            disabled_reason: string | null;
+            /** @description the last change it is done with (delivered or dead-lettered); the next delivery is the next change after it */
+            cursor: string;
+            /** @description while a change waits to be retried: when (Unix epoch milliseconds) */
+            next_attempt_at: number | null;
+            /** @description since when the change it waits on has failed (Unix epoch milliseconds) */
+            failing_since: number | null;
+            /** @description when it was made (Unix epoch milliseconds) */
+            created_at: number;
+            created_by: string;
+            /** @description when it last changed (Unix epoch milliseconds) */
+            updated_at: number;
+        };
+        /** @description A webhook endpoint and its signing secret, shown in this answer only. */
+        WebhookWithSecret: {
+            id: string;
+            /** @description where deliveries are POSTed */
+            url: string;
+            description: string | null;
+            /** @description only changes of these objects; null: every object */
+            objects: string[] | null;
+            /** @description only these operations; null: all */
+            operations: ("created" | "updated" | "deleted" | "restored" | "purged")[] | null;
+            /** @enum {string} */
+            status: "active" | "paused" | "disabled";
+            /** @description why the service disabled it (410 Gone, or changes dead-lettered in a row) */
+            disabled_reason: string | null;
+            /** @description the last change it is done with (delivered or dead-lettered); the next delivery is the next change after it */
+            cursor: string;
+            /** @description while a change waits to be retried: when (Unix epoch milliseconds) */
+            next_attempt_at: number | null;
+            /** @description since when the change it waits on has failed (Unix epoch milliseconds) */
+            failing_since: number | null;
+            /** @description when it was made (Unix epoch milliseconds) */
+            created_at: number;
+            created_by: string;
+            /** @description when it last changed (Unix epoch milliseconds) */
+            updated_at: number;
+            /** @description the Standard Webhooks signing secret: whsec_ and base64 */
+            secret: string;
+            /** @description after a rotation: until when the old secret still signs beside the new one (Unix epoch milliseconds) */
+            previous_secret_expires_at?: number;
+        };
+        /** @description One attempt to deliver one change. */
+        WebhookDelivery: {
+            id: string;
+            /** @description the change delivered, sent as webhook-id */
+            event_id: string;
+            /** @description the change's cursor: replay from the cursor before it to send it again */
+            cursor: string;
+            /** @description when (Unix epoch milliseconds) */
+            attempted_at: number;
+            /** @enum {string} */
+            outcome: "succeeded" | "failed" | "dead_lettered";
+            /** @description what the receiver answered; null when it did not */
+            http_status: number | null;
+            latency_ms: number | null;
+            /** @description why it failed */
+            error: string | null;
+            /** @description a failed attempt: when the next is due (Unix epoch milliseconds) */
+            next_attempt_at: number | null;
         };
     };
     responses: never;
@@ -4445,6 +4652,1218 @@ export interface operations {
             };
             /** @description The change cursor is older than the changes kept (CURSOR_EXPIRED): resynchronise, then follow the log from its head. */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every endpoint, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "webhooks": [
+                     *           {
+                     *             "id": "whk_3q9Xb2LkV0aHc8Zt",
+                     *             "url": "https://hooks.example.com/oql",
+                     *             "description": "Warehouse sync",
+                     *             "objects": [
+                     *               "contact",
+                     *               "account"
+                     *             ],
+                     *             "operations": null,
+                     *             "status": "active",
+                     *             "disabled_reason": null,
+                     *             "cursor": "c2n9c",
+                     *             "next_attempt_at": null,
+                     *             "failing_since": null,
+                     *             "created_at": 1795628280647,
+                     *             "created_by": "u_acme_admin",
+                     *             "updated_at": 1795628280647
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            webhooks: components["schemas"]["Webhook"][];
+                        };
+                    };
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/oql",
+                 *       "objects": [
+                 *         "contact",
+                 *         "account"
+                 *       ],
+                 *       "description": "Warehouse sync"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description an https URL on the public internet (http and private addresses only with OQL_WEBHOOK_ALLOW_PRIVATE=1) */
+                    url: string;
+                    /** @description only changes of these object slugs; leave out for every object your role may read */
+                    objects?: string[];
+                    /** @description only these operations; leave out for all */
+                    operations?: ("created" | "updated" | "deleted" | "restored" | "purged")[];
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its secret (shown once). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_3q9Xb2LkV0aHc8Zt",
+                     *         "url": "https://hooks.example.com/oql",
+                     *         "description": "Warehouse sync",
+                     *         "objects": [
+                     *           "contact",
+                     *           "account"
+                     *         ],
+                     *         "operations": null,
+                     *         "status": "active",
+                     *         "disabled_reason": null,
+                     *         "cursor": "c2n9c",
+                     *         "next_attempt_at": null,
+                     *         "failing_since": null,
+                     *         "created_at": 1795628280647,
+                     *         "created_by": "u_acme_admin",
+                     *         "updated_at": 1795628280647,
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookWithSecret"];
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (UNSUPPORTED_MEDIA_TYPE): send Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the endpoint id
+                 * @example whk_3q9Xb2LkV0aHc8Zt
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_3q9Xb2LkV0aHc8Zt",
+                     *         "url": "https://hooks.example.com/oql",
+                     *         "description": "Warehouse sync",
+                     *         "objects": [
+                     *           "contact",
+                     *           "account"
+                     *         ],
+                     *         "operations": null,
+                     *         "status": "active",
+                     *         "disabled_reason": null,
+                     *         "cursor": "c2n9c",
+                     *         "next_attempt_at": null,
+                     *         "failing_since": null,
+                     *         "created_at": 1795628280647,
+                     *         "created_by": "u_acme_admin",
+                     *         "updated_at": 1795628280647
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the endpoint id
+                 * @example whk_3q9Xb2LkV0aHc8Zt
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description It is gone. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_3q9Xb2LkV0aHc8Zt",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @constant */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the endpoint id
+                 * @example whk_3q9Xb2LkV0aHc8Zt
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "paused"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description an https URL on the public internet (http and private addresses only with OQL_WEBHOOK_ALLOW_PRIVATE=1) */
+                    url?: string;
+                    /** @description only changes of these object slugs; leave out for every object your role may read */
+                    objects?: string[] | null;
+                    /** @description only these operations; leave out for all */
+                    operations?: ("created" | "updated" | "deleted" | "restored" | "purged")[] | null;
+                    description?: string | null;
+                    /** @enum {string} */
+                    status?: "active" | "paused";
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_3q9Xb2LkV0aHc8Zt",
+                     *         "url": "https://hooks.example.com/oql",
+                     *         "description": "Warehouse sync",
+                     *         "objects": [
+                     *           "contact",
+                     *           "account"
+                     *         ],
+                     *         "operations": null,
+                     *         "status": "active",
+                     *         "disabled_reason": null,
+                     *         "cursor": "c2n9c",
+                     *         "next_attempt_at": null,
+                     *         "failing_since": null,
+                     *         "created_at": 1795628280647,
+                     *         "created_by": "u_acme_admin",
+                     *         "updated_at": 1795628280647
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (UNSUPPORTED_MEDIA_TYPE): send Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the endpoint id
+                 * @example whk_3q9Xb2LkV0aHc8Zt
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint with its new secret (shown once). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_3q9Xb2LkV0aHc8Zt",
+                     *         "url": "https://hooks.example.com/oql",
+                     *         "description": "Warehouse sync",
+                     *         "objects": [
+                     *           "contact",
+                     *           "account"
+                     *         ],
+                     *         "operations": null,
+                     *         "status": "active",
+                     *         "disabled_reason": null,
+                     *         "cursor": "c2n9c",
+                     *         "next_attempt_at": null,
+                     *         "failing_since": null,
+                     *         "created_at": 1795628280647,
+                     *         "created_by": "u_acme_admin",
+                     *         "updated_at": 1795628280647,
+                     *         "secret": "whsec_q2Y0cWx0bXh1Z0RkY2lYb2tQZlpqRnpm",
+                     *         "previous_secret_expires_at": 1795714680647
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookWithSecret"];
+                    };
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the endpoint id
+                 * @example whk_3q9Xb2LkV0aHc8Zt
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the receiver answered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "success": true,
+                     *         "http_status": 204,
+                     *         "latency_ms": 83,
+                     *         "error": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            success: boolean;
+                            http_status: number | null;
+                            latency_ms: number;
+                            error: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                status?: "succeeded" | "failed" | "dead_lettered";
+                /** @description next_before of the previous page */
+                before?: string;
+                /** @description 1 to 500; default 50 */
+                limit?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description the endpoint id
+                 * @example whk_3q9Xb2LkV0aHc8Zt
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of attempts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "deliveries": [
+                     *           {
+                     *             "id": "412",
+                     *             "event_id": "5f0c1c1e-8f4b-4d7a-9b0e-3c6a2d9e7f10",
+                     *             "cursor": "c2n9c",
+                     *             "attempted_at": 1795628290000,
+                     *             "outcome": "succeeded",
+                     *             "http_status": 200,
+                     *             "latency_ms": 91,
+                     *             "error": null,
+                     *             "next_attempt_at": null
+                     *           },
+                     *           {
+                     *             "id": "411",
+                     *             "event_id": "5f0c1c1e-8f4b-4d7a-9b0e-3c6a2d9e7f10",
+                     *             "cursor": "c2n9c",
+                     *             "attempted_at": 1795628284000,
+                     *             "outcome": "failed",
+                     *             "http_status": 503,
+                     *             "latency_ms": 40,
+                     *             "error": "the receiver answered HTTP 503",
+                     *             "next_attempt_at": 1795628289000
+                     *           }
+                     *         ],
+                     *         "next_before": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            deliveries: components["schemas"]["WebhookDelivery"][];
+                            next_before: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    replayWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the endpoint id
+                 * @example whk_3q9Xb2LkV0aHc8Zt
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "after": "c2n9c"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description a change cursor */
+                    after: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint, at the cursor. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_3q9Xb2LkV0aHc8Zt",
+                     *         "url": "https://hooks.example.com/oql",
+                     *         "description": "Warehouse sync",
+                     *         "objects": [
+                     *           "contact",
+                     *           "account"
+                     *         ],
+                     *         "operations": null,
+                     *         "status": "active",
+                     *         "disabled_reason": null,
+                     *         "cursor": "c2n9c",
+                     *         "next_attempt_at": null,
+                     *         "failing_since": null,
+                     *         "created_at": 1795628280647,
+                     *         "created_by": "u_acme_admin",
+                     *         "updated_at": 1795628280647
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The change cursor is older than the changes kept (CURSOR_EXPIRED): resynchronise, then follow the log from its head. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (UNSUPPORTED_MEDIA_TYPE): send Content-Type: application/json. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

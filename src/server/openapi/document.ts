@@ -16,6 +16,7 @@ const TAGS = [
   { name: 'connectors', description: 'Records page by page for sync, and the objects as connector entities, for the two connector families (spec 4.11–4.15).' },
   { name: 'tool logs', description: "The organization's MCP tool calls, for superadmins (spec 4.16)." },
   { name: 'changes', description: "What changed: every committed create, update, delete, restore and purge of the organization's records, in commit order, as pages, long-polls or a stream (docs/changes.md)." },
+  { name: 'webhooks', description: "The organization's webhook endpoints: the change log pushed to its receivers, signed as Standard Webhooks, retried, dead-lettered and replayable (docs/webhooks.md)." },
   { name: 'keys', description: "The organization's API keys: list, create, roll and revoke, within the caller's role (members manage their own keys)." },
 ];
 

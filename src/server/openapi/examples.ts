@@ -68,6 +68,12 @@ const warehouse = {
   created_at: 1793036280647, created_by: 'u_acme_super', last_used_at: 1795627860000, can_manage: false,
 };
 
+const webhook = {
+  id: 'whk_3q9Xb2LkV0aHc8Zt', url: 'https://hooks.example.com/oql', description: 'Warehouse sync', objects: ['contact', 'account'], operations: null,
+  status: 'active', disabled_reason: null, cursor: 'c2n9c', next_attempt_at: null, failing_since: null,
+  created_at: 1795628280647, created_by: 'u_acme_admin', updated_at: 1795628280647,
+};
+
 export const EXAMPLES = {
   bulkCreate: { message: '2 records created', ids: ['con_01m8a2x7k0v4q9d3hzf6ry1bts', 'con_01m8a2x7k0c2w8n5jte4pg7bqa'] },
   deleted: { id: 'org_acme_contact_10', is_deleted: true, deleted_at: 1795628280647 },
@@ -82,6 +88,19 @@ export const EXAMPLES = {
     has_more: false,
   },
   changesHead: { cursor: 'c2n9c' },
+  webhook,
+  webhookCreated: { ...webhook, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+  webhookRotated: { ...webhook, secret: 'whsec_q2Y0cWx0bXh1Z0RkY2lYb2tQZlpqRnpm', previous_secret_expires_at: 1795714680647 },
+  webhooks: { webhooks: [webhook] },
+  webhookDeleted: { id: webhook.id, deleted: true },
+  webhookTest: { success: true, http_status: 204, latency_ms: 83, error: null },
+  webhookDeliveries: {
+    deliveries: [
+      { id: '412', event_id: '5f0c1c1e-8f4b-4d7a-9b0e-3c6a2d9e7f10', cursor: 'c2n9c', attempted_at: 1795628290000, outcome: 'succeeded', http_status: 200, latency_ms: 91, error: null, next_attempt_at: null },
+      { id: '411', event_id: '5f0c1c1e-8f4b-4d7a-9b0e-3c6a2d9e7f10', cursor: 'c2n9c', attempted_at: 1795628284000, outcome: 'failed', http_status: 503, latency_ms: 40, error: 'the receiver answered HTTP 503', next_attempt_at: 1795628289000 },
+    ],
+    next_before: null,
+  },
   bulkUpsert: { records_created: 1, records_updated: 1, failed_records: [failed], created_records: [created], updated_records: [updated], records: [created, updated, failed] },
   record,
   filter: { records: [{ id: 'org_acme_contact_10', name: 'Delta Contact 10', 'account.name': 'Acme Account 21' }, { id: 'org_acme_contact_100', name: 'New York Contact 100', 'account.name': null }] },

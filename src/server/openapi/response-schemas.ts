@@ -494,11 +494,61 @@ const CHANGE_PAGE = {
   },
 } as const;
 
+// ------------------------------------------------------------------ webhooks
+
+const WEBHOOK_PROPERTIES = {
+  id: { type: 'string' },
+  url: { type: 'string', description: 'where deliveries are POSTed' },
+  description: nullable('string'),
+  objects: { type: ['array', 'null'], items: { type: 'string' }, description: 'only changes of these objects; null: every object' },
+  operations: { type: ['array', 'null'], items: { type: 'string', enum: ['created', 'updated', 'deleted', 'restored', 'purged'] }, description: 'only these operations; null: all' },
+  status: { type: 'string', enum: ['active', 'paused', 'disabled'] },
+  disabled_reason: nullable('string', 'why the service disabled it (410 Gone, or changes dead-lettered in a row)'),
+  cursor: { type: 'string', description: 'the last change it is done with (delivered or dead-lettered); the next delivery is the next change after it' },
+  next_attempt_at: { type: ['integer', 'null'], description: 'while a change waits to be retried: when (Unix epoch milliseconds)' },
+  failing_since: { type: ['integer', 'null'], description: 'since when the change it waits on has failed (Unix epoch milliseconds)' },
+  created_at: epochMs('when it was made'),
+  created_by: { type: 'string' },
+  updated_at: epochMs('when it last changed'),
+} as const;
+const WEBHOOK_REQUIRED = Object.keys(WEBHOOK_PROPERTIES);
+
+const WEBHOOK = {
+  $id: 'Webhook', type: 'object', description: 'A webhook endpoint; its secret is shown only when it is made or rotated.',
+  required: WEBHOOK_REQUIRED, additionalProperties: false, properties: WEBHOOK_PROPERTIES,
+} as const;
+
+const WEBHOOK_WITH_SECRET = {
+  $id: 'WebhookWithSecret', type: 'object', description: 'A webhook endpoint and its signing secret, shown in this answer only.',
+  required: [...WEBHOOK_REQUIRED, 'secret'], additionalProperties: false,
+  properties: {
+    ...WEBHOOK_PROPERTIES,
+    secret: { type: 'string', pattern: '^whsec_', description: 'the Standard Webhooks signing secret: whsec_ and base64' },
+    previous_secret_expires_at: epochMs('after a rotation: until when the old secret still signs beside the new one'),
+  },
+} as const;
+
+const WEBHOOK_DELIVERY = {
+  $id: 'WebhookDelivery', type: 'object', description: 'One attempt to deliver one change.',
+  required: ['id', 'event_id', 'cursor', 'attempted_at', 'outcome', 'http_status', 'latency_ms', 'error', 'next_attempt_at'], additionalProperties: false,
+  properties: {
+    id: { type: 'string' },
+    event_id: { type: 'string', description: 'the change delivered, sent as webhook-id' },
+    cursor: { type: 'string', description: 'the change\'s cursor: replay from the cursor before it to send it again' },
+    attempted_at: epochMs('when'),
+    outcome: { type: 'string', enum: ['succeeded', 'failed', 'dead_lettered'] },
+    http_status: nullable('integer', 'what the receiver answered; null when it did not'),
+    latency_ms: nullable('integer'),
+    error: nullable('string', 'why it failed'),
+    next_attempt_at: { type: ['integer', 'null'], description: 'a failed attempt: when the next is due (Unix epoch milliseconds)' },
+  },
+} as const;
+
 export const RESPONSE_SCHEMAS = [
   ERROR_ENVELOPE, ERROR_DATA, VALIDATION_ERROR, DIAGNOSTIC, SOURCE_SPAN,
   RECORD, CREATED_RECORD, UPDATED_RECORD, FAILED_RECORD, UPSERT_RESULT, ROW, CONNECTOR_RECORD,
   OBJECT, COLUMN, ENUM_GROUP, USER_REF, ENTITY, ENTITY_SCHEMA, ENTITY_FIELD, TOOL_LOG,
-  API_KEY, ISSUED_KEY, ROLLED_KEY, LINT_RESULT, DELETED_RECORD, CHANGE, CHANGE_PAGE,
+  API_KEY, ISSUED_KEY, ROLLED_KEY, LINT_RESULT, DELETED_RECORD, CHANGE, CHANGE_PAGE, WEBHOOK, WEBHOOK_WITH_SECRET, WEBHOOK_DELIVERY,
 ] as const;
 
 /** Adds the shared schemas to an app, before its routes refer to them. */

@@ -54,6 +54,9 @@ export function positionOf(cursor: unknown): bigint {
   return n;
 }
 
+/** A change row's columns, as `changeOf` reads them. */
+const SELECT = 'position::text AS pos, event_id::text AS event_id, object_slug, record_id, operation, changed_fields, record, previous, actor_user_id, actor_surface, committed_at::text AS committed_at';
+
 /** The lock an organization's writers hold from their first change row to their commit. */
 const LOCK = `pg_advisory_xact_lock(hashtextextended('oql changes|' || $1, 0))`;
 
@@ -87,13 +90,30 @@ export class ChangeLog {
    */
   async read(orgId: string, after: bigint, objects: readonly string[], limit: number): Promise<ChangePage> {
     const { rows } = await this.db.query<ChangeRow>(
-      `SELECT position::text AS pos, event_id::text AS event_id, object_slug, record_id, operation, changed_fields, record, previous, actor_user_id, actor_surface, committed_at::text AS committed_at
-         FROM ${S}.changes WHERE org_id = $1 AND position > $2::bigint AND object_slug = ANY($3::text[]) ORDER BY position LIMIT $4`,
+      `SELECT ${SELECT} FROM ${S}.changes WHERE org_id = $1 AND position > $2::bigint AND object_slug = ANY($3::text[]) ORDER BY changes.position LIMIT $4`,
       [orgId, after.toString(), objects, limit + 1]);
     // After the read: a prune that took rows this read should have had has moved the horizon by now.
     if (after > 0n) await this.checkHorizon(orgId, after);
     const page = rows.slice(0, limit).map(changeOf);
     return { changes: page, next_cursor: page.length > 0 ? page[page.length - 1]!.cursor : cursorOf(after), has_more: rows.length > limit };
+  }
+
+  /**
+   * The organization's first change after `after` of these objects and operations (null: any), for
+   * a reader that takes one at a time, in order (the webhook sender), and the organization's head
+   * in the same snapshot: when there is no such change, the reader may move up to that head without
+   * passing one that commits later.
+   */
+  async next(orgId: string, after: bigint, objects: readonly string[] | null, operations: readonly string[] | null): Promise<{ change: Change | null; head: bigint }> {
+    const { rows } = await this.db.query<ChangeRow & { head: string | null }>(
+      `SELECT h.head::text AS head, c.* FROM (SELECT max(position) AS head FROM ${S}.changes WHERE org_id = $1) h
+         LEFT JOIN LATERAL (
+           SELECT ${SELECT} FROM ${S}.changes
+            WHERE org_id = $1 AND position > $2::bigint AND ($3::text[] IS NULL OR object_slug = ANY($3::text[])) AND ($4::text[] IS NULL OR operation = ANY($4::text[]))
+            ORDER BY changes.position LIMIT 1) c ON true`,
+      [orgId, after.toString(), objects, operations]);
+    const row = rows[0];
+    return { change: row === undefined || row.pos === null ? null : changeOf(row), head: BigInt(row?.head ?? '0') };
   }
 
   /** The organization's newest position: a consumer starting here gets only what commits from now on. */
