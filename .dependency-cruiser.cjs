@@ -159,10 +159,17 @@ module.exports = {
     },
     {
       name: 'console-web-is-browser-code',
-      comment: "The console's pages run in a browser: they share only the catalog's checks and the diagnostics, and no Node code imports them (they are served built).",
+      comment: "The console's pages run in a browser: they share only the catalog's checks, the diagnostics and the answers' shapes (src/wire/), and no Node code imports them (they are served built).",
       severity: 'error',
       from: { path: '^src/console/web/' },
-      to: { path: '^src/', pathNot: ['^src/console/web/', '^src/(catalog|diagnostics)/'] },
+      to: { path: '^src/', pathNot: ['^src/console/web/', '^src/(catalog|diagnostics|wire)/'] },
+    },
+    {
+      name: 'answer-shapes-import-nothing',
+      comment: "src/wire/ holds the JSON shapes of the API's answers (schema and type together) that the service, the OpenAPI document and the browser bundle share; it imports nothing of src/.",
+      severity: 'error',
+      from: { path: '^src/wire/' },
+      to: { path: '^src/', pathNot: '^src/wire/' },
     },
     {
       name: 'only-the-console-web-imports-itself',
