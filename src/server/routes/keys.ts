@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { toEnvelope } from '../../query/envelope.js';
 import { checkMayManage, checkNewKey, keyNotFound, keyNotRollable, keyScope, ownerOfNewKey } from '../../service/api-key-access.js';
-import { ROLL_GRACE_MS, getApiKey, issueApiKey, listApiKeys, revokeApiKey, rollApiKey, type ApiKeyInfo } from '../../service/store/api-keys.js';
+import { ROLL_GRACE_MS, getApiKey, issueApiKey, listApiKeys, rollApiKey, type ApiKeyInfo } from '../../service/store/api-keys.js';
 import type { RequestContext } from '../../service/policy.js';
 import { ROLES, type Principal, type Role } from '../../service/types.js';
 import { ORG_ID_PATTERN, ORG_ID_RULE } from '../../rules.js';
@@ -60,7 +60,7 @@ function view(key: ApiKeyInfo, p: Principal, now: number) {
     id: key.id, name: key.name, role: key.role, user_id: key.userId, prefix: key.prefix, last4: key.last4,
     created_at: key.createdAt, created_by: key.createdBy, expires_at: key.expiresAt, last_used_at: key.lastUsedAt,
     revoked_at: key.revokedAt, revoked_by: key.revokedBy, rolled_from: key.rolledFrom,
-    status: key.revokedAt !== null ? 'revoked' : key.expiresAt !== null && key.expiresAt <= now ? 'expired' : 'active',
+    status: key.revokedAt !== null ? 'revoked' : key.live ? 'active' : 'expired',
     can_manage: manageable && key.revokedAt === null,
   };
 }
@@ -151,10 +151,7 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
   }, async (request) => admit(contextOf(request), async () => {
     const p = contextOf(request).principal;
     const key = await visibleKey(p, request.params.id);
-    if (key.revokedAt === null) {
-      await revokeApiKey(db, key.id, Date.now(), { by: p.userId, orgId: p.orgId });
-      app.oql.keys.forgetKey(key.id);
-    }
+    if (key.revokedAt === null) await app.oql.keys.revoke(key.id, { by: p.userId, orgId: p.orgId });
     return toEnvelope({ key: view((await getApiKey(db, p.orgId, key.id))!, p, Date.now()) });
   }));
 }
