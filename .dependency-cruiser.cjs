@@ -123,6 +123,13 @@ module.exports = {
       to: { path: '^src/(server|mcp|oauth|console|cli)/' },
     },
     {
+      name: 'surfaces-reach-data-through-operations',
+      comment: "REST routes and MCP reach the service's tables only through the operations (src/service/operations.ts), each with its policy and access rule; they never import a store.",
+      severity: 'error',
+      from: { path: ['^src/server/routes/', '^src/mcp/'] },
+      to: { path: '^src/service/store/' },
+    },
+    {
       name: 'mcp-is-a-sibling-of-rest',
       comment: 'MCP depends on the service, the library and OAuth (it is a protected resource), never on the REST server, the console or the CLI.',
       severity: 'error',

@@ -76,11 +76,12 @@ export async function openService(options: ServerOptions & { workspaces?: string
     const ownsLeases = options.leases === undefined;
     const leaseStore: LeaseStore = options.leases ?? leaseStoreFor(db);
     const policy = new Policy({ catalog, config, leases: leaseStore, timeoutMs, coolDownMs: db.kind === 'pglite' ? EMBEDDED_COOL_DOWN_MS : 0 });
+    const keys = new ApiKeyVerifier(db, config.apiKeyCacheMs);
     let closed: Promise<void> | undefined;
     return {
       db, readDb, catalog, config, policy, leases: leaseStore, tokenSecret: secret,
-      ops: new Operations(db, readDb, primaryReadDb, catalog, config, policy, secret),
-      keys: new ApiKeyVerifier(db, config.apiKeyCacheMs),
+      ops: new Operations(db, readDb, primaryReadDb, catalog, config, policy, secret, keys),
+      keys,
       firstKey, demoRows, warnings, auditColumns,
       reads: reader && { label: reader.db.label, role: reader.role },
       close() {
