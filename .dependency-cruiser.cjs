@@ -123,6 +123,13 @@ module.exports = {
       to: { path: '^src/(server|mcp|oauth|console|cli)/' },
     },
     {
+      name: 'surfaces-reach-data-through-operations',
+      comment: "REST routes and MCP reach the service's tables only through the operations (src/service/operations.ts), each with its policy and access rule; they never import a store.",
+      severity: 'error',
+      from: { path: ['^src/server/routes/', '^src/mcp/'] },
+      to: { path: '^src/service/store/' },
+    },
+    {
       name: 'mcp-is-a-sibling-of-rest',
       comment: 'MCP depends on the service, the library and OAuth (it is a protected resource), never on the REST server, the console or the CLI.',
       severity: 'error',
@@ -159,10 +166,17 @@ module.exports = {
     },
     {
       name: 'console-web-is-browser-code',
-      comment: "The console's pages run in a browser: they share only the catalog's checks and the diagnostics, and no Node code imports them (they are served built).",
+      comment: "The console's pages run in a browser: they share only the catalog's checks, the diagnostics and the answers' shapes (src/wire/), and no Node code imports them (they are served built).",
       severity: 'error',
       from: { path: '^src/console/web/' },
-      to: { path: '^src/', pathNot: ['^src/console/web/', '^src/(catalog|diagnostics)/'] },
+      to: { path: '^src/', pathNot: ['^src/console/web/', '^src/(catalog|diagnostics|wire)/'] },
+    },
+    {
+      name: 'answer-shapes-import-nothing',
+      comment: "src/wire/ holds the JSON shapes of the API's answers (schema and type together) that the service, the OpenAPI document and the browser bundle share; it imports nothing of src/.",
+      severity: 'error',
+      from: { path: '^src/wire/' },
+      to: { path: '^src/', pathNot: '^src/wire/' },
     },
     {
       name: 'only-the-console-web-imports-itself',

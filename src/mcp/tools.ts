@@ -7,11 +7,9 @@ import { isOqlError, type OqlError } from '../diagnostics/diagnostic.js';
 import { LineMap } from '../diagnostics/span.js';
 import { errorEnvelope } from '../query/envelope.js';
 import { lint } from '../lint/lint.js';
-import type { Operations } from '../service/operations.js';
+import type { Operations, ToolCall } from '../service/operations.js';
 import type { RequestContext } from '../service/policy.js';
-import { recordToolCall, type ToolCall } from '../service/store/tool-logs.js';
 import { invalidSlug } from '../rules.js';
-import type { ServiceTx } from '../service/types.js';
 
 /**
  * The MCP tools, defined once over the library and served by both the hosted Streamable HTTP app
@@ -24,8 +22,6 @@ import type { ServiceTx } from '../service/types.js';
 export interface ToolContext {
   /** The service's operations: every tool that reads runs through the same policy point as REST. */
   readonly ops: Operations;
-  /** Where calls are logged (the service schema's tool_logs table). */
-  readonly logDb: ServiceTx;
   readonly catalog: Catalog;
   /** The caller, as the policy point knows it. */
   readonly request: RequestContext;
@@ -268,7 +264,7 @@ function registerTool(server: McpServer, def: ToolDef<z.ZodObject>, ctx: ToolCon
       timestamp,
     };
     try {
-      await recordToolCall(ctx.logDb, call);
+      await ctx.ops.recordToolCall(call);
     } catch (e) {
       ctx.onLogError?.(e, call);
     }

@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { parseBearer } from '../rules.js';
 import { adminSecretMatches, newAdminSecret, writeAdminAddress } from '../service/admin-address.js';
-import { issueApiKey, listApiKeys, revokeApiKey, type ApiKeyVerifier } from '../service/store/api-keys.js';
+import { issueApiKey, listApiKeys, type ApiKeyVerifier } from '../service/store/api-keys.js';
 import { createWorkspace, listWorkspaces } from '../service/store/workspaces.js';
 import { ROLES, type ServiceDb } from '../service/types.js';
 import { installEnvelope, sendError } from './plugins/envelope.js';
@@ -106,9 +106,8 @@ async function adminRoutes(app: FastifyInstance, { db, keys }: AdminHostOptions)
   app.post<{ Body: { id: string } }>('/keys/revoke', {
     schema: { body: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } } },
   }, async (request) => {
-    const orgId = await revokeApiKey(db, request.body.id);
     // In force before the answer leaves: the next request with that key is looked up, and refused.
-    if (orgId !== null) keys.forget();
+    const orgId = await keys.revoke(request.body.id);
     return { success: true, data: { org_id: orgId } };
   });
 

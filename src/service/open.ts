@@ -104,11 +104,12 @@ export async function openService(options: ServerOptions & { workspaces?: string
     });
     const webhooks = new Webhooks(new WebhookStore(db), sender, changeLog, catalog, config, policy);
     sender.start();
+    const keys = new ApiKeyVerifier(db, config.apiKeyCacheMs);
     let closed: Promise<void> | undefined;
     return {
       db, readDb, catalog, config, policy, leases: leaseStore, tokenSecret: secret, maintenance,
-      ops: new Operations(db, readDb, primaryReadDb, catalog, config, policy, secret, changeLog, feed, webhooks),
-      keys: new ApiKeyVerifier(db, config.apiKeyCacheMs),
+      ops: new Operations(db, readDb, primaryReadDb, catalog, config, policy, secret, keys, changeLog, feed, webhooks),
+      keys,
       firstKey, demoRows, warnings, auditColumns,
       reads: reader && { label: reader.db.label, role: reader.role },
       close() {

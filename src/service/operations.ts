@@ -10,7 +10,23 @@ import type { Database } from '../run/database.js';
 import { count, execute, type QueryRequest } from '../query/execute.js';
 import type { ServerConfig } from './config.js';
 import type { Policy, RequestContext } from './policy.js';
-import { listToolLogs, type ListToolLogsOptions } from './store/tool-logs.js';
+import { checkMayManage, checkNewKey, keyNotFound, keyNotRollable, keyScope, ownerOfNewKey } from './api-key-access.js';
+import { getApiKey, issueApiKey, listApiKeys, rollApiKey, type ApiKeyInfo, type ApiKeyVerifier } from './store/api-keys.js';
+import { listToolLogs, recordToolCall, type ListToolLogsOptions, type ToolCall } from './store/tool-logs.js';
+import { resolveWorkspace, type Workspace } from './store/workspaces.js';
+import type { Role } from './types.js';
+
+export { ROLL_GRACE_MS, type ApiKeyInfo } from './store/api-keys.js';
+export type { ToolCall } from './store/tool-logs.js';
+export type { Workspace } from './store/workspaces.js';
+
+/** A new key as a caller asks for it (the owner defaults to the caller). */
+export interface NewKeyRequest {
+  readonly name: string;
+  readonly role: Role;
+  readonly expiresAt: number | null;
+  readonly userId?: string | undefined;
+}
 
 /** The tool-log listing's optional narrowing: one tool, one user, a time range. */
 export type ToolLogFilters = Pick<ListToolLogsOptions, 'toolName' | 'userId' | 'since' | 'until'>;
@@ -41,6 +57,7 @@ export class Operations {
     private readonly config: ServerConfig,
     readonly policy: Policy,
     private readonly tokenSecret: string,
+    private readonly keys: ApiKeyVerifier,
     private readonly changeLog: ChangeLog,
     readonly feed: ChangeFeed,
     /** Webhook endpoints: admins and above, each call through the policy point. */
@@ -208,5 +225,67 @@ export class Operations {
   toolLogs(ctx: RequestContext, pointer: string | null | undefined, filters: ToolLogFilters = {}) {
     this.policy.checkSuperadmin(ctx);
     return this.policy.admit(ctx, 'light', () => listToolLogs(this.db, { orgId: ctx.org, pointer, secret: this.tokenSecret, ...filters }));
+  }
+
+  /** Logs one MCP tool call to its organization's log (after the call: no admission of its own). */
+  recordToolCall(call: ToolCall): Promise<string> {
+    return recordToolCall(this.db, call);
+  }
+
+  // ---- Workspaces ----
+
+  /** The workspace a path names (its subdomain), or null. */
+  workspace(subdomain: string): Promise<Workspace | null> {
+    return resolveWorkspace(this.db, subdomain);
+  }
+
+  // ---- API keys of the caller's organization (src/service/api-key-access.ts decides who may do what) ----
+
+  /** The keys the caller may see, newest first, revoked and expired ones included. */
+  listKeys(ctx: RequestContext): Promise<ApiKeyInfo[]> {
+    return this.policy.admit(ctx, 'light', () => listApiKeys(this.db, { ...keyScope(ctx.principal), revoked: true, newestFirst: true }));
+  }
+
+  /** A new key within the caller's role; the key itself is in this answer only. */
+  createKey(ctx: RequestContext, k: NewKeyRequest): Promise<{ key: ApiKeyInfo; secret: string }> {
+    const p = ctx.principal;
+    const name = checkNewKey(k.name, k.expiresAt, Date.now());
+    const owner = ownerOfNewKey(p, k.role, k.userId);
+    return this.policy.admit(ctx, 'light', async () => {
+      const made = await issueApiKey(this.db, { orgId: p.orgId, role: k.role, userId: owner, name, expiresAt: k.expiresAt, createdBy: p.userId });
+      return { key: (await getApiKey(this.db, p.orgId, made.id))!, secret: made.key };
+    });
+  }
+
+  /** A new key in place of a live one, which keeps working for the grace period. */
+  rollKey(ctx: RequestContext, id: string): Promise<{ key: ApiKeyInfo; secret: string; previous: ApiKeyInfo }> {
+    return this.policy.admit(ctx, 'light', async () => {
+      const p = ctx.principal;
+      const old = await this.manageableKey(ctx, id);
+      const issued = await rollApiKey(this.db, old.id, { orgId: p.orgId, by: p.userId });
+      if (!issued) throw keyNotRollable(old.id);
+      // The old key's cached verdict may outlive its new expiry.
+      this.keys.forgetKey(old.id);
+      const [key, previous] = await Promise.all([getApiKey(this.db, p.orgId, issued.id), getApiKey(this.db, p.orgId, old.id)]);
+      return { key: key!, secret: issued.key, previous: previous! };
+    });
+  }
+
+  /** Revokes a key (a revoked one stays as it is) and answers it as it now stands. */
+  revokeKey(ctx: RequestContext, id: string): Promise<ApiKeyInfo> {
+    return this.policy.admit(ctx, 'light', async () => {
+      const p = ctx.principal;
+      const key = await this.manageableKey(ctx, id);
+      if (key.revokedAt === null) await this.keys.revoke(key.id, { by: p.userId, orgId: p.orgId });
+      return (await getApiKey(this.db, p.orgId, key.id))!;
+    });
+  }
+
+  /** The one access rule of a key named by id: in the caller's organization, and theirs to manage. */
+  private async manageableKey(ctx: RequestContext, id: string): Promise<ApiKeyInfo> {
+    const key = await getApiKey(this.db, ctx.principal.orgId, id);
+    if (!key) throw keyNotFound(id);
+    checkMayManage(ctx.principal, key);
+    return key;
   }
 }

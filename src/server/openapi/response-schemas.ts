@@ -9,6 +9,7 @@
  */
 
 import { ROLES } from '../../service/types.js';
+import { TOOL_LOG_SCHEMA } from '../../wire/tool-log.js';
 
 const nullable = (type: string, description?: string) => ({ type: [type, 'null'], ...(description ? { description } : {}) });
 const flag = (description: string) => ({ type: 'integer', enum: [0, 1], description });
@@ -363,22 +364,7 @@ const ENTITY_SCHEMA = {
   properties: { ...ENTITY_PROPERTIES, fields: { type: 'array', items: ref('EntityField') } },
 } as const;
 
-const TOOL_LOG = {
-  $id: 'ToolLog',
-  type: 'object',
-  description: 'One MCP tool call (spec 2.4).',
-  required: ['id', 'user_id', 'tool_name', 'input_params', 'response_time', 'response_code', 'tool_call_timestamp'],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    user_id: { type: 'string' },
-    tool_name: { type: 'string' },
-    input_params: { type: 'object', additionalProperties: true, description: 'the arguments the tool was called with' },
-    response_time: { type: 'number', description: 'milliseconds' },
-    response_code: { type: 'integer', description: 'HTTP-style outcome of the call' },
-    tool_call_timestamp: epochMs('when it was called'),
-  },
-} as const;
+const TOOL_LOG = TOOL_LOG_SCHEMA;
 
 // ------------------------------------------------------------------ API keys and lint
 

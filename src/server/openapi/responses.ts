@@ -82,7 +82,7 @@ const member: Principal = { orgId: 'org_acme', userId: 'u_acme_member', role: 'm
 const admin: Principal = { orgId: 'org_acme', userId: 'u_acme_admin', role: 'admin', via: 'api_key' };
 const superadminKey: ApiKeyInfo = {
   id: 'key_yxCswVPnreeK', orgId: 'org_acme', userId: 'u_acme_super', role: 'superadmin', name: 'Warehouse sync', prefix: 'oql_Zq3v', last4: 'x9Qe',
-  createdAt: 1793036280647, createdBy: 'u_acme_super', expiresAt: null, lastUsedAt: null, revokedAt: null, revokedBy: null, rolledFrom: null,
+  createdAt: 1793036280647, createdBy: 'u_acme_super', expiresAt: null, lastUsedAt: null, revokedAt: null, revokedBy: null, rolledFrom: null, live: true,
 };
 
 /** One error of each kind the routes can answer with: the example's name, its summary and the envelope. */

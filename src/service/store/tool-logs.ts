@@ -2,6 +2,7 @@ import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { OqlError } from '../../diagnostics/diagnostic.js';
 import type { ServiceTx } from '../types.js';
 import { SERVICE_SCHEMA } from '../migrations.js';
+import type { ToolLog } from '../../wire/tool-log.js';
 
 export interface ToolCall {
   readonly orgId: string;
@@ -16,16 +17,8 @@ export interface ToolCall {
   readonly timestamp?: number;
 }
 
-/** A log entry as the listing returns it (spec 2.4). */
-export interface ToolLog {
-  readonly id: string;
-  readonly user_id: string;
-  readonly tool_name: string;
-  readonly input_params: unknown;
-  readonly response_time: number;
-  readonly response_code: number;
-  readonly tool_call_timestamp: number;
-}
+/** A log entry as the listing returns it (spec 2.4): one type with its schema, in src/wire/. */
+export type { ToolLog } from '../../wire/tool-log.js';
 
 /** Writes one tool call to the organization's log; returns its id (a UUID). */
 export async function recordToolCall(db: ServiceTx, call: ToolCall): Promise<string> {
