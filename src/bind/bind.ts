@@ -6,7 +6,7 @@ import { didYouMean } from '../diagnostics/suggest.js';
 import type * as A from '../syntax/ast.js';
 import { forEachChild } from '../syntax/ast.js';
 import type * as B from './bound.js';
-import { forEachBoundChild, isAggregate, sameExpr } from './exprs.js';
+import { forEachBoundChild, isAggregate, sameExpr, shapeOf } from './exprs.js';
 import { NameResolver, existsForm, existsParts, nullAt, sourceOf, type Scope } from './names.js';
 import { bindCall } from './functions.js';
 import { commonType, compareTypes, describe, isNumeric } from './types.js';
@@ -252,8 +252,16 @@ class Binder {
 
   /** Every column outside an aggregate must be grouped (PostgreSQL would reject it when run). */
   private checkGrouping(q: B.BoundQuery): void {
+    // GROUP BY items by shape: each node is compared with the few of its shape, not with all.
+    const groups = new Map<number, B.BExpr[]>();
+    for (const g of q.groupBy) {
+      const shape = shapeOf(g);
+      const same = groups.get(shape);
+      if (same) same.push(g);
+      else groups.set(shape, [g]);
+    }
     const check = (e: B.BExpr): void => {
-      if (q.groupBy.some((g) => sameExpr(g, e))) return;
+      if (groups.get(shapeOf(e))?.some((g) => sameExpr(g, e))) return;
       switch (e.kind) {
         case 'Column':
           if (e.scope !== q.scope) return; // an outer reference is constant within this query
@@ -297,6 +305,7 @@ class Binder {
   }
 
   expr(e: A.Expr, ctx: Ctx): B.BExpr {
+    this.bag.step();
     switch (e.kind) {
       case 'String':
         return { kind: 'Value', value: e.value, pgType: 'text', type: 'text', span: e.span };
