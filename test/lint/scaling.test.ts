@@ -35,6 +35,8 @@ const CONSTRUCTS: Record<string, (n: number) => string> = {
   'virtual relations under an aggregate': (n) => `SELECT sum(annual_revenue) AS r FROM account WHERE ${list(n, (i) => (i % 2 ? `opportunities.amount > ${i}` : `contacts.name = 'a${i}'`), ' OR ')} LIMIT 10`,
   'unknown options': (n) => `SELECT id FROM account WHERE ${list(n, (i) => `industry = 'zz${i}'`, ' OR ')} ORDER BY id LIMIT 10`,
   'date strings': (n) => `SELECT id FROM account WHERE ${list(n, () => "created_at > '2024-01-01'", ' OR ')} ORDER BY id LIMIT 10`,
+  // Linear, but each misspelt name searched the 200 output names for a did-you-mean: 2 s of CPU.
+  'misspelt ORDER BY names beside 200 outputs': (n) => `SELECT ${list(200, (i) => `id AS alias_number_${i}`)} FROM account ORDER BY ${list(n, (i) => `zzalias_numbr_${i}`)} LIMIT 10`,
   'GROUP BY against HAVING': (n) => `SELECT count(*) AS c FROM account GROUP BY ${list(n, (i) => `name = 'a${i}'`)} HAVING ${list(n, (i) => `min(name) <> 'b${i}'`, ' AND ')} LIMIT 10`,
 };
 
