@@ -164,6 +164,8 @@ Environment:
                         (default 16777216)
   OQL_MAX_QUERY_COST    planner cost above which a report or filter is refused unrun,
                         QUERY_TOO_COSTLY (default 50000000; 0 turns the check off)
+  OQL_MAX_COMPILE_MS    milliseconds the checks of one query text may hold the thread,
+                        COMPILE_BUDGET_EXCEEDED beyond (default 1000)
   OQL_MCP_MAX_ROWS, OQL_MCP_MAX_BYTES
                         rows and bytes of one MCP tool result, cut beyond and said so
                         (default 200 and 262144)

@@ -29,6 +29,7 @@ export const CODES = {
   NESTING_TOO_DEEP: 'Expressions or subqueries are nested deeper than the configured maximum.',
   TOO_MANY_SELECT_ITEMS: 'The select list has more items than the configured maximum.',
   PATH_TOO_DEEP: 'A dot path has more relation hops than the configured maximum.',
+  COMPILE_BUDGET_EXCEEDED: 'Checking or compiling the query took longer than the compile budget (1 s by default) and was stopped.',
   // Dialect rules that need no schema
   MISSING_LIMIT: 'The top-level query has no LIMIT.',
   INVALID_LIMIT: 'LIMIT or OFFSET is not a non-negative whole number (LIMIT must be positive).',

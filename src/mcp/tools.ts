@@ -6,7 +6,6 @@ import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { isOqlError, type OqlError } from '../diagnostics/diagnostic.js';
 import { LineMap } from '../diagnostics/span.js';
 import { errorEnvelope } from '../query/envelope.js';
-import { lint } from '../lint/lint.js';
 import type { Operations, ToolCall } from '../service/operations.js';
 import type { RequestContext } from '../service/policy.js';
 import { invalidSlug } from '../rules.js';
@@ -165,8 +164,7 @@ const lintQuery = tool({
   inputSchema: z.object({ query: queryArg, slug: slugArg }),
   readOnly: true,
   async run({ query, slug }, ctx) {
-    const access = ctx.ops.policy.access(ctx.request);
-    const diagnostics = lint(query, { catalog: ctx.catalog, slug, ...(access === undefined ? {} : { access }) });
+    const { diagnostics } = await ctx.ops.lint(ctx.request, { query, slug });
     if (diagnostics.length === 0) return { text: 'No problems found: execute_query will accept this query.', code: 200 };
     const errors = diagnostics.filter((d) => d.severity === 'error').length;
     const head = errors > 0

@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/types.js';
-import { OqlError } from '../diagnostics/diagnostic.js';
+import { DEFAULT_MAX_COMPILE_MS, OqlError } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import type { DatabaseOptions } from '../run/open.js';
 import type { LeaseStore } from './shared-state/leases.js';
@@ -49,6 +49,11 @@ export interface ServerOptions extends DatabaseOptions {
   readonly maxResponseBytes?: number;
   /** The planner cost above which a report or filter is refused unrun (QUERY_TOO_COSTLY); 0 turns the check off. Default OQL_MAX_QUERY_COST or 50,000,000. */
   readonly maxQueryCost?: number;
+  /**
+   * Milliseconds the checks of one query text (compile of a report or count, lint) may hold the
+   * thread; COMPILE_BUDGET_EXCEEDED beyond. Default OQL_MAX_COMPILE_MS or 1000.
+   */
+  readonly maxCompileMs?: number;
   /** Rows and bytes of one MCP tool result; more is cut and said so. Default 200 rows and 256 KiB (OQL_MCP_MAX_ROWS, OQL_MCP_MAX_BYTES). */
   readonly mcpMaxRows?: number;
   readonly mcpMaxBytes?: number;
@@ -118,6 +123,7 @@ export interface ServerConfig {
   readonly queryTimeoutMs: number | undefined;
   readonly maxResponseBytes: number;
   readonly maxQueryCost: number;
+  readonly maxCompileMs: number;
   readonly mcpMaxRows: number;
   readonly mcpMaxBytes: number;
   readonly maxHeapRatio: number;
@@ -208,6 +214,7 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
     queryTimeoutMs: optionalPositive('queryTimeoutMs (OQL_QUERY_TIMEOUT_MS)', options.queryTimeoutMs ?? env['OQL_QUERY_TIMEOUT_MS']),
     maxResponseBytes: positive('maxResponseBytes (OQL_MAX_RESPONSE_BYTES)', options.maxResponseBytes ?? env['OQL_MAX_RESPONSE_BYTES'], DEFAULT_MAX_RESPONSE_BYTES),
     maxQueryCost: nonNegative('maxQueryCost (OQL_MAX_QUERY_COST)', options.maxQueryCost ?? env['OQL_MAX_QUERY_COST'], DEFAULT_MAX_QUERY_COST),
+    maxCompileMs: positive('maxCompileMs (OQL_MAX_COMPILE_MS)', options.maxCompileMs ?? env['OQL_MAX_COMPILE_MS'], DEFAULT_MAX_COMPILE_MS),
     mcpMaxRows: positive('mcpMaxRows (OQL_MCP_MAX_ROWS)', options.mcpMaxRows ?? env['OQL_MCP_MAX_ROWS'], 200),
     mcpMaxBytes: positive('mcpMaxBytes (OQL_MCP_MAX_BYTES)', options.mcpMaxBytes ?? env['OQL_MCP_MAX_BYTES'], 256 * 1024),
     maxHeapRatio: ratio('maxHeapRatio (OQL_MAX_HEAP_RATIO)', options.maxHeapRatio ?? env['OQL_MAX_HEAP_RATIO'], 0.85),

@@ -8,6 +8,9 @@ import type { ChangeFeed, ChangesRequest } from './changes/feed.js';
 import type { Webhooks } from './webhooks/webhooks.js';
 import type { Database } from '../run/database.js';
 import { count, execute, type QueryRequest } from '../query/execute.js';
+import type { Diagnostic } from '../diagnostics/diagnostic.js';
+import { lint } from '../lint/lint.js';
+import { parse } from '../syntax/parse.js';
 import type { ServerConfig } from './config.js';
 import type { Policy, RequestContext } from './policy.js';
 import { checkMayManage, checkNewKey, keyNotFound, keyNotRollable, keyScope, ownerOfNewKey } from './api-key-access.js';
@@ -77,9 +80,26 @@ export class Operations {
   private runOptions(ctx: RequestContext, surface: 'rest' | 'mcp') {
     const access = this.policy.access(ctx);
     return {
-      catalog: this.catalog, orgId: ctx.org, limiter: false as const, ...this.policy.readLimits(ctx, surface),
+      catalog: this.catalog, orgId: ctx.org, limiter: false as const, maxCompileMs: this.config.maxCompileMs, ...this.policy.readLimits(ctx, surface),
       ...(access === undefined ? {} : { access }),
     };
+  }
+
+  // ---- Lint: every diagnostic of a text, nothing run ----
+
+  /**
+   * Lint for the REST route and the MCP tool alike: one rule of access (an object the role may not
+   * use is 403, since hints name its fields) and the caller's budget. Lint runs no statement, but
+   * it is CPU on the caller's text, so it is admitted like a record request: the light budget, in
+   * which an editor linting as its user types fits, and never in the organization's line for the
+   * database. The slug may be left out: it is then the query's own top-level FROM.
+   */
+  lint(ctx: RequestContext, request: { readonly query: string; readonly slug?: string | undefined }): Promise<{ slug: string | null; diagnostics: Diagnostic[] }> {
+    return this.policy.admit(ctx, 'light', async () => {
+      const slug = request.slug ?? fromObject(request.query);
+      if (slug !== null) this.policy.checkObject(ctx, slug);
+      return { slug, diagnostics: lint(request.query, { catalog: this.catalog, slug: slug ?? '', maxCompileMs: this.config.maxCompileMs }) };
+    });
   }
 
   // ---- Filter and connector (4.5, 4.11) ----
@@ -287,5 +307,14 @@ export class Operations {
     if (!key) throw keyNotFound(id);
     checkMayManage(ctx.principal, key);
     return key;
+  }
+}
+
+/** The top-level FROM object of a query that parses; null when it does not (lint then says why). */
+function fromObject(query: string): string | null {
+  try {
+    return parse(query).from.object.name;
+  } catch {
+    return null;
   }
 }

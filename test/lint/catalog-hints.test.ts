@@ -165,6 +165,7 @@ const TEMPLATES: Partial<Record<DiagnosticCode, readonly Template[]>> = {
   QUERY_TOO_LONG: [(n) => ({ query: `SELECT id FROM ${n.slug} LIMIT 10`, options: { maxLength: 10 } })],
   NESTING_TOO_DEEP: [(n) => ({ query: `SELECT id FROM ${n.slug} WHERE ((((${n.text} = 'x')))) LIMIT 10`, options: { maxNesting: 2 } }), (n) => ({ query: `SELECT id FROM ${n.slug} WHERE ${n.num ?? 'id'} = ${Array(30).fill('1').join(' + ')} LIMIT 10`, options: { maxTreeDepth: 20 } })],
   TOO_MANY_SELECT_ITEMS: [(n) => ({ query: `SELECT id, ${n.text} FROM ${n.slug} LIMIT 10`, options: { maxSelectItems: 1 } })],
+  COMPILE_BUDGET_EXCEEDED: [(n) => ({ query: `SELECT id FROM ${n.slug} WHERE ${n.text} = 'x' LIMIT 10`, options: { maxCompileMs: 0 } })],
   PATH_TOO_DEEP: [(n) => (n.toOne ? { query: `SELECT ${n.toOne.via}.${n.toOne.field} AS f FROM ${n.slug} LIMIT 10`, options: { maxPathDepth: 0 } } : null)],
   MISSING_LIMIT: [(n) => `SELECT id FROM ${n.slug}`],
   INVALID_LIMIT: [(n) => `SELECT id FROM ${n.slug} LIMIT 0`, (n) => `SELECT id FROM ${n.slug} ORDER BY id LIMIT 10 OFFSET 1.5`],

@@ -87,6 +87,18 @@ describe('the hosted MCP endpoint with the SDK client', () => {
     expect(textOf(dirty)).toContain('UNKNOWN_COLUMN');
     expect(textOf(dirty)).toContain('MISSING_LIMIT');
 
+    // The 80 KB report of 16,000 unknown functions: the select-list cap answers it, bounded, while
+    // the other workspace's tool is served.
+    const payload = `SELECT ${Array(16_000).fill('f(1)').join(', ')} FROM account LIMIT 10`;
+    const [big, beside] = await Promise.all([
+      acme.callTool({ name: 'lint_query', arguments: { query: payload, slug: 'account' } }),
+      globex.callTool({ name: 'count_query', arguments: { query: "SELECT id FROM account WHERE city = 'Pune' LIMIT 100", slug: 'account' } }),
+    ]);
+    expect(big.isError).toBeFalsy();
+    expect(textOf(big)).toMatch(/^401 errors: /);
+    expect(textOf(big).match(/TOO_MANY_SELECT_ITEMS/g)).toHaveLength(1);
+    expect(jsonOf(beside)).toEqual({ count: 1 });
+
     const filter = {
       slug: 'opportunity',
       query: { fields: ['name', 'amount'], filters: { and: [{ field: 'stage', operator: 'eq', value: 'proposal' }] }, sort: [{ field: 'amount', direction: 'desc' }] },

@@ -1531,6 +1531,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description An internal error; the body says nothing of its cause, the server log names it. */
             500: {
                 headers: {
