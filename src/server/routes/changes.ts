@@ -81,6 +81,7 @@ export async function changeRoutes(app: FastifyInstance): Promise<void> {
     const read = feed.parse(ctx, { after, objects: request.query.objects, limit: String(DEFAULT_CHANGES_LIMIT) });
     const signal = clientGone(reply);
     // The first page before the stream opens, so a cursor that is wrong or expired answers with its status.
+    let seen = feed.watcher.seen(ctx.org);
     let page = await feed.page(ctx, read);
     await feed.waiting(ctx, async () => {
       reply.hijack();
@@ -102,13 +103,14 @@ export async function changeRoutes(app: FastifyInstance): Promise<void> {
           }
           if (!page.has_more) {
             const idle = Math.min(lastWrite + streamHeartbeatSeconds * 1000, end) - Date.now();
-            if (idle > 0) await feed.watcher.wait(ctx.org, position, idle, signal);
+            if (idle > 0) await feed.watcher.wait(ctx.org, position, idle, signal, seen);
             if (signal.aborted) break;
             if (Date.now() - lastWrite >= streamHeartbeatSeconds * 1000) {
               await write(': heartbeat\n\n');
               lastWrite = Date.now();
             }
           }
+          seen = feed.watcher.seen(ctx.org);
           page = await feed.page(ctx, { ...read, after: position });
         }
       } catch (e) {

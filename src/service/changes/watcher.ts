@@ -11,6 +11,8 @@ import type { ChangeLog } from './log.js';
  */
 export class ChangeWatcher {
   private readonly waiters = new Map<string, Map<() => void, bigint>>();
+  /** Commits through this instance, per organization: a reader's wait ends at once when one came after its page. */
+  private readonly commits = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
   private closed = false;
@@ -25,13 +27,23 @@ export class ChangeWatcher {
   }
 
   /**
+   * The organization's count of commits through this instance. A reader takes it before it reads a
+   * page and passes it to `wait`: a commit between the page's read and the wait then ends the wait
+   * at once, where waking only the readers already waiting would miss it (on the embedded database,
+   * which is never polled, until the wait ran out).
+   */
+  seen(orgId: string): number {
+    return this.commits.get(orgId) ?? 0;
+  }
+
+  /**
    * Resolves once the organization has a change after position `after` (at once for a commit through
    * this instance, within `pollMs` for one through another), after `ms`, or when `signal` aborts,
-   * whichever is first.
+   * whichever is first; at once when this instance has committed for it since `seen` was taken.
    */
-  wait(orgId: string, after: bigint, ms: number, signal?: AbortSignal): Promise<void> {
+  wait(orgId: string, after: bigint, ms: number, signal?: AbortSignal, seen?: number): Promise<void> {
     return new Promise((resolve) => {
-      if (this.closed || signal?.aborted) return resolve();
+      if (this.closed || signal?.aborted || (seen !== undefined && this.seen(orgId) !== seen)) return resolve();
       let set = this.waiters.get(orgId);
       if (!set) this.waiters.set(orgId, (set = new Map()));
       const done = () => {
@@ -51,6 +63,7 @@ export class ChangeWatcher {
 
   /** A write of the organization committed through this instance. */
   committed(orgId: string): void {
+    this.commits.set(orgId, this.seen(orgId) + 1);
     const set = this.waiters.get(orgId);
     if (set) for (const wake of [...set.keys()]) wake();
   }
