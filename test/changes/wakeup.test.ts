@@ -86,3 +86,27 @@ describe('a commit between a long-poll\'s page and its wait', () => {
     expect(watcher.waiting).toBe(0);
   });
 });
+
+describe('a reader of some objects while others change, on PostgreSQL', () => {
+  it('is woken once by a head of changes it does not read, not again at every poll of the same head', async () => {
+    let reads = 0;
+    const log = {
+      // The organization's head is past the cursor, by changes of another object than the reader's.
+      async heads(orgIds: readonly string[]) {
+        return new Map(orgIds.map((o) => [o, 10n]));
+      },
+      async read(_orgId: string, after: bigint): Promise<ChangePage> {
+        reads++;
+        return { changes: [], next_cursor: `c${after.toString(36)}`, has_more: false };
+      },
+    } as unknown as ChangeLog;
+    const watcher = new ChangeWatcher(log, 5);
+    const feed = new ChangeFeed(log, watcher, {} as never, config, policy);
+    // The long-poll's own wait, at 5 ms a poll: dozens of polls see the same head before it runs out.
+    const page = await feed.read(ctx, { after: 5n, objects: ['contact'], limit: 10, waitMs: 400 });
+    expect(page).toEqual({ changes: [], next_cursor: 'c5', has_more: false });
+    // Its first page, the one after the head woke it, and the last when the wait ran out.
+    expect(reads).toBe(3);
+    watcher.close();
+  });
+});

@@ -76,10 +76,12 @@ export class ChangeFeed {
     return this.waiting(ctx, async () => {
       const deadline = Date.now() + request.waitMs;
       let page = first;
+      let from = request.after;
       while (page.changes.length === 0 && !signal?.aborted) {
         const left = deadline - Date.now();
         if (left <= 0) break;
-        await this.watcher.wait(ctx.org, request.after, left, signal, seen);
+        const head = await this.watcher.wait(ctx.org, from, left, signal, seen);
+        if (head !== undefined && head > from) from = head;
         seen = this.watcher.seen(ctx.org);
         page = await this.page(ctx, request);
       }
