@@ -81,6 +81,7 @@ export async function changeRoutes(app: FastifyInstance): Promise<void> {
     const read = feed.parse(ctx, { after, objects: request.query.objects, limit: String(DEFAULT_CHANGES_LIMIT) });
     const signal = clientGone(reply);
     // The first page before the stream opens, so a cursor that is wrong or expired answers with its status.
+    let seen = feed.watcher.seen(ctx.org);
     let page = await feed.page(ctx, read);
     await feed.waiting(ctx, async () => {
       reply.hijack();
@@ -92,23 +93,28 @@ export async function changeRoutes(app: FastifyInstance): Promise<void> {
       await write('retry: 1000\n\n');
       const end = Date.now() + streamMaxSeconds * 1000;
       let position = read.after;
+      // Where the head poll next wakes this stream: past changes of objects it does not follow too.
+      let from = position;
       let lastWrite = Date.now();
       try {
         while (!signal.aborted && Date.now() < end) {
           for (const change of page.changes) {
             await write(`id: ${change.cursor}\nevent: record.${change.operation}\ndata: ${JSON.stringify(change)}\n\n`);
             position = positionOf(change.cursor);
+            if (position > from) from = position;
             lastWrite = Date.now();
           }
           if (!page.has_more) {
             const idle = Math.min(lastWrite + streamHeartbeatSeconds * 1000, end) - Date.now();
-            if (idle > 0) await feed.watcher.wait(ctx.org, position, idle, signal);
+            const head = idle > 0 ? await feed.watcher.wait(ctx.org, from, idle, signal, seen) : undefined;
+            if (head !== undefined && head > from) from = head;
             if (signal.aborted) break;
             if (Date.now() - lastWrite >= streamHeartbeatSeconds * 1000) {
               await write(': heartbeat\n\n');
               lastWrite = Date.now();
             }
           }
+          seen = feed.watcher.seen(ctx.org);
           page = await feed.page(ctx, { ...read, after: position });
         }
       } catch (e) {

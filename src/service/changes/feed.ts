@@ -69,15 +69,20 @@ export class ChangeFeed {
 
   /** One page; with a wait, the first page that has a change, or an empty one when the wait ran out. */
   async read(ctx: RequestContext, request: ReadRequest, signal?: AbortSignal): Promise<ChangePage> {
+    // Taken before each read: a commit through this instance after it ends the next wait at once.
+    let seen = this.watcher.seen(ctx.org);
     const first = await this.page(ctx, request);
     if (first.changes.length > 0 || request.waitMs === 0) return first;
     return this.waiting(ctx, async () => {
       const deadline = Date.now() + request.waitMs;
       let page = first;
+      let from = request.after;
       while (page.changes.length === 0 && !signal?.aborted) {
         const left = deadline - Date.now();
         if (left <= 0) break;
-        await this.watcher.wait(ctx.org, request.after, left, signal);
+        const head = await this.watcher.wait(ctx.org, from, left, signal, seen);
+        if (head !== undefined && head > from) from = head;
+        seen = this.watcher.seen(ctx.org);
         page = await this.page(ctx, request);
       }
       return page;

@@ -10,7 +10,9 @@ import type { ChangeLog } from './log.js';
  * the embedded database no other process can write, so it never polls.
  */
 export class ChangeWatcher {
-  private readonly waiters = new Map<string, Map<() => void, bigint>>();
+  private readonly waiters = new Map<string, Map<(head?: bigint) => void, bigint>>();
+  /** Commits through this instance, per organization: a reader's wait ends at once when one came after its page. */
+  private readonly commits = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
   private closed = false;
@@ -25,25 +27,40 @@ export class ChangeWatcher {
   }
 
   /**
+   * The organization's count of commits through this instance. A reader takes it before it reads a
+   * page and passes it to `wait`: a commit between the page's read and the wait then ends the wait
+   * at once, where waking only the readers already waiting would miss it (on the embedded database,
+   * which is never polled, until the wait ran out).
+   */
+  seen(orgId: string): number {
+    return this.commits.get(orgId) ?? 0;
+  }
+
+  /**
    * Resolves once the organization has a change after position `after` (at once for a commit through
    * this instance, within `pollMs` for one through another), after `ms`, or when `signal` aborts,
-   * whichever is first.
+   * whichever is first; at once when this instance has committed for it since `seen` was taken.
+   * Woken by the head poll, it resolves with the head seen: every change of the organization up to
+   * it has committed (positions are taken in commit order), so a reader whose page after that
+   * finds none of its objects' changes waits from the head on, rather than being woken by the same
+   * head at every poll.
    */
-  wait(orgId: string, after: bigint, ms: number, signal?: AbortSignal): Promise<void> {
+  wait(orgId: string, after: bigint, ms: number, signal?: AbortSignal, seen?: number): Promise<bigint | undefined> {
     return new Promise((resolve) => {
-      if (this.closed || signal?.aborted) return resolve();
+      if (this.closed || signal?.aborted || (seen !== undefined && this.seen(orgId) !== seen)) return resolve(undefined);
       let set = this.waiters.get(orgId);
       if (!set) this.waiters.set(orgId, (set = new Map()));
-      const done = () => {
+      const done = (head?: bigint) => {
         clearTimeout(timeout);
-        signal?.removeEventListener('abort', done);
+        signal?.removeEventListener('abort', aborted);
         const s = this.waiters.get(orgId);
         s?.delete(done);
         if (s?.size === 0) this.waiters.delete(orgId);
-        resolve();
+        resolve(head);
       };
-      const timeout = setTimeout(done, ms);
-      signal?.addEventListener('abort', done, { once: true });
+      const aborted = () => done();
+      const timeout = setTimeout(aborted, ms);
+      signal?.addEventListener('abort', aborted, { once: true });
       set.set(done, after);
       this.schedule();
     });
@@ -51,6 +68,7 @@ export class ChangeWatcher {
 
   /** A write of the organization committed through this instance. */
   committed(orgId: string): void {
+    this.commits.set(orgId, this.seen(orgId) + 1);
     const set = this.waiters.get(orgId);
     if (set) for (const wake of [...set.keys()]) wake();
   }
@@ -77,7 +95,7 @@ export class ChangeWatcher {
       const heads = await this.log.heads([...this.waiters.keys()]);
       for (const [org, head] of heads) {
         const set = this.waiters.get(org);
-        if (set) for (const [wake, after] of [...set]) if (head > after) wake();
+        if (set) for (const [wake, after] of [...set]) if (head > after) wake(head);
       }
     } catch {
       // The database is away for a moment: the waiters time out and read again by themselves.
