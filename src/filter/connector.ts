@@ -323,7 +323,11 @@ export function connectorRequest(body: unknown, options: ConnectorOptions): Conn
             const payload: TokenPayload = { v: 1, r: p.hash, k: [key, last[p.idKey] as string], c: p.cutoff, x: p.now + TOKEN_TTL_MS };
             next = signToken(p.includeDeleted ? { ...payload, d: 1 } : payload, options.tokenSecret);
           }
-          if (p.includeDeleted) return { records: lifecycleRecords(records, p.idKey), next_token: next };
+          if (p.includeDeleted) {
+            const out = lifecycleRecords(records, p.idKey);
+            isoTimes(out.filter((r) => r['is_deleted'] === false), p.compiled.columns);
+            return { records: out, next_token: next };
+          }
           if (p.hasKey) for (const rec of records) delete rec[SYNC_KEY];
           isoTimes(records, p.compiled.columns);
           return { records, next_token: next };
