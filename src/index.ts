@@ -28,4 +28,4 @@ export { bulkCreate, bulkUpsert, getRecord, updateRecord, addMissingAuditColumns
 export type { Writable, WriteContext, ReadContext, UpsertResult, RecordErrorCode } from './records/index.js';
 export { entities, entitySchema } from './catalog/entities.js';
 export { catalogPayload, objectPayload } from './catalog/payload-out.js';
-export type { EntityListItem, EntitySchema, EntityField } from './catalog/entities.js';
+export type { EntityListItem, EntitySchema, EntitySchemaOptions, EntityField } from './catalog/entities.js';
