@@ -234,7 +234,8 @@ function page(r: ReadBody, cutoff: number | null, options: ConnectorOptions): Pa
 /**
  * The SQL of one connector page (service 4.11): `pageSize + 1` rows ordered by the sync
  * timestamp and id, after the position of `next_token`. The last column (key `$sync_key`)
- * is the timestamp the next token is made from.
+ * is the timestamp the next token is made from; with `include_deleted`, two more follow it
+ * (./tombstones.ts).
  */
 export function compileConnectorPage(body: unknown, options: ConnectorOptions): CompiledFilter {
   const r = readBody(body, options);

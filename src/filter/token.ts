@@ -4,7 +4,7 @@ import { OqlError } from '../diagnostics/diagnostic.js';
 /**
  * Connector page tokens: `base64url(payload).base64url(HMAC-SHA256(secret, payload))`. The
  * payload is plain data the server wrote (the position after the last record, the sync cutoff
- * and the expiry) plus a hash binding it to one request (tenant, object, fields and filter).
+ * and the expiry) plus a hash binding it to one request (tenant, object, fields, filter and include_deleted).
  * Only the server can make a valid one; a client can read it but not change a byte of it.
  */
 

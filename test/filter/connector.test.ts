@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { OqlError } from '../../src/diagnostics/diagnostic.js';
-import { type ConnectorOptions } from '../../src/filter/index.js';
+import { compileConnectorPage, type ConnectorOptions } from '../../src/filter/index.js';
 import { connectorRecords } from '../../src/run/filter.js';
 import { errorEnvelope } from '../../src/run/envelope.js';
 import { PROPERTY_TIMEOUT, configureFastCheck, runs } from '../props/harness.js';
@@ -144,6 +144,32 @@ describe('next_token', () => {
     const token = await firstToken();
     const reordered = { query: { filter: { and: [{ value: 0, operator: 'gte', field: 'updated_at' }] }, fields: ['name'] }, next_token: token };
     await expect(connectorRecords(state.db, reordered, crm({ pageSize: 10 }))).resolves.toBeTruthy();
+  });
+});
+
+describe('include_deleted', () => {
+  const body = { query: { fields: ['name'], filter: { and: [{ field: 'updated_at', operator: 'gte', value: 0 }] } }, next_token: null };
+
+  it('left out or false compiles the statement as before; true keeps that statement whole as the live half', () => {
+    const plain = compileConnectorPage(body, crm({ pageSize: 10 }));
+    expect(compileConnectorPage({ ...body, include_deleted: false }, crm({ pageSize: 10 }))).toEqual(plain);
+    const withTombstones = compileConnectorPage({ ...body, include_deleted: true }, crm({ pageSize: 10 }));
+    expect(withTombstones.sql).toContain(`(${plain.sql}) AS "live" UNION ALL (`);
+    expect(withTombstones.params.slice(0, plain.params.length)).toEqual(plain.params);
+    expect(withTombstones.columns.map((c) => c.key)).toEqual([...plain.columns.map((c) => c.key), '$is_deleted', '$deleted_at']);
+  });
+
+  it('is refused where a sync cannot place deletions, and must be true or false', async () => {
+    const problems = async (b: unknown, o: ConnectorOptions) => {
+      const e = await rejected(connectorRecords(state.db, b, o));
+      expect(e.code).toBe('VALIDATION_FAILED');
+      return e.validationErrors!.map((v) => [v.meta_data, v.error_code, v.message]);
+    };
+    expect(await problems({ ...body, include_deleted: 'true' }, crm())).toEqual([['include_deleted', 'INVALID_BODY', 'include_deleted must be true or false, not a string']]);
+    const byBirthday = { query: { fields: ['name'], filter: { and: [{ field: 'birthday', operator: 'gte', value: 0 }] } }, include_deleted: true };
+    expect(await problems(byBirthday, crm())).toEqual([['include_deleted', 'INVALID_BODY', expect.stringMatching(/follows updated_at.*this one follows 'birthday'/)]]);
+    const ticket = { catalog: env.helpdesk.catalog, slug: 'ticket', orgId: 'org_south', tokenSecret: SECRET };
+    expect(await problems({ query: { fields: ['subject'] }, include_deleted: true }, ticket)).toEqual([['include_deleted', 'INVALID_BODY', expect.stringMatching(/has no updated_at/)]]);
   });
 });
 
