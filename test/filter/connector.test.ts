@@ -159,6 +159,21 @@ describe('include_deleted', () => {
     expect(withTombstones.columns.map((c) => c.key)).toEqual([...plain.columns.map((c) => c.key), '$is_deleted', '$deleted_at']);
   });
 
+  it('walks a sync without a filter: every live record and a tombstone for every deleted one, once each, those without updated_at last', async () => {
+    // The fixture's tables are the catalog's alone; the service adds deleted_at at start-up.
+    await state.db.query('ALTER TABLE contact ADD COLUMN IF NOT EXISTS deleted_at bigint');
+    const records = await walk({ query: { fields: ['updated_at'] }, include_deleted: true } as { query: Record<string, unknown> }, crm({ pageSize: 7, orgId: 'org_globex' }));
+    const rows = env.crm.data.get('contact')!.filter((r) => r['org_id'] === 'org_globex');
+    const deleted = rows.filter((r) => r['is_deleted'] === true);
+    expect(deleted.some((r) => r['updated_at'] === null || r['updated_at'] === undefined)).toBe(true);
+    expect(sorted(records.filter((r) => r['is_deleted'] === true).map((r) => r['id']))).toEqual(sorted(deleted.map((r) => r['id'])));
+    expect(sorted(records.filter((r) => r['is_deleted'] === false).map((r) => r['id']))).toEqual(sorted(env.crm.oracle.live('contact', 'org_globex').map((r) => r['id'])));
+    expect(new Set(records.map((r) => r['id'])).size).toBe(records.length);
+    const firstNull = records.findIndex((r) => r['updated_at'] === null);
+    expect(records.slice(firstNull).every((r) => r['updated_at'] === null)).toBe(true);
+    expect(records.slice(firstNull).some((r) => r['is_deleted'] === true)).toBe(true);
+  });
+
   it('is refused where a sync cannot place deletions, and must be true or false', async () => {
     const problems = async (b: unknown, o: ConnectorOptions) => {
       const e = await rejected(connectorRecords(state.db, b, o));
