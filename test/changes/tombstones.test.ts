@@ -1,8 +1,10 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteQualified } from '../../src/catalog/quote.js';
 import { OqlError } from '../../src/diagnostics/diagnostic.js';
 import { connectorRecords } from '../../src/run/filter.js';
 import { deleteRecords, type Writable } from '../../src/records/index.js';
+import { PROPERTY_TIMEOUT, assertSized, configureFastCheck, runs } from '../props/harness.js';
 import { expectEnvelope } from '../server/support.js';
 import { KEYS, rawClient, startChangesService, type ChangesHarness, type DbKind } from './support.js';
 
@@ -15,6 +17,7 @@ import { KEYS, rawClient, startChangesService, type ChangesHarness, type DbKind 
  * the oldest open write transaction, still holds (the late-deletion test relies on it).
  */
 
+configureFastCheck('changes/tombstones');
 const SECRET = 'tombstone-test-secret-0123456789';
 const FAR = Date.UTC(2100, 0, 1);
 const ORGS = { org_acme: KEYS.acmeAdmin, org_globex: KEYS.globexAdmin } as const;
@@ -193,6 +196,48 @@ describe.each<DbKind>(['pglite', 'postgres'])('connector tombstones on %s', (kin
       expect([...(await truth(org)).values()].some((r) => r.is_deleted && mine.includes(r.id))).toBe(true);
     }
   });
+
+  it('replays to the live set under random writes of both organizations between pages and syncs (property)', async () => {
+    type Op = { op: 'create' | 'rename' | 'delete' | 'restore'; pick: number; org: Org };
+    const opArb = fc.record({ op: fc.constantFrom('create', 'rename', 'delete', 'restore'), pick: fc.nat(1000), org: fc.constantFrom<Org>('org_acme', 'org_acme', 'org_globex') }) as fc.Arbitrary<Op>;
+    let serial = 0;
+    const apply = async ({ op, pick, org }: Op) => {
+      const rows = [...(await truth(org)).values()].filter((r) => r.updated_at !== null).sort((a, b) => (a.id < b.id ? -1 : 1));
+      const live = rows.filter((r) => !r.is_deleted);
+      const deleted = rows.filter((r) => r.is_deleted);
+      const target = (list: Row[]) => list[pick % list.length]!;
+      if (op === 'delete' && live.length > 0) await remove(org, target(live).id);
+      else if (op === 'restore' && deleted.length > 0) await restore(org, target(deleted).id);
+      else if (op === 'rename' && live.length > 0) await rename(org, target(live).id, `Prop ${serial++} ${org}`);
+      else await create(org, [`Prop ${serial++} ${org}`]);
+    };
+    await assertSized(fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 10 }), fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 3, maxLength: 3 }), async (ops, sizes) => {
+      const queue = [...ops];
+      const between = async () => {
+        const next = queue.shift();
+        if (next) await apply(next);
+      };
+      const mirror = new Map<string, string | null>();
+      const take = (records: Record<string, unknown>[]) => {
+        for (const r of records) {
+          if (r['is_deleted'] === true) mirror.delete(r['id'] as string);
+          else mirror.set(r['id'] as string, (r['name'] as string | null) ?? null);
+        }
+      };
+      let records = await sync('org_acme', null, true, sizes[0]!, between);
+      take(records);
+      let from = cursorOf(records, 0);
+      for (let round = 1; queue.length > 0 || round < 3; round++) {
+        if (round > 50) throw new Error('the writes never ran out');
+        await between();
+        records = await sync('org_acme', from, true, sizes[round % sizes.length]!, between);
+        take(records);
+        from = cursorOf(records, from);
+      }
+      const live = new Map([...(await truth('org_acme')).values()].filter((r) => !r.is_deleted).map((r) => [r.id, r.name]));
+      expect(new Map([...mirror].sort())).toEqual(new Map([...live].sort()));
+    }), runs(4, 60), 2);
+  }, PROPERTY_TIMEOUT);
 
   it('without the flag, answers as before: live records only, no lifecycle keys, tokens of one mode refused in the other', async () => {
     const [gone] = await create('org_acme', ['Flag Off Acme']);
