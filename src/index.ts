@@ -32,4 +32,4 @@ export type { Writable, WriteContext, ReadContext, UpsertResult, RecordErrorCode
 export type { DeletedRecord, PurgeOptions, ChangeDraft, ChangeOperation, ChangeSink } from './records/index.js';
 export { entities, entitySchema } from './catalog/entities.js';
 export { catalogPayload, objectPayload } from './catalog/payload-out.js';
-export type { EntityListItem, EntitySchema, EntityField } from './catalog/entities.js';
+export type { EntityListItem, EntitySchema, EntitySchemaOptions, EntityField } from './catalog/entities.js';

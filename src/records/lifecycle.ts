@@ -1,3 +1,4 @@
+import { DELETED_AT, DELETED_BY } from '../catalog/lifecycle-columns.js';
 import { quoteIdent, quoteQualified } from '../catalog/quote.js';
 import type { Catalog, ObjectDef } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
@@ -13,10 +14,6 @@ import {
 // The record lifecycle: a record is deleted softly (the soft-delete column set, with when and by
 // whom), can be restored while it is there, and is removed for good (purged) once it has been
 // deleted for long enough. Every step is a change of the log, in the step's own transaction.
-
-/** The columns that say when and by whom a record was deleted; every table has them (`addLifecycleColumns`). */
-export const DELETED_AT = 'deleted_at';
-export const DELETED_BY = 'deleted_by';
 
 export interface DeletedRecord {
   readonly id: string;

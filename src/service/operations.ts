@@ -235,9 +235,10 @@ export class Operations {
     return entities(this.catalog).filter((e) => readable.has(e.entity_identifier));
   }
 
-  entitySchema(ctx: RequestContext, slug: string) {
+  /** The data-sync form (4.15) lists the fields a sync with include_deleted adds; the flow form (4.13) is as it was. */
+  entitySchema(ctx: RequestContext, slug: string, form: 'flow' | 'sync' = 'flow') {
     this.policy.checkObject(ctx, slug);
-    return entitySchema(this.catalog, slug);
+    return entitySchema(this.catalog, slug, { lifecycleFields: form === 'sync' });
   }
 
   // ---- Tool logs (4.16) ----

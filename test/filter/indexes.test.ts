@@ -39,6 +39,7 @@ describe('filter indexes', () => {
     expect(plain.some((s) => /trgm|keyset/.test(s))).toBe(false);
     expect(full).toContain('CREATE EXTENSION IF NOT EXISTS pg_trgm');
     expect(full).toContain('CREATE INDEX "contact_updated_at_keyset_idx" ON "public"."contact" ("org_id", "updated_at", "id") WHERE "is_deleted" = false');
+    expect(full).toContain('CREATE INDEX "contact_updated_at_deleted_keyset_idx" ON "public"."contact" ("org_id", "updated_at", "id") WHERE "is_deleted" = true');
     expect(full).toContain('CREATE INDEX "contact_email_trgm_idx" ON "public"."contact" USING gin ("email" gin_trgm_ops)');
   });
 
@@ -66,5 +67,17 @@ describe('filter indexes', () => {
     expect(p).toMatch(/Index (Only )?Scan using contact_updated_at_keyset_idx/);
     expect(p).toMatch(/Index Cond: .*ROW\(updated_at, id\) > ROW/);
     expect(p).not.toMatch(/Sort/);
+  });
+
+  it('the tombstones of a page with include_deleted are a range scan of the deleted rows\' keyset index', async () => {
+    await db.query('ALTER TABLE contact ADD COLUMN IF NOT EXISTS deleted_at bigint');
+    const options = { catalog, slug: 'contact', orgId: 'org_acme', tokenSecret: 'index-test-secret-0123456789', pageSize: 5, now: Date.UTC(2100, 0, 1) };
+    const body = { query: { fields: ['name'], filter: { and: [{ field: 'updated_at', operator: 'gte', value: 0 }] } }, include_deleted: true };
+    const first = await connectorRecords(db, body, options);
+    const { sql, params } = compileConnectorPage({ ...body, next_token: first.next_token }, options);
+    const p = await plan(sql, params);
+    expect(p).toMatch(/Index (Only )?Scan using contact_updated_at_keyset_idx/);
+    expect(p).toMatch(/Index Scan using contact_updated_at_deleted_keyset_idx/);
+    expect(p).not.toMatch(/Seq Scan/);
   });
 });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordToolCall } from '../../src/server/index.js';
 import type { paths } from '../support/openapi-types.js';
 import { DocumentCheck, operationsOf, type OpenApiDocument } from '../support/openapi.js';
-import { API_KEYS_ENV, KEYS, crmServiceOnPglite, listen, liveRows, type CrmService, type Running } from './support.js';
+import { API_KEYS_ENV, KEYS, crm, crmServiceOnPglite, listen, liveRows, type CrmService, type Running } from './support.js';
 
 /**
  * A client generated from the served document (openapi-typescript types, committed as
@@ -83,7 +83,11 @@ describe('a typed client generated from /openapi.json', () => {
       const fields = entity.data?.data.fields ?? [];
       // Every column but the one-to-many relations, which hold no value.
       const stored = objectsFile.find((o) => o.slug === 'account')!.org_object_columns.filter((c) => c.relationship_type !== 2).map((c) => c.slug);
-      expect(fields.map((f) => f.field_name)).toEqual(stored);
+      // The data-sync form adds the two fields a sync with include_deleted sends.
+      expect(fields.map((f) => f.field_name)).toEqual(family === 'syncconnector' ? [...stored, 'is_deleted', 'deleted_at'] : stored);
+      if (family === 'syncconnector') {
+        expect(fields.slice(-2).map((f) => [f.data_type, f.read_properties.is_nullable, f.read_properties.is_queryable])).toEqual([['Boolean', false, false], ['DateTime', true, false]]);
+      }
       expect(fields.find((f) => f.field_name === 'id')?.is_primary_key).toBe(true);
       expect(fields.find((f) => f.field_name === 'updated_at')?.read_properties.is_timestamp_field_for_incremental_queries).toBe(true);
     }
@@ -154,6 +158,20 @@ describe('a typed client generated from /openapi.json', () => {
     }
     const wrong = await acme.POST('/api/v1/org/objects/{slug}/filter', { params: { path: { slug: 'account' } }, body: { query: { filters: { and: [{ field: 'name', operator: 'equals', value: 'x' }] } } } });
     expect(wrong.error?.data.validation_errors?.[0]?.meta_data).toBe('query.filters.and[0].operator');
+    // With include_deleted, the fixture's soft-deleted accounts come as tombstones among the live ones, each organization its own.
+    for (const [org, c] of [['org_acme', acme], ['org_globex', globex]] as const) {
+      const answer = await c.POST('/api/v1/flowconnector/objects/{slug}/records', { params: { path: { slug: 'account' } }, body: { query: { fields: ['name', 'updated_at'] }, next_token: null, include_deleted: true } });
+      const records = answer.data?.data.records ?? [];
+      expect(answer.data?.data.next_token).toBeNull();
+      const deleted = crm.data.get('account')!.filter((r) => r.org_id === org && r.is_deleted === true);
+      expect(deleted.length).toBeGreaterThan(0);
+      expect(ids(records.filter((r) => r.is_deleted === true))).toEqual(ids(deleted));
+      expect(ids(records.filter((r) => r.is_deleted === false))).toEqual(ids(liveRows('account', org)));
+      for (const row of deleted) {
+        const updatedAt = typeof row.updated_at === 'number' ? new Date(row.updated_at).toISOString() : null;
+        expect(records.find((r) => r.id === row.id)).toEqual({ id: row.id, is_deleted: true, deleted_at: null, updated_at: updatedAt });
+      }
+    }
     const forged = await acme.POST('/api/v1/flowconnector/objects/{slug}/records', { params: { path: { slug: 'account' } }, body: { query: { fields: ['name'] }, next_token: 'eyJ2IjoxfQ.forged' } });
     expect(forged.error?.data.error_code).toBe('INVALID_TOKEN');
   });

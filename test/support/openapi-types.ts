@@ -179,7 +179,7 @@ export interface paths {
         put?: never;
         /**
          * Records page by page with an opaque next_token; incremental by updated_at (4.11)
-         * @description Pages of up to 3000 records in updated_at order. Send the next_token of each page, unchanged and with the same fields and filter, until it is null.
+         * @description Pages of up to 3000 records in updated_at order. Send the next_token of each page, unchanged and with the same fields, filter and include_deleted, until it is null. With include_deleted, deletions come as tombstones in the same order.
          */
         post: operations["getConnectorRecords"];
         delete?: never;
@@ -719,14 +719,21 @@ export interface components {
         Row: {
             [key: string]: unknown;
         };
-        /** @description A connector record (spec 4.11): id and the requested fields; dates and datetimes as ISO 8601 UTC strings. */
+        /** @description A connector record (spec 4.11): id and the requested fields; dates and datetimes as ISO 8601 UTC strings. With include_deleted, a deleted record is a tombstone {id, is_deleted: true, deleted_at, updated_at} and a live one ends with is_deleted false and deleted_at null. */
         ConnectorRecord: {
             id: string;
             /**
              * Format: date-time
-             * @description when requested
+             * @description when requested; always on a tombstone
              */
             updated_at?: string | null;
+            /** @description with include_deleted only: true on a tombstone */
+            is_deleted?: boolean;
+            /**
+             * Format: date-time
+             * @description with include_deleted only: when the record was deleted; null on a live record
+             */
+            deleted_at?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -2560,27 +2567,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "query": {
-                 *         "fields": [
-                 *           "name",
-                 *           "email",
-                 *           "updated_at"
-                 *         ],
-                 *         "filter": {
-                 *           "and": [
-                 *             {
-                 *               "field": "updated_at",
-                 *               "operator": "gte",
-                 *               "value": 1735689600000
-                 *             }
-                 *           ]
-                 *         }
-                 *       },
-                 *       "next_token": null
-                 *     }
-                 */
                 "application/json": {
                     query: {
                         /** @description fields to return (id always comes back) */
@@ -2596,6 +2582,11 @@ export interface operations {
                     };
                     /** @description null first, then the previous page's next_token */
                     next_token?: string | null;
+                    /**
+                     * @description true: records deleted since the sync start come as tombstones {id, is_deleted: true, deleted_at, updated_at} in the same order, and live records carry is_deleted false and deleted_at null. The sync must follow updated_at. Send the same value on every page of a sync.
+                     * @default false
+                     */
+                    include_deleted?: boolean;
                 };
             };
         };

@@ -195,12 +195,14 @@ const ROW = {
 const CONNECTOR_RECORD = {
   $id: 'ConnectorRecord',
   type: 'object',
-  description: 'A connector record (spec 4.11): id and the requested fields; dates and datetimes as ISO 8601 UTC strings.',
+  description: 'A connector record (spec 4.11): id and the requested fields; dates and datetimes as ISO 8601 UTC strings. With include_deleted, a deleted record is a tombstone {id, is_deleted: true, deleted_at, updated_at} and a live one ends with is_deleted false and deleted_at null.',
   required: ['id'],
   additionalProperties: true,
   properties: {
     id: { type: 'string' },
-    updated_at: { type: ['string', 'null'], format: 'date-time', description: 'when requested' },
+    updated_at: { type: ['string', 'null'], format: 'date-time', description: 'when requested; always on a tombstone' },
+    is_deleted: { type: 'boolean', description: 'with include_deleted only: true on a tombstone' },
+    deleted_at: { type: ['string', 'null'], format: 'date-time', description: 'with include_deleted only: when the record was deleted; null on a live record' },
   },
 } as const;
 
