@@ -109,7 +109,7 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
   try {
     if (hosts.api) url = await listenOn(server.app, listenPort, host, '--port');
     if (hosts.mcp) mcpAddress = await listenOn(server.mcpApp, mcpPort, host, '--mcp-port');
-    if (dataDir !== undefined) admin = await startAdminHost({ db: server.db, keys: server.keys, dataDir });
+    if (dataDir !== undefined) admin = await startAdminHost({ db: server.db, keys: server.keys, dataDir, tenantColumn: server.catalog.mapping.tenantColumn });
   } catch (e) {
     await server.close();
     throw e;
