@@ -40,6 +40,12 @@ const watchdog = new Worker(
 );
 watchdog.unref();
 process.on('disconnect', () => process.exit(0));
+// The service decides when its database ends. A terminal's Ctrl+C sends SIGINT to the whole
+// process group, and a supervisor (systemd, docker stop) may send SIGTERM to every process of the
+// service: ended here, the database would be gone before the service could close it cleanly, and
+// the clean stop would report a failure. The service closes it, or its end ends this process.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => {});
 
 let started = Date.now();
 const raw = (text) => text;
