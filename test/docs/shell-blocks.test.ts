@@ -140,7 +140,7 @@ describe('the README and the docs pages', () => {
       for (const c of commands(b)) expect(SUITE_COMMANDS.some((p) => p.test(c)), `${b.page}:${b.line}: ${c}`).toBe(true);
     }
     // The server the blocks run against is the one `npm start` starts.
-    expect(pkg.scripts.start).toBe('npm run build && node dist/cli.js serve --demo');
+    expect(pkg.scripts.start).toBe('node scripts/build-if-stale.mjs npm run build && node dist/cli.js serve --demo');
     expect(pkg.scripts.test).toMatch(/^vitest run\b/);
   });
 
