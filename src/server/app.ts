@@ -8,6 +8,7 @@ import type { ApiKeyVerifier } from '../service/store/api-keys.js';
 import type { ServiceContext } from '../service/context.js';
 import { installAuth } from './plugins/auth.js';
 import { clientErrorHandler, frameworkErrors, installEnvelope } from './plugins/envelope.js';
+import { jsonErrorAt } from './plugins/json-position.js';
 import { installRequestLog } from './plugins/request-log.js';
 import { documentFor, swaggerOptions } from './openapi.js';
 import { addResponseSchemas } from './routes/response-schemas.js';
@@ -294,6 +295,15 @@ function apiNotFoundHint(path: string, urls: HostUrls): string {
  * that an empty body reads as no body: endpoints without a body accept the content type clients
  * send anyway. Other content types are refused (415).
  */
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function installJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
@@ -302,6 +312,15 @@ function installJsonParser(app: FastifyInstance): void {
       done(null, undefined);
       return;
     }
-    parse(request, body as string, done);
+    parse(request, body as string, (err, value) => {
+      // A syntax error says where it is; a __proto__ or constructor key (valid JSON) keeps its message.
+      if (err !== null && !isJson(body as string)) {
+        const { line, column } = jsonErrorAt(body as string);
+        done(OqlError.plain('MALFORMED_JSON', `the request body is not valid JSON: it breaks at line ${line}, column ${column}`,
+          'check the character there (a missing comma, quote or bracket, or a trailing comma)'), undefined);
+        return;
+      }
+      done(err, value);
+    });
   });
 }
