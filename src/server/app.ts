@@ -315,9 +315,11 @@ function installJsonParser(app: FastifyInstance): void {
     parse(request, body as string, (err, value) => {
       // A syntax error says where it is; a __proto__ or constructor key (valid JSON) keeps its message.
       if (err !== null && !isJson(body as string)) {
-        const { line, column } = jsonErrorAt(body as string);
-        done(OqlError.plain('MALFORMED_JSON', `the request body is not valid JSON: it breaks at line ${line}, column ${column}`,
-          'check the character there (a missing comma, quote or bracket, or a trailing comma)'), undefined);
+        const at = jsonErrorAt(body as string);
+        done(at === undefined
+          ? OqlError.plain('MALFORMED_JSON', 'the request body is not valid JSON (and nested too deep to say where)')
+          : OqlError.plain('MALFORMED_JSON', `the request body is not valid JSON: it breaks at line ${at.line}, column ${at.column}`,
+            'check the character there (a missing comma, quote or bracket, or a trailing comma)'), undefined);
         return;
       }
       done(err, value);

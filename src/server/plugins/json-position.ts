@@ -2,10 +2,11 @@
  * Where a text stops being JSON: the offset of the first character JSON.parse cannot take (the
  * text's length when it ends too soon), with its line and column (1-based). JSON.parse's own
  * message names a position on some Node lines and not on others, so the text is walked here, on
- * the error path only.
+ * the error path only. Undefined for a text nested deeper than MAX_DEPTH, which is not walked.
  */
-export function jsonErrorAt(text: string): { offset: number; line: number; column: number } {
+export function jsonErrorAt(text: string): { offset: number; line: number; column: number } | undefined {
   const offset = firstBadOffset(text);
+  if (offset === undefined) return undefined;
   let line = 1;
   let lineStart = 0;
   for (let i = 0; i < offset; i++) {
@@ -17,12 +18,18 @@ export function jsonErrorAt(text: string): { offset: number; line: number; colum
   return { offset, line, column: offset - lineStart + 1 };
 }
 
+/** Deeper nesting is not walked (the walk recurses): no body a client means to send is that deep. */
+const MAX_DEPTH = 512;
+
+class TooDeep {}
+
 class Stop {
   constructor(readonly at: number) {}
 }
 
-function firstBadOffset(text: string): number {
+function firstBadOffset(text: string): number | undefined {
   let i = 0;
+  let depth = 0;
   const fail = (): never => {
     throw new Stop(i);
   };
@@ -75,6 +82,15 @@ function firstBadOffset(text: string): number {
     }
   };
   const value = (): void => {
+    depth++;
+    if (depth > MAX_DEPTH) throw new TooDeep();
+    try {
+      valueAt();
+    } finally {
+      depth--;
+    }
+  };
+  const valueAt = (): void => {
     space();
     const c = text[i];
     if (c === '{') {
@@ -131,6 +147,7 @@ function firstBadOffset(text: string): number {
     return text.length;
   } catch (e) {
     if (e instanceof Stop) return e.at;
+    if (e instanceof TooDeep) return undefined;
     throw e;
   }
 }
