@@ -194,6 +194,8 @@ Options:
   --org <id>            the organization the key reads and writes (list: only its keys)
   --role <r>            member, admin or superadmin (tool logs need superadmin)
   --user <id>           the user the key acts as (created_by, updated_by); default one per key
+  --new-org             create: the organization is new (without it, an organization that has no
+                        data, workspace or key yet is refused, as a misspelling would be)
   --revoked             list: include revoked keys
   --json                list: print the keys as JSON
   --database <url>      a PostgreSQL server

@@ -9,6 +9,7 @@ import type { ServiceContext } from '../service/context.js';
 import { installAuth } from './plugins/auth.js';
 import { clientErrorHandler, frameworkErrors, installEnvelope } from './plugins/envelope.js';
 import { installLingeringClose, lingerLimits } from './plugins/lingering-close.js';
+import { jsonErrorAt } from './plugins/json-position.js';
 import { installRequestLog } from './plugins/request-log.js';
 import { documentFor, swaggerOptions } from './openapi/document.js';
 import { addResponseSchemas } from './openapi/response-schemas.js';
@@ -303,6 +304,15 @@ function apiNotFoundHint(path: string, urls: HostUrls): string {
  * that an empty body reads as no body: endpoints without a body accept the content type clients
  * send anyway. Other content types are refused (415).
  */
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function installJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
@@ -311,6 +321,17 @@ function installJsonParser(app: FastifyInstance): void {
       done(null, undefined);
       return;
     }
-    parse(request, body as string, done);
+    parse(request, body as string, (err, value) => {
+      // A syntax error says where it is; a __proto__ or constructor key (valid JSON) keeps its message.
+      if (err !== null && !isJson(body as string)) {
+        const at = jsonErrorAt(body as string);
+        done(at === undefined
+          ? OqlError.plain('MALFORMED_JSON', 'the request body is not valid JSON (and nested too deep to say where)')
+          : OqlError.plain('MALFORMED_JSON', `the request body is not valid JSON: it breaks at line ${at.line}, column ${at.column}`,
+            'check the character there (a missing comma, quote or bracket, or a trailing comma)'), undefined);
+        return;
+      }
+      done(err, value);
+    });
   });
 }

@@ -178,6 +178,20 @@ describe('the MCP host over plain HTTP', () => {
     expect(json.result.capabilities.tools).toBeDefined();
   });
 
+  it('takes a POST whose Accept lists both JSON and SSE, as the Streamable HTTP transport says a client must, and refuses one that lists only one with 406', async () => {
+    const auth = { authorization: `Bearer ${KEYS.acmeMember}` };
+    for (const accept of ['application/json', 'text/event-stream']) {
+      const refused = await post('/acme/mcp', { ...auth, accept });
+      expect(refused.status, accept).toBe(406);
+      const body = await refused.json() as { jsonrpc: string; error: { message: string } };
+      expect(body.jsonrpc).toBe('2.0');
+      expect(body.error.message).toMatch(/application\/json.*text\/event-stream/);
+    }
+    const served = await post('/acme/mcp', auth);
+    expect(served.status).toBe(200);
+    expect(['application/json', 'text/event-stream']).toContain(served.headers.get('content-type')?.split(';')[0]);
+  });
+
   it('serves the protected-resource metadata of each workspace, at both locations', async () => {
     for (const path of ['/acme/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/acme/mcp']) {
       const res = await fetch(h.mcpUrl + path);

@@ -142,7 +142,7 @@ function watch(child: ChildProcess): { text(): string; waitFor(pattern: RegExp, 
 describe('oql keys and oql serve', () => {
   it('creates a key with oql keys create, serves with it, and stops on SIGTERM after finishing a request in flight', async () => {
     const io = capture();
-    expect(await main(['keys', 'create', '--org', 'org_cli', '--role', 'admin', '--user', 'u_cli', '--data-dir', dir], io)).toBe(0);
+    expect(await main(['keys', 'create', '--org', 'org_cli', '--role', 'admin', '--user', 'u_cli', '--new-org', '--data-dir', dir], io)).toBe(0);
     const key = io.out.trim();
     expect(key).toMatch(/^oql_[A-Za-z0-9_-]{43}$/);
     expect(io.err).toContain('org_cli');

@@ -26,7 +26,10 @@
 // runs no WebAssembly) kills it when its parent changes, since a statement in progress keeps this
 // thread from hearing the channel close.
 import fs from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 
 const settings = JSON.parse(process.env.OQL_PGLITE_PROCESS ?? '{}');
@@ -57,6 +60,12 @@ const watchdog = new Worker(
 );
 watchdog.unref();
 process.on('disconnect', () => process.exit(0));
+// The service decides when its database ends. A terminal's Ctrl+C sends SIGINT to the whole
+// process group, and a supervisor (systemd, docker stop) may send SIGTERM to every process of the
+// service: ended here, the database would be gone before the service could close it cleanly, and
+// the clean stop would report a failure. The service closes it, or its end ends this process.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => {});
 
 let started = Date.now();
 const raw = (text) => text;
@@ -115,10 +124,69 @@ async function open() {
   const dataDir = settings.dataDir ?? (await openMessage());
   started = Date.now();
   const { PGlite, extensions, pgliteWasmModule, fsBundle } = await loaded;
-  const pg = await PGlite.create({ dataDir, extensions, pgliteWasmModule, fsBundle });
+  const create = () => PGlite.create({ dataDir, extensions, pgliteWasmModule, fsBundle });
+  const pg = isFresh(dataDir) ? await createFromTemplate(dataDir, create) : await create();
   // Session settings, run again by every new process: a restart must not lose them.
   if (settings.sessionSql) await pg.exec(settings.sessionSql);
   return pg;
+}
+
+// An empty directory costs Postgres's initdb, about ten seconds of a 2-core machine, at every
+// --memory start. The first initdb of this PGlite is kept, closed and untouched, beside the
+// temporary directories (one per PGlite version and user); later empty directories start as a
+// copy of it, which takes a fraction of a second.
+const LOCK_FILE = 'oql.lock';
+
+function isFresh(dataDir) {
+  return existsSync(dataDir) && readdirSync(dataDir).every((name) => name.startsWith(LOCK_FILE));
+}
+
+function templateDir() {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.resolve('@electric-sql/pglite')), 'utf8'));
+  let user = 'user';
+  try {
+    user = String(userInfo().uid);
+  } catch {
+    // No user entry (some containers): one template for the machine's temporary directory.
+  }
+  return join(tmpdir(), `oql-initdb-${pkg.version}-${user}`);
+}
+
+const notTheLock = (source) => !source.endsWith(LOCK_FILE) && !source.includes(`${LOCK_FILE}.`);
+
+async function createFromTemplate(dataDir, create) {
+  let template;
+  try {
+    template = templateDir();
+  } catch {
+    return create();
+  }
+  if (existsSync(join(template, 'PG_VERSION'))) {
+    try {
+      cpSync(template, dataDir, { recursive: true });
+      return await create();
+    } catch {
+      // A template a cleaner of the temporary directory took in part: start over without it.
+      rmSync(template, { recursive: true, force: true });
+      for (const name of readdirSync(dataDir)) if (!name.startsWith(LOCK_FILE)) rmSync(join(dataDir, name), { recursive: true, force: true });
+      return create();
+    }
+  }
+  const first = await create();
+  try {
+    await first.close();
+    const staging = mkdtempSync(`${template}.`);
+    cpSync(dataDir, staging, { recursive: true, filter: notTheLock });
+    try {
+      renameSync(staging, template);
+    } catch {
+      // Another process kept its template first.
+      rmSync(staging, { recursive: true, force: true });
+    }
+  } catch {
+    // Without a template the next start pays for initdb again; this one goes on.
+  }
+  return create();
 }
 
 let db;

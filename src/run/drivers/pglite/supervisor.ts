@@ -273,8 +273,12 @@ export class EmbeddedDatabase {
       const child = this.child;
       this.child = undefined;
       this.state = 'closed';
+      // The spare too, and waited for: once close() resolves, no process of this database is left.
+      clearTimeout(this.spareTimer);
+      const spare = this.spare;
+      this.spare = undefined;
       try {
-        await child?.close(CLOSE_TIMEOUT_MS);
+        await Promise.all([child?.close(CLOSE_TIMEOUT_MS), spare?.discard()]);
       } finally {
         this.cleanUp();
       }
