@@ -9,6 +9,7 @@ import {
 } from '../../fixtures/index.js';
 import { buildSchema, type GenSchema } from '../support/querygen.js';
 import { fromDb, refDb, type CellKind, type RefDb, type Value } from '../support/refeval.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * Shared set-up of the property tests: one PGlite per test file holding both fixtures in
@@ -115,7 +116,7 @@ export function onlyTenant(rows: ReadonlyMap<string, readonly Row[]>, tenant: st
 }
 
 export async function openTestDb(options: { solo?: boolean } = {}): Promise<TestDb> {
-  const db = new PGlite();
+  const db = await emptyPglite();
   const fixtures = fixtureEnvs();
   for (const f of Object.values(fixtures)) {
     await loadIntoDatabase(db, f.catalog, f.rows, { batchSize: 2000 });

@@ -6,6 +6,7 @@ import { AUDIT_FIELDS, catalogPayload, loadCatalog, withAuditFields } from '../.
 import { addMissingAuditColumns } from '../../src/records/index.js';
 import { databaseOf } from '../../src/server/index.js';
 import { expectEnvelope, listen, type Running } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * The audit fields (created_at, updated_at, created_by, updated_by) on every record of every
@@ -26,7 +27,7 @@ let pglite: PGlite;
 let api: Running;
 
 beforeAll(async () => {
-  pglite = await PGlite.create();
+  pglite = await emptyPglite();
   api = await listen({ db: databaseOf(pglite), catalog: helpdesk, apiKeys: KEYS_ENV, env: {} });
 }, 180_000);
 
@@ -224,7 +225,7 @@ describe('withAuditFields', () => {
 
 describe('a database made before every object carried the audit fields', () => {
   it('starts: the missing columns are added, old rows read back null there, new writes fill them', async () => {
-    const old = await PGlite.create();
+    const old = await emptyPglite();
     try {
       // The tables and rows as the service made them from the help desk schema alone.
       await loadIntoDatabase(old, helpdesk, fixtureData('helpdesk'));
@@ -250,7 +251,7 @@ describe('a database made before every object carried the audit fields', () => {
   }, 120_000);
 
   it('adds exactly the missing columns, and names them', async () => {
-    const db = await PGlite.create();
+    const db = await emptyPglite();
     try {
       await db.exec('CREATE TABLE public.site (id text NOT NULL, org_id text NOT NULL, is_deleted boolean NOT NULL DEFAULT false, name text, created_by text)');
       const added = await addMissingAuditColumns(db, withAuditFields(helpdesk));

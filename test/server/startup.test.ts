@@ -9,6 +9,7 @@ import { demoData } from '../../src/demo/demo.js';
 import { main, type CliIo } from '../../src/cli/main.js';
 import { createServer, openDatabase, databaseOf, verifyApiKey, type ServiceDb } from '../../src/server/index.js';
 import { call, expectEnvelope, listen } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /** Start-up: tables, demo data, keys, the schema check, and `oql serve` / `oql keys` as a user runs them. */
 
@@ -18,7 +19,7 @@ let db: ServiceDb;
 const dir = mkdtempSync(join(tmpdir(), 'oql-serve-'));
 
 beforeAll(async () => {
-  pglite = await PGlite.create();
+  pglite = await emptyPglite();
   db = databaseOf(pglite);
 });
 
