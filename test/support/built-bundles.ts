@@ -4,8 +4,8 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 /**
- * Part of vitest's global setup (global-setup.ts): the bundles in dist/ (tsup) are built once, before any test file runs,
- * when one is missing or older than a source. The tests that run the built CLI, the README's
+ * Part of vitest's global setup (global-setup.ts): the bundles in dist/ (tsup) are built once,
+ * before any test file runs, when one is missing or older than a source. The tests that run the built CLI, the README's
  * commands and the embedded database's built process script read them; were each to build them on its own,
  * two of them running side by side could empty dist/ (tsup cleans it) under the other.
  */

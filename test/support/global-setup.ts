@@ -15,7 +15,10 @@ export default async function setup(project: TestProject): Promise<() => void> {
   return teardown;
 }
 
-/** Makes the template test files read with `emptyPglite` (pglite-template.ts), which imports vitest and so cannot be imported here; returns a teardown that removes it. */
+/**
+ * Makes the template test files read with `emptyPglite` (pglite-template.ts, which imports vitest
+ * and so cannot be imported here); returns a teardown that removes it.
+ */
 export async function setupPgliteTemplate(provide: (key: 'pgliteTemplate', value: string) => void): Promise<() => void> {
   const dir = mkdtempSync(join(tmpdir(), 'oql-pglite-template-'));
   const file = join(dir, 'empty.tar');

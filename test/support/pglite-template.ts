@@ -7,9 +7,10 @@ import { inject } from 'vitest';
  *
  * `PGlite.create()` on an empty directory runs initdb inside WebAssembly, most of the time a
  * PGlite takes to start: with both cores busy with other work, 15-22 s, where a start from a copy
- * of an initialized directory took 3-6 s. The global setup (global-setup.ts, `setupPgliteTemplate`) runs it once and writes the cluster's
- * directory as a tar file; `emptyPglite` starts each database from a copy of that file instead.
- * Each database is still its own: nothing a test writes reaches the file or another database.
+ * of an initialized directory took 3-6 s. The global setup (global-setup.ts,
+ * `setupPgliteTemplate`) runs it once and writes the cluster's directory as a tar file;
+ * `emptyPglite` starts each database from a copy of that file instead. Each database is still
+ * its own: nothing a test writes reaches the file or another database.
  */
 
 declare module 'vitest' {
