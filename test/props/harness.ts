@@ -34,7 +34,7 @@ export function runs(ci: number, deep: number): number {
 
 /**
  * Timeout of one property test: ten minutes in CI mode, an hour in deep mode. Alone on 2 cores,
- * the properties of oracles.test.ts take 5 to 45 s for their full count; on a 2-core machine
+ * the properties of oracles.ts take 5 to 45 s for their full count; on a 2-core machine
  * shared with other work (load average 25-28) one took over four minutes. The timeout is a
  * ceiling, not a measure: every case runs.
  */
