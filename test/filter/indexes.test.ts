@@ -5,6 +5,7 @@ import { catalogDdl } from '../../src/catalog/ddl.js';
 import { compileConnectorPage, compileFilter } from '../../src/filter/index.js';
 import { connectorRecords } from '../../src/query/filter.js';
 import { fixtureData, loadFixtureCatalog, loadIntoDatabase } from '../../fixtures/index.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * The indexes the filter and connector rely on: with `searchIndexes` and `keysetIndexes` the DDL
@@ -16,7 +17,7 @@ const catalog = loadFixtureCatalog('crm');
 let db: PGlite;
 
 beforeAll(async () => {
-  db = new PGlite({ extensions: { pg_trgm } });
+  db = await emptyPglite({ extensions: { pg_trgm } });
   for (const s of catalogDdl(catalog, { searchIndexes: true, keysetIndexes: true })) await db.query(s);
   await loadIntoDatabase(db, catalog, fixtureData('crm'), { skipDdl: true });
   await db.query('ANALYZE');

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OqlError } from '../../src/diagnostics/diagnostic.js';
 import { bulkCreate, bulkUpsert, getRecord, updateRecord } from '../../src/records/index.js';
 import { createTables, recordCatalog } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 // Every injection payload of the security suite in every string position of the record
 // functions: stored verbatim as data where the column takes free text, refused with a
@@ -51,7 +52,7 @@ let bBefore: string;
 let bId: string;
 
 beforeAll(async () => {
-  raw = new PGlite();
+  raw = await emptyPglite();
   await createTables(raw, catalog);
   await raw.query(`INSERT INTO person (id, org_id, name) VALUES ('p_a', 'org_a', 'Asha'), ('p_b', 'org_b', 'Bo')`);
   db = recording(raw);

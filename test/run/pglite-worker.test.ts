@@ -15,6 +15,7 @@ import { pgliteDatabase, type PgliteLike } from '../../src/run/drivers/pglite/in
 import { dataDirOwner, EmbeddedDatabase, type EmbeddedTx } from '../../src/run/drivers/pglite/supervisor.js';
 import { workerDatabase } from '../../src/run/drivers/pglite/service-database.js';
 import { failure } from '../support/failure.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * The embedded database in its own process, against PGlite on this thread as the oracle: the
@@ -34,7 +35,7 @@ let local: PGlite;
 const SESSION = "SET TimeZone = 'Asia/Kolkata'; SET DateStyle = 'ISO, YMD'";
 
 beforeAll(async () => {
-  [db, local] = await Promise.all([EmbeddedDatabase.open({ memory: true, sessionSql: SESSION, timeoutMs: 60_000, openTimeoutMs: 600_000 }), PGlite.create({ extensions: { pg_trgm } })]);
+  [db, local] = await Promise.all([EmbeddedDatabase.open({ memory: true, sessionSql: SESSION, timeoutMs: 60_000, openTimeoutMs: 600_000 }), emptyPglite({ extensions: { pg_trgm } })]);
   await local.exec(SESSION);
   await loadIntoDatabase(db, catalog, data);
   await loadIntoDatabase(local, catalog, data);

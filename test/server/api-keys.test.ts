@@ -9,6 +9,7 @@ import type { CliIo } from '../../src/cli/io.js';
 import { ApiKeyVerifier, createServer, issueApiKey, listApiKeys, revokeApiKey, databaseOf, type OqlServer, type ServiceDb } from '../../src/server/index.js';
 import { migrate } from '../../src/service/migrations.js';
 import { call, expectEnvelope } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * API keys: listing and revoking them, the in-process cache of verified keys (bounded, keyed by
@@ -19,7 +20,7 @@ let pglite: PGlite;
 let db: ServiceDb;
 
 beforeAll(async () => {
-  pglite = await PGlite.create();
+  pglite = await emptyPglite();
   db = databaseOf(pglite);
   await migrate(db);
 }, 60_000);

@@ -10,6 +10,7 @@ import { databaseOf } from '../../src/server/index.js';
 import { DOCUMENT_FILE, documentText } from '../../scripts/openapi.js';
 import { DocumentCheck, operationsOf, type OpenApiDocument } from '../support/openapi.js';
 import { API_KEYS_ENV, listen, type Running } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * The OpenAPI document a live server serves: clean under Redocly's recommended rules, the same as
@@ -28,7 +29,7 @@ let served: OpenApiDocument;
 let dir: string;
 
 beforeAll(async () => {
-  pglite = await PGlite.create();
+  pglite = await emptyPglite();
   api = await listen({ db: databaseOf(pglite), apiKeys: API_KEYS_ENV, env: {} });
   const res = await fetch(`${api.url}/openapi.json`);
   expect(res.status).toBe(200);
