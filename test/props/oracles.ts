@@ -189,12 +189,12 @@ export function defineOracles(part: string, oracles: readonly string[]): void {
   });
 
   suite('oracle 3: count = rows', () => {
-    let run: typeof import('../../src/run/index.js') | null = null;
+    let run: typeof import('../../src/query/index.js') | null = null;
 
     beforeAll(async () => {
       // Counting through src/run as well when it runs on this PGlite; through compileCount alone otherwise.
       try {
-        const mod = await import('../../src/run/index.js');
+        const mod = await import('../../src/query/index.js');
         const probe = await mod.count(t.db, { query: 'SELECT id FROM account LIMIT 3', slug: 'account' }, { catalog: crm.catalog, orgId: crm.tenants[0]! });
         run = probe.count === 3 ? mod : null;
       } catch (e) {

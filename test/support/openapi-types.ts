@@ -1538,7 +1538,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
