@@ -5020,6 +5020,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
             401: {
                 headers: {
@@ -5031,15 +5040,6 @@ export interface operations {
             };
             /** @description The caller's role may not do this (PERMISSION_DENIED). */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5130,6 +5130,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
             401: {
                 headers: {
@@ -5141,15 +5150,6 @@ export interface operations {
             };
             /** @description The caller's role may not do this (PERMISSION_DENIED). */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5296,15 +5296,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
             413: {
                 headers: {
@@ -5418,6 +5409,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
             401: {
                 headers: {
@@ -5429,15 +5429,6 @@ export interface operations {
             };
             /** @description The caller's role may not do this (PERMISSION_DENIED). */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5531,6 +5522,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
             401: {
                 headers: {
@@ -5542,15 +5542,6 @@ export interface operations {
             };
             /** @description The caller's role may not do this (PERMISSION_DENIED). */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5696,15 +5687,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
@@ -5830,15 +5812,6 @@ export interface operations {
             };
             /** @description The caller's role may not do this (PERMISSION_DENIED). */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
