@@ -3,20 +3,12 @@ import { columnSqlType } from '../catalog/ddl.js';
 import { quoteIdent, quoteQualified } from '../catalog/quote.js';
 import type { Catalog } from '../catalog/types.js';
 import { databaseOf } from '../run/database-of.js';
+import type { Tx } from '../run/database.js';
 import type { Writable } from './db.js';
 
-/**
- * Start-up migration: adds the audit columns (created_at, updated_at, created_by, updated_by) to
- * existing tables of the catalog that lack them — tables made before every object carried the
- * audit fields. Each is `ALTER TABLE … ADD COLUMN IF NOT EXISTS` of a nullable column: no table
- * rewrite, safe when two instances start at once, and rows written before it read back null
- * there. Tables not created yet are left to the DDL. Returns each column added, as
- * `"schema"."table"."column"`.
- */
-export async function addMissingAuditColumns(db: Writable, catalog: Catalog): Promise<string[]> {
-  const { schema } = catalog.mapping;
-  const database = databaseOf(db);
-  const { rows } = await database.query<{ table_name: string; column_name: string | null }>(
+/** The tables of a schema, each with the names of its columns, as the database has them now. */
+export async function tableColumns(db: Tx, schema: string): Promise<Map<string, Set<string>>> {
+  const { rows } = await db.query<{ table_name: string; column_name: string | null }>(
     `SELECT c.relname AS table_name, a.attname AS column_name
        FROM pg_catalog.pg_class c
        JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -29,6 +21,21 @@ export async function addMissingAuditColumns(db: Writable, catalog: Catalog): Pr
     if (!tables.has(table)) tables.set(table, new Set());
     if (r.column_name !== null) tables.get(table)!.add(String(r.column_name));
   }
+  return tables;
+}
+
+/**
+ * Start-up migration: adds the audit columns (created_at, updated_at, created_by, updated_by) to
+ * existing tables of the catalog that lack them — tables made before every object carried the
+ * audit fields. Each is `ALTER TABLE … ADD COLUMN IF NOT EXISTS` of a nullable column: no table
+ * rewrite, safe when two instances start at once, and rows written before it read back null
+ * there. Tables not created yet are left to the DDL. Returns each column added, as
+ * `"schema"."table"."column"`.
+ */
+export async function addMissingAuditColumns(db: Writable, catalog: Catalog): Promise<string[]> {
+  const { schema } = catalog.mapping;
+  const database = databaseOf(db);
+  const tables = await tableColumns(database, schema);
   const added: string[] = [];
   for (const obj of catalog.objects.values()) {
     const have = tables.get(obj.table);

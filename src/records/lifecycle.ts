@@ -4,6 +4,7 @@ import type { Catalog, ObjectDef } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { databaseOf } from '../run/database-of.js';
 import type { ChangeDraft, ChangeSink } from './changes.js';
+import { tableColumns } from './audit-columns.js';
 import { inWriteTransaction, type Tx, type Writable } from './db.js';
 import { cast, put, recordSelect, tableOf, toRecord } from './shape.js';
 import { RecordProblems } from './values.js';
@@ -177,19 +178,7 @@ export async function addLifecycleColumns(db: Writable, catalog: Catalog): Promi
   // would otherwise fail on the catalog's unique index.
   return databaseOf(db).transaction(async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('oql lifecycle columns|' || $1, 0))`, [schema]);
-    const { rows } = await tx.query<{ table_name: string; column_name: string | null }>(
-      `SELECT c.relname AS table_name, a.attname AS column_name
-         FROM pg_catalog.pg_class c
-         JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-         LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-        WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')`,
-      [schema]);
-    const tables = new Map<string, Set<string>>();
-    for (const r of rows) {
-      const table = String(r.table_name);
-      if (!tables.has(table)) tables.set(table, new Set());
-      if (r.column_name !== null) tables.get(table)!.add(String(r.column_name));
-    }
+    const tables = await tableColumns(tx, schema);
     const added: string[] = [];
     for (const obj of catalog.objects.values()) {
       const have = tables.get(obj.table);
