@@ -66,8 +66,9 @@ describe('the database process script in the package', () => {
     const imports = [...text.matchAll(/(?:from|import)\s*\(?\s*["'`]([^"'`]+)["'`]/g)].map((m) => m[1]);
     expect(imports).toContain('@electric-sql/pglite');
     // Node's own modules it needs (its watchdog thread; reading PGlite's WebAssembly to compile it
-    // ahead; the file modes of the data directory), and PGlite: nothing of src/.
-    for (const spec of imports) expect(spec).toMatch(/^(?:node:)?(?:worker_threads|fs|fs\/promises)$|^@electric-sql\/pglite(?:\/|$)/);
+    // ahead; the file modes of the data directory; the initdb kept in the temporary directory), and
+    // PGlite: nothing of src/.
+    for (const spec of imports) expect(spec).toMatch(/^(?:node:)?(?:worker_threads|fs|fs\/promises|os|path)$|^@electric-sql\/pglite(?:\/|$)/);
     expect(pkg.files).toContain('dist/*.js');
   });
 

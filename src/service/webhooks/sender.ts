@@ -209,7 +209,7 @@ export class WebhookSender {
     }
   }
 
-  /** About 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then hourly, each ±20 %, scaled; at least what Retry-After asks (up to an hour). */
+  /** About 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then hourly, each give or take 20 %, scaled; at least what Retry-After asks (up to an hour). */
   private backoff(attempt: number, retryAfterSeconds: number | undefined): number {
     const base = (SCHEDULE_MS[attempt - 1] ?? HOURLY_MS) * this.options.retryScale;
     const jittered = base * (0.8 + Math.random() * 0.4);
