@@ -159,14 +159,17 @@ export async function consolePlugin(app: FastifyInstance, ctx: ConsoleContext): 
       throw OqlError.plain('PERMISSION_DENIED', 'sign-in was sent from another site', 'sign in on the console of this host');
     }
     // The consent form's rule and budget: failures per address, and per key beginning.
-    const wait = await ctx.signIn.wait('console', request.ip, request.body.api_key);
-    if (wait > 0) throw OqlError.retryLater('TOO_MANY_REQUESTS', `too many API keys refused from this address; retry in ${wait} seconds`, wait);
+    const attempt = await ctx.signIn.begin('console', request.ip, request.body.api_key);
+    if (!attempt.ok) {
+      throw OqlError.retryLater('TOO_MANY_REQUESTS', `too many API keys refused from this address; retry in ${attempt.retryAfter} seconds`, attempt.retryAfter);
+    }
     const now = ctx.now();
     const principal = await verifyApiKey(ctx.db, request.body.api_key, now);
     if (!principal) {
-      await ctx.signIn.failed('console', request.ip, request.body.api_key);
+      // The reservation stays: it counts as a refused key.
       throw OqlError.plain('UNAUTHENTICATED', 'this API key is not valid: it is unknown, revoked or expired', 'paste a key of your organization, as created on the API access page or with oql keys create');
     }
+    await attempt.release();
     const previous = sessionCookie(ctx, request);
     if (previous !== undefined) await endSession(ctx.db, previous);
     await pruneSessions(ctx.db, now);
