@@ -128,7 +128,7 @@ export class Operations {
   // ---- Tool logs (4.16) ----
 
   toolLogs(ctx: RequestContext, pointer: string | null | undefined, filters: ToolLogFilters = {}) {
-    this.policy.checkSuperadmin(ctx);
+    this.policy.checkToolLogs(ctx);
     return this.policy.admit(ctx, 'light', () => listToolLogs(this.db, { orgId: ctx.org, pointer, secret: this.tokenSecret, ...filters }));
   }
 }

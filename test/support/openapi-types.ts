@@ -139,7 +139,7 @@ export interface paths {
         put?: never;
         /**
          * List the organization's MCP tool calls, newest first, optionally of one tool, one user or a time range (4.16)
-         * @description For superadmins, by API key, OAuth access token or console session. Pages grow from 200 entries by 200 up to 3000; send data.next as pointer until it is null. The body may be left out for the first page. Filters narrow every page; send the same ones with each pointer to go on with the same listing.
+         * @description For superadmins, by API key, OAuth access token holding records:read (the calls carry their queries' texts and values) or console session. Pages grow from 200 entries by 200 up to 3000; send data.next as pointer until it is null. The body may be left out for the first page. Filters narrow every page; send the same ones with each pointer to go on with the same listing.
          */
         post: operations["listToolLogs"];
         delete?: never;
