@@ -49,6 +49,7 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
     return buildMcpServer({
       ops: ctx.ops,
       logDb: ctx.db,
+      maxLogEntryBytes: ctx.config.maxToolLogEntryBytes,
       catalog: ctx.catalog,
       request: requestContext(principal),
       onLogError: (error) => app.log.error({ errorName: (error as Error)?.name }, 'tool call could not be logged'),

@@ -29,6 +29,8 @@ export interface ToolContext {
   readonly catalog: Catalog;
   /** The caller, as the policy point knows it. */
   readonly request: RequestContext;
+  /** Bytes of one log entry's arguments (ServerConfig.maxToolLogEntryBytes); default that of the store. */
+  readonly maxLogEntryBytes?: number | undefined;
   /** Called when a call could not be logged (the call itself is still answered). */
   readonly onLogError?: ((error: unknown, call: ToolCall) => void) | undefined;
 }
@@ -242,7 +244,7 @@ function registerTool(server: McpServer, def: ToolDef<z.ZodObject>, ctx: ToolCon
       timestamp,
     };
     try {
-      await recordToolCall(ctx.logDb, call);
+      await recordToolCall(ctx.logDb, call, ctx.maxLogEntryBytes);
     } catch (e) {
       ctx.onLogError?.(e, call);
     }

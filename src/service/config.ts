@@ -6,6 +6,7 @@ import type { LeaseStore } from './leases.js';
 import { isRole, type AuthResolver, type Role, type ServiceDb } from './types.js';
 import { isObjectSlug } from '../rules.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
+import { DEFAULT_MAX_ENTRY_BYTES, DEFAULT_MAX_PAGE_BYTES } from './store/tool-logs.js';
 
 export interface LogOptions {
   /** pino level. Default 'info'. */
@@ -51,6 +52,10 @@ export interface ServerOptions extends DatabaseOptions {
   /** Rows and bytes of one MCP tool result; more is cut and said so. Default 200 rows and 256 KiB (OQL_MCP_MAX_ROWS, OQL_MCP_MAX_BYTES). */
   readonly mcpMaxRows?: number;
   readonly mcpMaxBytes?: number;
+  /** Bytes of one tool-log entry's arguments; more is cut and the entry marked `truncated`. Default OQL_MAX_TOOL_LOG_ENTRY_BYTES or 64 KiB. */
+  readonly maxToolLogEntryBytes?: number;
+  /** Bytes of the entries' arguments in one tool-log listing page; the page ends before more. Default OQL_MAX_TOOL_LOG_PAGE_BYTES or 4 MiB. */
+  readonly maxToolLogPageBytes?: number;
   /** Share of the heap in use above which new database work is refused with 503. Default OQL_MAX_HEAP_RATIO or 0.85. */
   readonly maxHeapRatio?: number;
   /** Open connections one client address may hold on each host (beyond: closed at once). Default OQL_MAX_CONNECTIONS_PER_ADDRESS or 256. */
@@ -92,6 +97,8 @@ export interface ServerConfig {
   readonly maxQueryCost: number;
   readonly mcpMaxRows: number;
   readonly mcpMaxBytes: number;
+  readonly maxToolLogEntryBytes: number;
+  readonly maxToolLogPageBytes: number;
   readonly maxHeapRatio: number;
   readonly maxConnectionsPerAddress: number;
   readonly apiKeys: string | undefined;
@@ -123,6 +130,12 @@ function nonNegative(name: string, value: number | string | undefined, fallback:
   return n;
 }
 
+function atLeast(min: number, name: string, value: number | string | undefined, fallback: number): number {
+  const n = positive(name, value, fallback);
+  if (n < min) throw OqlError.plain('INVALID_OPTIONS', `${name} must be at least ${min}, not '${String(value)}'`);
+  return n;
+}
+
 function optionalPositive(name: string, value: number | string | undefined): number | undefined {
   return value === undefined || value === '' ? undefined : positive(name, value, 0);
 }
@@ -151,6 +164,8 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
     maxQueryCost: nonNegative('maxQueryCost (OQL_MAX_QUERY_COST)', options.maxQueryCost ?? env['OQL_MAX_QUERY_COST'], DEFAULT_MAX_QUERY_COST),
     mcpMaxRows: positive('mcpMaxRows (OQL_MCP_MAX_ROWS)', options.mcpMaxRows ?? env['OQL_MCP_MAX_ROWS'], 200),
     mcpMaxBytes: positive('mcpMaxBytes (OQL_MCP_MAX_BYTES)', options.mcpMaxBytes ?? env['OQL_MCP_MAX_BYTES'], 256 * 1024),
+    maxToolLogEntryBytes: atLeast(1024, 'maxToolLogEntryBytes (OQL_MAX_TOOL_LOG_ENTRY_BYTES)', options.maxToolLogEntryBytes ?? env['OQL_MAX_TOOL_LOG_ENTRY_BYTES'], DEFAULT_MAX_ENTRY_BYTES),
+    maxToolLogPageBytes: atLeast(1024, 'maxToolLogPageBytes (OQL_MAX_TOOL_LOG_PAGE_BYTES)', options.maxToolLogPageBytes ?? env['OQL_MAX_TOOL_LOG_PAGE_BYTES'], DEFAULT_MAX_PAGE_BYTES),
     maxHeapRatio: ratio('maxHeapRatio (OQL_MAX_HEAP_RATIO)', options.maxHeapRatio ?? env['OQL_MAX_HEAP_RATIO'], 0.85),
     maxConnectionsPerAddress: positive('maxConnectionsPerAddress (OQL_MAX_CONNECTIONS_PER_ADDRESS)', options.maxConnectionsPerAddress ?? env['OQL_MAX_CONNECTIONS_PER_ADDRESS'], 256),
     apiKeys: options.apiKeys ?? env['OQL_API_KEYS'],

@@ -221,6 +221,18 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       `CREATE INDEX IF NOT EXISTS attempts_window_idx ON ${S}.attempts (window_ends)`,
     ],
   },
+  {
+    version: 8,
+    name: 'caps on what a tenant creates: tool-log entries cut to size, keys and sessions counted',
+    statements: [
+      // Whether an entry's input_params were cut to the entry cap (src/service/store/tool-log-input.ts).
+      `ALTER TABLE ${S}.tool_logs ADD COLUMN IF NOT EXISTS input_truncated boolean NOT NULL DEFAULT false`,
+      // Live keys per user, counted when one is created.
+      `CREATE INDEX IF NOT EXISTS api_keys_org_user_idx ON ${S}.api_keys (org_id, user_id)`,
+      // Live sessions per key, counted at each sign-in.
+      `CREATE INDEX IF NOT EXISTS console_sessions_key_idx ON ${S}.console_sessions (api_key_id, created_at)`,
+    ],
+  },
 ]);
 
 // Any constant: the key of the advisory lock every migrating start takes.

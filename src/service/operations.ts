@@ -129,6 +129,6 @@ export class Operations {
 
   toolLogs(ctx: RequestContext, pointer: string | null | undefined, filters: ToolLogFilters = {}) {
     this.policy.checkToolLogs(ctx);
-    return this.policy.admit(ctx, 'light', () => listToolLogs(this.db, { orgId: ctx.org, pointer, secret: this.tokenSecret, ...filters }));
+    return this.policy.admit(ctx, 'light', () => listToolLogs(this.db, { orgId: ctx.org, pointer, secret: this.tokenSecret, maxPageBytes: this.config.maxToolLogPageBytes, ...filters }));
   }
 }

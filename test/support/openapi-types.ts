@@ -689,7 +689,7 @@ export interface components {
             id: string;
             user_id: string;
             tool_name: string;
-            /** @description the arguments the tool was called with */
+            /** @description the arguments the tool was called with; a NUL or a lone surrogate is written as its escape (\u0000), and past the entry cap the longest strings are cut (or, when the structure alone is too big, the entry is {"input_prefix": the beginning of the JSON text}) */
             input_params: {
                 [key: string]: unknown;
             };
@@ -699,6 +699,8 @@ export interface components {
             response_code: number;
             /** @description when it was called (Unix epoch milliseconds) */
             tool_call_timestamp: number;
+            /** @description whether input_params were cut to the entry cap (OQL_MAX_TOOL_LOG_ENTRY_BYTES, 64 KiB by default): the call had more than the entry shows */
+            truncated: boolean;
         };
         /** @description An API key as its listing shows it: never the key itself, which only the answer that made it holds. */
         ApiKey: {
@@ -1859,7 +1861,8 @@ export interface operations {
                      *             },
                      *             "response_time": 38,
                      *             "response_code": 200,
-                     *             "tool_call_timestamp": 1795628280647
+                     *             "tool_call_timestamp": 1795628280647,
+                     *             "truncated": false
                      *           }
                      *         ],
                      *         "next": null

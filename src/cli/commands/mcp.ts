@@ -45,6 +45,7 @@ export async function mcpCommand(argv: readonly string[], io: CliIo, cwd: string
   const handle = serveToolsOverStdio({
     ops: server.ops,
     logDb: server.db,
+    maxLogEntryBytes: server.config.maxToolLogEntryBytes,
     catalog: server.catalog,
     request: requestContext(principal),
     onLogError: () => println(io.stderr, 'oql mcp: a tool call could not be logged'),
