@@ -72,8 +72,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The API keys you can see, newest first
-         * @description Admins and superadmins see every key of their organization, members the keys that act as themselves; revoked and expired keys included. Never the keys themselves. By API key, or by console session (a change then needs the session's X-CSRF-Token).
+         * The API keys you can see, newest first, a page at a time
+         * @description Admins and superadmins see every key of their organization, members the keys that act as themselves; revoked and expired keys included. Never the keys themselves. Pages of 100 keys by default; send data.next as cursor until it is null. By API key, or by console session (a change then needs the session's X-CSRF-Token).
          */
         get: operations["listKeys"];
         put?: never;
@@ -1202,14 +1202,22 @@ export interface operations {
     };
     listKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description keys per page, 1 to 1000 (default 100)
+                 * @example 100
+                 */
+                limit?: string;
+                /** @description the previous page's data.next, unchanged; leave out for the first page */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The keys, newest first. */
+            /** @description One page of keys, newest first, and the cursor of the next page (null after the last). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1271,7 +1279,8 @@ export interface operations {
                      *             "status": "active",
                      *             "can_manage": false
                      *           }
-                     *         ]
+                     *         ],
+                     *         "next": null
                      *       }
                      *     }
                      */
@@ -1280,8 +1289,18 @@ export interface operations {
                         success: true;
                         data: {
                             keys: components["schemas"]["ApiKey"][];
+                            next: string | null;
                         };
                     };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */

@@ -98,7 +98,7 @@ export const EXAMPLES = {
     }],
     next: null,
   },
-  keys: { keys: [nightlyNext, { ...nightlyRolled, revoked_at: 1795628402659, revoked_by: 'u_acme_admin', status: 'revoked', can_manage: false }, warehouse] },
+  keys: { keys: [nightlyNext, { ...nightlyRolled, revoked_at: 1795628402659, revoked_by: 'u_acme_admin', status: 'revoked', can_manage: false }, warehouse], next: null },
   issuedKey: { key: nightly, secret: 'oql_V2bCpAF7JCvdtkzEQ23AHiAxzVXuxqoq_vTey94kQQM' },
   rolledKey: { key: nightlyNext, secret: 'oql_hSyAyXJVGmNW1u3ZK2APm-ofehYovdIGwdQINcoCeEw', previous: nightlyRolled },
   revokedKey: { key: { ...nightly, revoked_at: 1795628402659, revoked_by: 'u_acme_admin', status: 'revoked', can_manage: false } },

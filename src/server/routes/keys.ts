@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { toEnvelope } from '../../run/envelope.js';
-import { checkMayManage, checkNewKey, keyNotFound, keyNotRollable, keyScope, ownerOfNewKey } from '../../service/api-key-access.js';
-import { ROLL_GRACE_MS, getApiKey, issueApiKey, listApiKeys, revokeApiKey, rollApiKey, type ApiKeyInfo } from '../../service/store/api-keys.js';
+import { checkMayManage, checkNewKey, keyCursorOf, keyNotFound, keyNotRollable, keyScope, ownerOfNewKey, readKeyCursor } from '../../service/api-key-access.js';
+import { ROLL_GRACE_MS, getApiKey, issueApiKeyWithinCaps, listApiKeys, revokeApiKey, rollApiKey, type ApiKeyInfo, type KeyCaps } from '../../service/store/api-keys.js';
 import type { RequestContext } from '../../service/policy.js';
 import { ROLES, type Principal, type Role } from '../../service/types.js';
 import { ORG_ID_PATTERN, ORG_ID_RULE } from '../../rules.js';
@@ -34,6 +34,20 @@ const CREATE_BODY = {
     user_id: { type: 'string', pattern: ORG_ID_PATTERN, description: `admins and superadmins: the user of your organization the key acts as; default yourself. ${ORG_ID_RULE}` },
   },
   examples: [{ name: 'Nightly export', role: 'member', expires_at: null }],
+} as const;
+
+/** Keys per page of the listing: by default, and at most. */
+const KEYS_PAGE = 100;
+const MAX_KEYS_PAGE = 1000;
+
+const LIST_QUERY = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    // Query values are checked as sent, as text: a whole number from 1 to MAX_KEYS_PAGE.
+    limit: { type: 'string', pattern: '^(1000|[1-9][0-9]{0,2})$', description: `keys per page, 1 to ${MAX_KEYS_PAGE} (default ${KEYS_PAGE})`, examples: ['100'] },
+    cursor: { type: 'string', minLength: 1, maxLength: 400, description: "the previous page's data.next, unchanged; leave out for the first page" },
+  },
 } as const;
 
 /** A roll or revoke has no body: these are what the body parser refuses if one is sent anyway. */
@@ -75,23 +89,30 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
     return key;
   };
 
-  app.get('/api/v1/keys', {
+  const caps: KeyCaps = { perUser: app.oql.config.maxKeysPerUser, perOrg: app.oql.config.maxKeysPerOrg };
+
+  app.get<{ Querystring: { limit?: string; cursor?: string } }>('/api/v1/keys', {
     schema: {
-      operationId: 'listKeys', summary: 'The API keys you can see, newest first', tags: ['keys'],
-      description: `Admins and superadmins see every key of their organization, members the keys that act as themselves; revoked and expired keys included. Never the keys themselves. ${BY_SESSION}`,
+      operationId: 'listKeys', summary: 'The API keys you can see, newest first, a page at a time', tags: ['keys'], querystring: LIST_QUERY,
+      description: `Admins and superadmins see every key of their organization, members the keys that act as themselves; revoked and expired keys included. Never the keys themselves. Pages of ${KEYS_PAGE} keys by default; send data.next as cursor until it is null. ${BY_SESSION}`,
       response: {
-        200: success('The keys, newest first.', {
-          type: 'object', required: ['keys'], additionalProperties: false, properties: { keys: { type: 'array', items: ref('ApiKey') } },
+        200: success('One page of keys, newest first, and the cursor of the next page (null after the last).', {
+          type: 'object', required: ['keys', 'next'], additionalProperties: false,
+          properties: { keys: { type: 'array', items: ref('ApiKey') }, next: { type: ['string', 'null'] } },
         }, EXAMPLES.keys),
-        ...errors(...LIGHT_ERRORS),
+        ...errors('invalidKeyCursor', 'keyListQuery', ...LIGHT_ERRORS),
       },
     },
   }, async (request) => {
     const ctx = contextOf(request);
     const p = ctx.principal;
-    const keys = await admit(ctx, () => listApiKeys(db, { ...keyScope(p), revoked: true, newestFirst: true }));
+    const limit = request.query.limit === undefined ? KEYS_PAGE : Number(request.query.limit);
+    const after = request.query.cursor === undefined ? undefined : readKeyCursor(request.query.cursor);
+    const keys = await admit(ctx, () => listApiKeys(db, { ...keyScope(p), revoked: true, newestFirst: true, limit: limit + 1, after }));
+    const page = keys.slice(0, limit);
+    const last = page[page.length - 1];
     const now = Date.now();
-    return toEnvelope({ keys: keys.map((k) => view(k, p, now)) });
+    return toEnvelope({ keys: page.map((k) => view(k, p, now)), next: keys.length > limit && last !== undefined ? keyCursorOf(last) : null });
   });
 
   app.post<{ Body: CreateBody }>('/api/v1/keys', {
@@ -100,7 +121,7 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
       description: `The key belongs to your organization, with a role no higher than your own; members create keys for themselves only. It works from its first request. ${BY_SESSION}`,
       response: {
         201: success('The key as the listing will show it, and the key itself, once.', ref('IssuedKey'), EXAMPLES.issuedKey),
-        ...errors('newKeyValidation', 'bodySchema', 'keyRoleAbove', 'keyForAnother', ...LIGHT_ERRORS, ...BODY_ERRORS),
+        ...errors('newKeyValidation', 'bodySchema', 'keyRoleAbove', 'keyForAnother', 'tooManyKeys', ...LIGHT_ERRORS, ...BODY_ERRORS),
       },
     },
   }, async (request, reply) => {
@@ -111,7 +132,7 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
     const name = checkNewKey(request.body.name, expiresAt, now);
     const owner = ownerOfNewKey(p, role, userId);
     const { issued, key } = await admit(ctx, async () => {
-      const made = await issueApiKey(db, { orgId: p.orgId, role, userId: owner, name, expiresAt, createdBy: p.userId });
+      const made = await issueApiKeyWithinCaps(db, { orgId: p.orgId, role, userId: owner, name, expiresAt, createdBy: p.userId }, caps, now);
       return { issued: made, key: (await getApiKey(db, p.orgId, made.id))! };
     });
     return reply.code(201).send(toEnvelope({ key: view(key, p, now), secret: issued.key }));
@@ -123,13 +144,13 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
       description: `The new key has the old one's name, role, owner and expiry, and is in this answer only; the old key keeps working for ${ROLL_GRACE_MS / 3_600_000} hours (or until its own expiry, if sooner), time to switch over. Only an active key of a role no higher than yours can be rolled. ${BY_SESSION}`,
       response: {
         201: success('The new key, with the key itself once, and the old key with its new expiry.', ref('RolledKey'), EXAMPLES.rolledKey),
-        ...errors('keyNotFound', 'keyNotRollable', ...KEY_PATH_ERRORS, 'keyManageDenied', ...LIGHT_ERRORS, ...NO_BODY_ERRORS),
+        ...errors('keyNotFound', 'keyNotRollable', 'tooManyKeys', ...KEY_PATH_ERRORS, 'keyManageDenied', ...LIGHT_ERRORS, ...NO_BODY_ERRORS),
       },
     },
   }, async (request, reply) => admit(contextOf(request), async () => {
     const p = contextOf(request).principal;
     const old = await visibleKey(p, request.params.id);
-    const issued = await rollApiKey(db, old.id, { orgId: p.orgId, by: p.userId });
+    const issued = await rollApiKey(db, old.id, { orgId: p.orgId, by: p.userId, caps });
     if (!issued) throw keyNotRollable(old.id);
     app.oql.keys.forgetKey(old.id);
     const now = Date.now();
