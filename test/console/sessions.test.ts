@@ -131,6 +131,23 @@ describe('signing in', () => {
     expect((await call(one.url, 'POST', '/console/session', { body: { api_key: KEYS.acmeMember }, headers: from })).status).toBe(429);
   });
 
+  it('keeps a key\'s live sessions at their cap, its oldest ending first, and refuses its sign-ins past the minute\'s cap', async () => {
+    const capped = await world.start({ maxConsoleSessionsPerKey: 3, maxConsoleSignInsPerMinute: 5 });
+    const acme = await issueApiKey(databaseOf(world.pool), { orgId: 'org_acme', role: 'member', userId: 'u_session_cap' });
+    const globex = await issueApiKey(databaseOf(world.pool), { orgId: 'org_globex', role: 'member', userId: 'u_session_cap' });
+    const cookies: string[] = [];
+    for (let i = 0; i < 5; i++) cookies.push((await signIn(capped.url, acme.key)).cookie);
+    const live = await world.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM oql_service.console_sessions WHERE api_key_id = $1', [acme.id]);
+    expect(live.rows[0]!.n).toBe(3);
+    const statuses = await Promise.all(cookies.map(async (cookie) => (await call(capped.url, 'GET', '/console/session', { headers: { cookie } })).status));
+    expect(statuses).toEqual([401, 401, 200, 200, 200]);
+    const sixth = await call(capped.url, 'POST', '/console/session', { body: { api_key: acme.key } });
+    expectEnvelope(sixth, 429, 'TOO_MANY_REQUESTS');
+    expect(Number(sixth.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Past a key's cap is that key's alone: another organization's key signs in.
+    expect((await call(capped.url, 'POST', '/console/session', { body: { api_key: globex.key } })).status).toBe(200);
+  });
+
   it('sets a Secure __Host- cookie when the public URL is https', async () => {
     const secure = await world.start({ baseUrl: 'https://console.example.test' });
     const answer = await call(secure.url, 'POST', '/console/session', { body: { api_key: KEYS.globexMember } });
