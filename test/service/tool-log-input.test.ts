@@ -59,11 +59,28 @@ describe('storableInput', () => {
     expect(parsed.note.length).toBeGreaterThan(1000);
   });
 
-  it('cuts nesting past its depth, and says so', () => {
-    let deep: unknown = 'bottom';
-    for (let i = 0; i < MAX_DEPTH * 2; i++) deep = [deep];
-    const out = storableInput({ deep }, 64 * 1024);
-    expect(out.truncated).toBe(true);
-    expect(out.json).toContain('nested deeper than');
+  it('keeps nesting up to its depth, and cuts deeper nesting, saying so', () => {
+    const nest = (levels: number): unknown => {
+      let deep: unknown = 'bottom';
+      for (let i = 0; i < levels; i++) deep = [deep];
+      return deep;
+    };
+    const kept = storableInput({ deep: nest(MAX_DEPTH - 2) }, 64 * 1024);
+    expect(kept.truncated).toBe(false);
+    expect(JSON.parse(kept.json)).toEqual({ deep: nest(MAX_DEPTH - 2) });
+    for (const levels of [MAX_DEPTH * 2, 200_000]) {
+      const cut = storableInput({ deep: nest(levels) }, 64 * 1024);
+      expect(cut.truncated).toBe(true);
+      expect(cut.json).toContain('nested deeper than');
+    }
+  });
+
+  it('writes a call of only escapes, or of many small values, within the cap', () => {
+    for (const input of [{ query: '\u0000'.repeat(100_000) }, { list: Array.from({ length: 50_000 }, (_, i) => `v${i}\ud800`) }]) {
+      const out = storableInput(input, 4096);
+      expect(out.truncated).toBe(true);
+      expect(bytes(out.json)).toBeLessThanOrEqual(4096);
+      expect(out.json.includes('\\u0000') || out.json.includes('input_prefix') || out.json.includes('\\ud800')).toBe(true);
+    }
   });
 });

@@ -7,7 +7,11 @@
  * - nesting past MAX_DEPTH is written as a note in its place;
  * - when the JSON is over `maxBytes`, the longest strings are cut to one common length, the
  *   longest that fits (the others are kept whole); when even that cannot fit (the structure alone
- *   is too big), the entry is `{ "input_prefix": … }`, the beginning of the JSON text.
+ *   is too big, or it has more than MAX_NODES values), the entry is `{ "input_prefix": … }`, the
+ *   beginning of the JSON text.
+ *
+ * The work is bounded by the cap and MAX_NODES, not by the size of the arguments: a tool call is
+ * written on the event loop every tenant shares.
  *
  * `truncated` says whether anything was cut, so the listing can say the entry is not the whole call.
  */
@@ -34,10 +38,21 @@ function bytes(s: string): number {
   return Buffer.byteLength(s, 'utf8');
 }
 
-/** A copy holding storable strings only, cut at MAX_DEPTH; `cut.at` is set when something was. */
-function escaped(value: unknown, depth: number, cut: { at: boolean }, strings: string[]): unknown {
+/** Nodes (values, keys) the cutting walk visits at most: past it, the entry is the JSON text's beginning. */
+const MAX_NODES = 20_000;
+
+class TooManyNodes extends Error {}
+
+/**
+ * A copy holding storable strings only, cut at MAX_DEPTH (`cut.at` is then set); throws
+ * TooManyNodes past MAX_NODES, so an argument of a million small values costs no more than that.
+ */
+function escaped(value: unknown, depth: number, cut: { at: boolean; nodes: number; maxChars: number }, strings: string[]): unknown {
+  if (++cut.nodes > MAX_NODES) throw new TooManyNodes();
   if (typeof value === 'string') {
-    const s = storableText(value);
+    // No more of a string than the entry's bytes can be kept: the rest is never escaped or measured.
+    if (value.length > cut.maxChars) cut.at = true;
+    const s = storableText(value.length > cut.maxChars ? value.slice(0, cut.maxChars) : value);
     strings.push(s);
     return s;
   }
@@ -51,11 +66,65 @@ function escaped(value: unknown, depth: number, cut: { at: boolean }, strings: s
   }
   if (Array.isArray(value)) return value.map((v) => escaped(v, depth + 1, cut, strings));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
+  for (const k in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, k)) continue;
+    const v = (value as Record<string, unknown>)[k];
     if (v === undefined || typeof v === 'function') continue;
+    if (++cut.nodes > MAX_NODES) throw new TooManyNodes();
     out[storableText(k)] = escaped(v, depth + 1, cut, strings);
   }
   return out;
+}
+
+/**
+ * The beginning of the JSON of `value`, escaped as `escaped` does, written only until it is past
+ * `maxChars`: an argument of a million values costs the beginning, not the whole.
+ */
+function jsonBeginning(value: unknown, maxChars: number): string {
+  const parts: string[] = [];
+  let length = 0;
+  const full = new Error('full');
+  const put = (text: string): void => {
+    parts.push(text);
+    length += text.length;
+    if (length > maxChars) throw full;
+  };
+  const text = (s: string): string => JSON.stringify(storableText(s.length > maxChars ? s.slice(0, maxChars) : s));
+  const write = (v: unknown, depth: number): void => {
+    if (typeof v === 'string') return put(text(v));
+    if (v === null || typeof v !== 'object') return put(JSON.stringify(typeof v === 'number' && !Number.isFinite(v) ? null : v) ?? 'null');
+    if (depth >= MAX_DEPTH) return put(text(`[nested deeper than ${MAX_DEPTH} levels]`));
+    if (Array.isArray(v)) {
+      put('[');
+      v.forEach((x, i) => {
+        if (i > 0) put(',');
+        write(x, depth + 1);
+      });
+      return put(']');
+    }
+    put('{');
+    let first = true;
+    for (const k in v) {
+      if (!Object.prototype.hasOwnProperty.call(v, k)) continue;
+      const x = (v as Record<string, unknown>)[k];
+      if (x === undefined || typeof x === 'function') continue;
+      put(`${first ? '' : ','}${text(k)}:`);
+      first = false;
+      write(x, depth + 1);
+    }
+    return put('}');
+  };
+  try {
+    write(value, 0);
+  } catch (e) {
+    if (e !== full) throw e;
+  }
+  return parts.join('');
+}
+
+function prefixEntry(json: string, maxBytes: number): StorableInput {
+  const room = Math.max(0, maxBytes - bytes('{"input_prefix":""}'));
+  return { json: JSON.stringify({ input_prefix: cutTo(json, room) }), truncated: true };
 }
 
 /** The longest beginning of `s` whose JSON form is at most `max` bytes, never splitting a surrogate pair. */
@@ -98,9 +167,16 @@ function commonCap(sizes: number[], budget: number): number {
 }
 
 export function storableInput(input: unknown, maxBytes: number): StorableInput {
-  const cut = { at: false };
+  const given = input === undefined ? {} : input;
+  const cut = { at: false, nodes: 0, maxChars: maxBytes };
   const strings: string[] = [];
-  const value = escaped(input === undefined ? {} : input, 0, cut, strings);
+  let value: unknown;
+  try {
+    value = escaped(given, 0, cut, strings);
+  } catch (e) {
+    if (!(e instanceof TooManyNodes)) throw e;
+    return prefixEntry(jsonBeginning(given, maxBytes), maxBytes);
+  }
   const whole = JSON.stringify(value);
   if (bytes(whole) <= maxBytes) return { json: whole, truncated: cut.at };
 
@@ -113,6 +189,5 @@ export function storableInput(input: unknown, maxBytes: number): StorableInput {
     const json = JSON.stringify(cutStrings(value, cap));
     if (bytes(json) <= maxBytes) return { json, truncated: true };
   }
-  const room = Math.max(0, maxBytes - bytes('{"input_prefix":""}'));
-  return { json: JSON.stringify({ input_prefix: cutTo(whole, room) }), truncated: true };
+  return prefixEntry(whole, maxBytes);
 }
