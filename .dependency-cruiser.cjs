@@ -5,12 +5,15 @@
  *
  *   compiler stages   syntax → validate → bind → plan → emit, with catalog and diagnostics beside
  *                     (lint reads the stages to report on a query)
+ *   query/            the library's runners: a front end's statement run through run/ (execute,
+ *                     count, filterRecords, connectorRecords), and the envelope of their answers
  *   front ends        compile.ts (query text), filter/ (record filter, connector), records/ (writes)
- *   run/              the one database layer: executes, bounds, decodes, times out
+ *   run/              the one database layer: executes, bounds, decodes, times out; it knows no
+ *                     front end (only the catalog, the diagnostics and the emitted column names)
  *   service/          request context, policy point, operations, stores, migrations
  *   surfaces          server/ (REST, and app.ts the composition root), mcp/, oauth/, console/, cli/
  *
- * Dependencies point down that list, never up. Paths are relative to the repository root.
+ * Dependencies point down that list, never up; records/ writes through run/ too. Paths are relative to the repository root.
  */
 
 /** The compiler's pipeline, in the order a query goes through it. */
@@ -19,7 +22,7 @@ const STAGES = '^src/(syntax|validate|bind|plan|emit|catalog|diagnostics|lint)/'
 const SERVICE = '^src/(service|server|mcp|oauth|console|cli)/';
 /** compile.ts with its cache, the query-text front end; index.ts, the library's entry. */
 const FRONT = '^src/(compile|compile-cache|index)\\.ts$';
-const LIBRARY = ['^src/(run|records|filter|demo)/', FRONT];
+const LIBRARY = ['^src/(query|run|records|filter|demo)/', FRONT];
 
 /** One rule per stage: a stage may use the stages before it, never one after it. */
 const pipelineRules = PIPELINE.slice(0, -1).map((stage, i) => ({
@@ -58,7 +61,7 @@ module.exports = {
       comment: 'The compiler stages know nothing of databases, HTTP, MCP, OAuth, the console or the CLI.',
       severity: 'error',
       from: { path: STAGES },
-      to: { path: [SERVICE, '^src/run/', '^src/records/', '^src/filter/', '^src/demo/'] },
+      to: { path: [SERVICE, '^src/query/', '^src/run/', '^src/records/', '^src/filter/', '^src/demo/'] },
     },
     ...pipelineRules,
     {
@@ -77,10 +80,18 @@ module.exports = {
     },
     {
       name: 'front-ends-build-run-runs',
-      comment: 'compile.ts and the record filter and connector front end return statements; only run/ executes them.',
+      comment: 'compile.ts and the record filter and connector front end return statements; run/ executes them, and query/ puts the two together.',
       severity: 'error',
       from: { path: ['^src/filter/', '^src/compile\\.ts$'] },
-      to: { path: ['^src/run/', '^src/records/', SERVICE] },
+      to: { path: ['^src/query/', '^src/run/', '^src/records/', SERVICE] },
+    },
+    {
+      name: 'run-sits-below-the-front-ends',
+      comment: 'run/ executes statements and knows nothing of what built them: no compile.ts, filter/, records/, lint/, stage, '
+        + 'or query/ (the runners that compose a front end with run/). The catalog, the diagnostics and the emitted column names it may read.',
+      severity: 'error',
+      from: { path: '^src/run/' },
+      to: { path: [FRONT, '^src/(query|filter|records|lint|demo|syntax|validate|bind|plan)/'] },
     },
     {
       name: 'emit-only-through-the-planner-output',
@@ -110,6 +121,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/service/' },
       to: { path: '^src/(server|mcp|oauth|console|cli)/' },
+    },
+    {
+      name: 'surfaces-reach-data-through-operations',
+      comment: "REST routes and MCP reach the service's tables only through the operations (src/service/operations.ts), each with its policy and access rule; they never import a store.",
+      severity: 'error',
+      from: { path: ['^src/server/routes/', '^src/mcp/'] },
+      to: { path: '^src/service/store/' },
     },
     {
       name: 'mcp-is-a-sibling-of-rest',
@@ -148,10 +166,17 @@ module.exports = {
     },
     {
       name: 'console-web-is-browser-code',
-      comment: "The console's pages run in a browser: they share only the catalog's checks and the diagnostics, and no Node code imports them (they are served built).",
+      comment: "The console's pages run in a browser: they share only the catalog's checks, the diagnostics and the answers' shapes (src/wire/), and no Node code imports them (they are served built).",
       severity: 'error',
       from: { path: '^src/console/web/' },
-      to: { path: '^src/', pathNot: ['^src/console/web/', '^src/(catalog|diagnostics)/'] },
+      to: { path: '^src/', pathNot: ['^src/console/web/', '^src/(catalog|diagnostics|wire)/'] },
+    },
+    {
+      name: 'answer-shapes-import-nothing',
+      comment: "src/wire/ holds the JSON shapes of the API's answers (schema and type together) that the service, the OpenAPI document and the browser bundle share; it imports nothing of src/.",
+      severity: 'error',
+      from: { path: '^src/wire/' },
+      to: { path: '^src/', pathNot: '^src/wire/' },
     },
     {
       name: 'only-the-console-web-imports-itself',

@@ -68,10 +68,10 @@ export default defineConfig([
     define: { ...GRAMMAR, ...CONSOLE },
   },
   {
-    // The embedded database's process (src/run/drivers/pglite-process.js, plain JavaScript). Built
+    // The embedded database's process (src/run/drivers/pglite/pglite-process.js, plain JavaScript). Built
     // beside the bundles that start it, under the same name: they find it as
-    // new URL('./pglite-process.js', import.meta.url), from src/run/drivers/ and from dist/ alike.
-    entry: { 'pglite-process': 'src/run/drivers/pglite-process.js' },
+    // new URL('./pglite-process.js', import.meta.url), from src/run/drivers/pglite/ and from dist/ alike.
+    entry: { 'pglite-process': 'src/run/drivers/pglite/pglite-process.js' },
     format: ['esm'],
     target: 'node20',
     sourcemap: false,

@@ -9,7 +9,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     env: { OQL_VALIDATE_GRAMMAR: '1' },
-    // The bundles in dist/, built once before any file runs when they are missing or stale.
-    globalSetup: ['test/support/built-bundles.ts'],
+    // Once before any file runs: the bundles in dist/ when they are missing or stale, and the
+    // empty PGlite cluster each test database starts from (test/support/global-setup.ts).
+    globalSetup: ['test/support/global-setup.ts'],
   },
 });

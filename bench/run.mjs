@@ -133,7 +133,7 @@ Written by \`npm run bench\` (\`node bench/run.mjs [compile|interleaved|unseen|s
 | Parts this run | ${parts.join(', ')} |
 `;
 // Sections written by other scripts between their own markers (`npm run bench:server`,
-// bench/pglite-worker.mjs): keep them.
+// bench/pglite-supervisor.mjs): keep them.
 const OWN_BLOCK = /<!-- ([\w-]+)-bench: begin -->\n[\s\S]*?<!-- \1-bench: end -->\n/g;
 const ownBlocks = (() => {
   const file = join(BENCH, 'RESULTS.md');

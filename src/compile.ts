@@ -1,6 +1,6 @@
 import { bind } from './bind/bind.js';
 import type { Catalog } from './catalog/types.js';
-import { DiagnosticBag, OqlError, type Diagnostic } from './diagnostics/diagnostic.js';
+import { DiagnosticBag, OqlError, isOqlError, type Diagnostic } from './diagnostics/diagnostic.js';
 import { countFromRows, emitCount, emitRows, type EmitOptions, type EmittedSql, type OrderCut } from './emit/emit.js';
 import type { BoundQuery } from './bind/bound.js';
 import { fanoutOf, withFanout, type FanoutMode } from './plan/fanout.js';
@@ -25,6 +25,11 @@ export interface CheckOptions extends SyntaxLimits, ValidateOptions {
   readonly semiJoins?: boolean;
   /** How aggregates treat one-to-many relations: the service's fan-out (default) or 'exact' (src/plan/fanout.ts). */
   readonly fanout?: FanoutMode;
+  /**
+   * Longest time in milliseconds the checks of one text may hold the thread before they stop with
+   * COMPILE_BUDGET_EXCEEDED. Default 1,000 (DEFAULT_MAX_COMPILE_MS); Infinity for none.
+   */
+  readonly maxCompileMs?: number;
 }
 
 export interface CompileOptions extends CheckOptions {
@@ -76,16 +81,28 @@ export interface Checked {
 /** Runs every stage up to the plan and collects diagnostics; never throws for bad input. */
 export function check(text: string, options: CheckOptions): Checked {
   fanoutOf(options);
-  const bag = new DiagnosticBag(text);
-  const ast = parseInto(text, bag, options);
-  if (!ast) return { plan: null, diagnostics: bag.items };
-  validate(ast, bag, options);
-  const bound = bind(ast, bag, options);
-  const shaped = bound && !bag.hasErrors ? withFanout(bound, bag, options) : bound;
-  // In source order, so the error a user sees first is the first one in their text.
-  const diagnostics = bag.items.slice().sort((a, b) => a.span.start - b.span.start || a.span.end - b.span.end);
-  if (!shaped || bag.hasErrors) return { plan: null, diagnostics };
-  return { plan: plan(shaped, options.catalog, { semiJoins: options.semiJoins ?? true }), diagnostics };
+  const bag = new DiagnosticBag(text, options.maxCompileMs);
+  try {
+    const ast = parseInto(text, bag, options);
+    if (!ast) return { plan: null, diagnostics: bag.items };
+    const withinCaps = validate(ast, bag, options);
+    const bound = withinCaps ? bind(ast, bag, options) : null;
+    bag.checkTime();
+    const shaped = bound && !bag.hasErrors ? withFanout(bound, bag, options) : bound;
+    const diagnostics = inSourceOrder(bag.items);
+    if (!shaped || bag.hasErrors) return { plan: null, diagnostics };
+    const planned = plan(shaped, options.catalog, { semiJoins: options.semiJoins ?? true });
+    bag.checkTime();
+    return { plan: planned, diagnostics };
+  } catch (e) {
+    if (isOqlError(e) && e.code === 'COMPILE_BUDGET_EXCEEDED') return { plan: null, diagnostics: inSourceOrder(e.diagnostics) };
+    throw e;
+  }
+}
+
+/** In source order, so the error a user sees first is the first one in their text. */
+function inSourceOrder(items: readonly Diagnostic[]): Diagnostic[] {
+  return items.slice().sort((a, b) => a.span.start - b.span.start || a.span.end - b.span.end);
 }
 
 /**

@@ -6,7 +6,7 @@ import { didYouMean } from '../diagnostics/suggest.js';
 import type * as A from '../syntax/ast.js';
 import { forEachChild } from '../syntax/ast.js';
 import type * as B from './bound.js';
-import { forEachBoundChild, isAggregate, sameExpr } from './exprs.js';
+import { forEachBoundChild, isAggregate, sameExpr, shapeOf } from './exprs.js';
 import { NameResolver, existsForm, existsParts, nullAt, sourceOf, type Scope } from './names.js';
 import { bindCall } from './functions.js';
 import { commonType, compareTypes, describe, isNumeric } from './types.js';
@@ -55,8 +55,13 @@ function hintSuffix(h: string | undefined): string {
   return h ? ` (${h})` : '';
 }
 
+/** Did-you-mean searches over a query's output names per text (see orderItem). */
+const MAX_NEAR_SEARCHES = 100;
+
 class Binder {
   private nextScope = 0;
+  private nearSearches = 0;
+  private readonly orderNamesOf = new WeakMap<readonly B.BoundOutput[], { candidates: readonly string[]; list: string }>();
   private readonly names: NameResolver;
   private zoneCache: string | undefined;
 
@@ -158,6 +163,7 @@ class Binder {
   // ---- GROUP BY and ORDER BY ----
 
   private groupItem(g: A.Expr, scope: Scope, outputs: readonly B.BoundOutput[]): B.BExpr {
+    this.bag.step();
     // PostgreSQL: an input column wins over an output alias of the same name.
     if (g.kind === 'Path' && g.parts.length === 1 && !this.resolvesAsColumn(g.parts[0]!.name, scope)) {
       const out = outputs.find((o) => o.key === g.parts[0]!.name);
@@ -168,6 +174,7 @@ class Binder {
   }
 
   private orderItem(o: A.OrderItem, scope: Scope, outputs: readonly B.BoundOutput[], distinct: boolean): B.BExpr {
+    this.bag.step();
     const e = o.expr;
     // PostgreSQL: in ORDER BY an output name wins over an input column.
     if (e.kind === 'Path' && e.parts.length === 1) {
@@ -180,13 +187,15 @@ class Binder {
     }
     if (e.kind === 'Path' && e.parts.length === 1 && !e.parts[0]!.quoted && !this.inAnyScope(e.parts[0]!.name, scope)) {
       // Most often a misspelt alias: list the output names, which ORDER BY reads first.
-      const keys = outputs.map((o) => o.key).filter((k) => k !== '?column?');
-      const near = didYouMean(e.parts[0]!.name, [...keys, ...scope.object.columns.keys()]);
+      const names = this.orderNames(outputs, scope);
+      // A search costs one edit distance per output (up to 200): the first few misspelt names
+      // get one, so that thousands of them cost no more than their own diagnostics.
+      const near = this.nearSearches++ < MAX_NEAR_SEARCHES ? didYouMean(e.parts[0]!.name, names.candidates) : undefined;
       this.bag.error(
         'UNKNOWN_COLUMN',
         e.span,
         `'${sourceOf(this.bag, e)}' is neither an output alias nor a column of '${scope.object.slug}'`,
-        `${near ? `${near}; ` : ''}ORDER BY can name the output aliases ${keys.join(', ') || '(none)'}, a column of ${scope.object.slug}, or a select item's position`,
+        `${near ? `${near}; ` : ''}ORDER BY can name the output aliases ${names.list}, a column of ${scope.object.slug}, or a select item's position`,
       );
       return nullAt(e.span);
     }
@@ -202,6 +211,17 @@ class Binder {
       );
     }
     return bound;
+  }
+
+  /** The names ORDER BY may use in one query, and their list for hints: made once per query, not per item. */
+  private orderNames(outputs: readonly B.BoundOutput[], scope: Scope): { candidates: readonly string[]; list: string } {
+    let names = this.orderNamesOf.get(outputs);
+    if (!names) {
+      const keys = outputs.map((o) => o.key).filter((k) => k !== '?column?');
+      names = { candidates: [...keys, ...scope.object.columns.keys()], list: keys.join(', ') || '(none)' };
+      this.orderNamesOf.set(outputs, names);
+    }
+    return names;
   }
 
   private ordinal(n: A.NumberLit, outputs: readonly B.BoundOutput[]): B.BoundOutput | undefined {
@@ -252,8 +272,16 @@ class Binder {
 
   /** Every column outside an aggregate must be grouped (PostgreSQL would reject it when run). */
   private checkGrouping(q: B.BoundQuery): void {
+    // GROUP BY items by shape: each node is compared with the few of its shape, not with all.
+    const groups = new Map<number, B.BExpr[]>();
+    for (const g of q.groupBy) {
+      const shape = shapeOf(g);
+      const same = groups.get(shape);
+      if (same) same.push(g);
+      else groups.set(shape, [g]);
+    }
     const check = (e: B.BExpr): void => {
-      if (q.groupBy.some((g) => sameExpr(g, e))) return;
+      if (groups.get(shapeOf(e))?.some((g) => sameExpr(g, e))) return;
       switch (e.kind) {
         case 'Column':
           if (e.scope !== q.scope) return; // an outer reference is constant within this query
@@ -297,6 +325,7 @@ class Binder {
   }
 
   expr(e: A.Expr, ctx: Ctx): B.BExpr {
+    this.bag.step();
     switch (e.kind) {
       case 'String':
         return { kind: 'Value', value: e.value, pgType: 'text', type: 'text', span: e.span };

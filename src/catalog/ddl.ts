@@ -94,7 +94,15 @@ function keysetIndexes(catalog: Catalog, obj: ObjectDef, ine: string, used: Set<
   // Partial on live rows: the predicate is the soft-delete guard every query carries.
   const live = softDeleteColumn === null ? '' : ` WHERE ${quoteIdent(softDeleteColumn)} = false`;
   const name = indexName(obj.table, `${updated.column}_keyset`, used);
-  return [`CREATE INDEX ${ine}${quoteIdent(name)} ON ${quoteQualified(schema, obj.table)} (${quoteIdent(tenantColumn)}, ${quoteIdent(updated.column)}, ${quoteIdent(idColumn)})${live}`];
+  const key = `(${quoteIdent(tenantColumn)}, ${quoteIdent(updated.column)}, ${quoteIdent(idColumn)})`;
+  const out = [`CREATE INDEX ${ine}${quoteIdent(name)} ON ${quoteQualified(schema, obj.table)} ${key}${live}`];
+  // The deleted rows in the same order, for the tombstones of a sync with include_deleted: small,
+  // as deleted rows are few and purged.
+  if (softDeleteColumn !== null) {
+    const deleted = indexName(obj.table, `${updated.column}_deleted_keyset`, used);
+    out.push(`CREATE INDEX ${ine}${quoteIdent(deleted)} ON ${quoteQualified(schema, obj.table)} ${key} WHERE ${quoteIdent(softDeleteColumn)} = true`);
+  }
+  return out;
 }
 
 function uniqueIndexes(catalog: Catalog, obj: ObjectDef, ine: string, used: Set<string>): string[] {

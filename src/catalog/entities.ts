@@ -45,15 +45,36 @@ export function entities(catalog: Catalog): EntityListItem[] {
   return [...catalog.objects.values()].map(listItem);
 }
 
+export interface EntitySchemaOptions {
+  /**
+   * List `is_deleted` and `deleted_at` after the columns: the fields every record of a records sync
+   * with include_deleted carries (the data-sync form, spec 4.15). Only for a catalog whose records
+   * can be deleted, and an object with no field of those names.
+   */
+  readonly lifecycleFields?: boolean;
+}
+
 /**
  * One object with its fields: every stored column (one-to-many relations hold no value and are
  * left out), the id first. `created_at` and `updated_at` are the incremental-sync timestamps.
  */
-export function entitySchema(catalog: Catalog, slug: string): EntitySchema {
+export function entitySchema(catalog: Catalog, slug: string, options: EntitySchemaOptions = {}): EntitySchema {
   const obj = requireObject(catalog, slug);
   const fields = [...obj.columns.values()].filter((c) => c.type !== 'virtual').map((c) => field(catalog, c));
+  if (options.lifecycleFields && catalog.mapping.softDeleteColumn !== null && !LIFECYCLE_FIELDS.some((f) => obj.columns.has(f.field_name))) fields.push(...LIFECYCLE_FIELDS);
   return { ...listItem(obj), fields };
 }
+
+/** Sent, not stored as catalog columns: a sync cannot filter on them (not queryable). */
+const lifecycleField = (field_name: string, data_type: EntityDataType, data_type_label: string, label: string, description: string, is_nullable: boolean): EntityField => ({
+  field_name, data_type, data_type_label, label, description, is_primary_key: false, is_deprecated: false,
+  read_properties: { is_retrievable: true, is_nullable, is_queryable: false, is_timestamp_field_for_incremental_queries: false },
+});
+
+const LIFECYCLE_FIELDS: readonly EntityField[] = [
+  lifecycleField('is_deleted', 'Boolean', 'bool', 'Is deleted', 'true on a tombstone (a deleted record), false on a live record; sent by a records sync with include_deleted', false),
+  lifecycleField('deleted_at', 'DateTime', 'timestamp', 'Deleted at', 'When the record was deleted; null on a live record, and on a record deleted before the service kept it; sent with include_deleted', true),
+];
 
 function listItem(obj: ObjectDef): EntityListItem {
   return {

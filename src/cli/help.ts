@@ -164,6 +164,8 @@ Environment:
                         (default 16777216)
   OQL_MAX_QUERY_COST    planner cost above which a report or filter is refused unrun,
                         QUERY_TOO_COSTLY (default 50000000; 0 turns the check off)
+  OQL_MAX_COMPILE_MS    milliseconds the checks of one query text may hold the thread,
+                        COMPILE_BUDGET_EXCEEDED beyond (default 1000)
   OQL_MCP_MAX_ROWS, OQL_MCP_MAX_BYTES
                         rows and bytes of one MCP tool result, cut beyond and said so
                         (default 200 and 262144)
@@ -202,6 +204,8 @@ Options:
   --org <id>            the organization the key reads and writes (list: only its keys)
   --role <r>            member, admin or superadmin (tool logs need superadmin)
   --user <id>           the user the key acts as (created_by, updated_by); default one per key
+  --new-org             create: the organization is new (without it, an organization that has no
+                        data, workspace or key yet is refused, as a misspelling would be)
   --revoked             list: include revoked keys
   --json                list: print the keys as JSON
   --database <url>      a PostgreSQL server

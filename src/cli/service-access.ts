@@ -8,6 +8,7 @@ import { DEFAULT_DATA_DIR, openDatabase } from '../run/open.js';
 import { readAdminAddress, type AdminAddress } from '../service/admin-address.js';
 import { migrate } from '../service/migrations.js';
 import { issueApiKey, listApiKeys, revokeApiKey, type ApiKeyInfo, type NewApiKey } from '../service/store/api-keys.js';
+import { checkOrganizationForNewKey } from '../service/store/organizations.js';
 import { createWorkspace, listWorkspaces, type Workspace } from '../service/store/workspaces.js';
 import { DEFAULT_API_KEY_CACHE_MS } from '../service/config.js';
 import { shellWord } from './io.js';
@@ -21,7 +22,8 @@ export interface ServiceAccess {
   readonly label: string;
   /** When a revocation is in force, for the message that reports it. */
   readonly revocationReach: string;
-  issueKey(o: NewApiKey): Promise<{ readonly id: string; readonly key: string }>;
+  /** Refuses an organization nothing in the database belongs to, unless `newOrg` says it is meant. */
+  issueKey(o: NewApiKey & { readonly newOrg?: boolean }): Promise<{ readonly id: string; readonly key: string }>;
   listKeys(o: { readonly orgId?: string | undefined; readonly revoked?: boolean }): Promise<ApiKeyInfo[]>;
   /** The key's organization, or null when no live key has that id. */
   revokeKey(id: string): Promise<string | null>;
@@ -78,7 +80,10 @@ async function direct(o: ServiceAccessOptions, revocationReach: string): Promise
   return {
     label: db.label,
     revocationReach,
-    issueKey: (k) => issueApiKey(db, k),
+    issueKey: async ({ newOrg, ...k }) => {
+      if (newOrg !== true) await checkOrganizationForNewKey(db, k.orgId, db.label);
+      return issueApiKey(db, k);
+    },
     listKeys: (q) => listApiKeys(db, q),
     revokeKey: (id) => revokeApiKey(db, id),
     createWorkspace: (w) => createWorkspace(db, w),
@@ -111,7 +116,9 @@ function viaServer(a: AdminAddress, dir: string, refuse: (why: string) => never)
   return {
     label: `the embedded database in ${dir}, through the oql serve running on it (process ${a.pid})`,
     revocationReach: `refused from now on by the oql serve holding ${dir}`,
-    issueKey: (k) => call('POST', '/keys', { org_id: k.orgId, role: k.role, ...(k.userId === undefined ? {} : { user_id: k.userId }) }),
+    issueKey: (k) => call('POST', '/keys', {
+      org_id: k.orgId, role: k.role, ...(k.userId === undefined ? {} : { user_id: k.userId }), ...(k.newOrg === true ? { new_org: true } : {}),
+    }),
     listKeys: async (q) => (await call<{ keys: ApiKeyInfo[] }>('GET', `/keys?${new URLSearchParams({ ...(q.orgId === undefined ? {} : { org_id: q.orgId }), revoked: String(q.revoked === true) })}`)).keys,
     // Longer than any id: not one, as the database would say.
     revokeKey: async (id) => (id.length > 200 ? null : (await call<{ org_id: string | null }>('POST', '/keys/revoke', { id })).org_id),

@@ -4,7 +4,7 @@ import { readCookie, sameOriginPost } from '../oauth/consent.js';
 import { workspaceUrls } from '../oauth/context.js';
 import type { SignInGuard } from '../oauth/sign-in.js';
 import { roleAtMost } from '../service/api-key-access.js';
-import type { AttemptStore } from '../service/attempts.js';
+import type { AttemptStore } from '../service/shared-state/attempts.js';
 import {
   CSRF_HEADER, SAFE_METHODS, SECURE_SESSION_COOKIE, SESSION_COOKIE, changeFromAnotherSite, csrfTokenMissing, sessionEnded,
 } from '../service/console-session.js';

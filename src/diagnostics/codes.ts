@@ -29,6 +29,7 @@ export const CODES = {
   NESTING_TOO_DEEP: 'Expressions or subqueries are nested deeper than the configured maximum.',
   TOO_MANY_SELECT_ITEMS: 'The select list has more items than the configured maximum.',
   PATH_TOO_DEEP: 'A dot path has more relation hops than the configured maximum.',
+  COMPILE_BUDGET_EXCEEDED: 'Checking or compiling the query took longer than the compile budget (1 s by default) and was stopped.',
   // Dialect rules that need no schema
   MISSING_LIMIT: 'The top-level query has no LIMIT.',
   INVALID_LIMIT: 'LIMIT or OFFSET is not a non-negative whole number (LIMIT must be positive).',
@@ -92,6 +93,14 @@ export const CODES = {
   NOT_FOUND: 'The record does not exist in the caller\'s organization.',
   INVALID_TOKEN: 'A pagination token or cursor is malformed, tampered with, expired or issued for another request.',
   TOO_MANY_RECORDS: 'A bulk create or upsert carries more records than the configured maximum.',
+  // The change log
+  INVALID_CURSOR: 'A change cursor that the service did not hand out.',
+  CURSOR_EXPIRED: 'A change cursor older than the changes kept: resynchronise with a full sync, then follow the log from its head.',
+  TOO_MANY_WAITING: 'The caller, or its organization, already has the maximum number of long-polls and change streams open.',
+  // Webhooks
+  INVALID_WEBHOOK_URL: 'A webhook URL that is not https, or that names an address the service never sends to (loopback, private, link-local, ...).',
+  TOO_MANY_WEBHOOKS: 'The organization already has the maximum number of webhook endpoints.',
+  WEBHOOK_NOT_FOUND: 'No webhook endpoint with this id in the caller\'s organization.',
   MISSING_DEPENDENCY: 'An optional package the requested work needs (libphonenumber-js for phone columns) is not installed.',
   // The HTTP service
   UNAUTHENTICATED: 'The request has no bearer token, or one the service does not recognise.',
@@ -113,7 +122,12 @@ export function statusOf(code: DiagnosticCode): number {
     case 'QUERY_TIMEOUT':
       return 504;
     case 'TOO_MANY_REQUESTS':
+    case 'TOO_MANY_WAITING':
       return 429;
+    case 'CURSOR_EXPIRED':
+      return 410;
+    case 'WEBHOOK_NOT_FOUND':
+      return 404;
     case 'DATABASE_ERROR':
     case 'SERVICE_UNAVAILABLE':
       return 503;

@@ -36,14 +36,61 @@ export interface Diagnostic {
 }
 
 /**
+ * The longest one text's parse, checks, plan and lint may take by default, in milliseconds. The
+ * largest texts of every construct found take at most about 100 ms of CPU (bench/RESULTS.md,
+ * "Compile and lint against input size"); ten times that leaves room for a loaded machine while
+ * still bounding what one request can take from the others.
+ */
+export const DEFAULT_MAX_COMPILE_MS = 1000;
+
+const now = (): number => performance.now();
+
+/**
  * Collects diagnostics for one source text. Stages report into a bag instead of throwing on
  * the first problem, so a user sees everything that is wrong at once.
  */
 export class DiagnosticBag {
   readonly items: Diagnostic[] = [];
   private lines: LineMap | undefined;
+  /** `code start end` of every diagnostic so far: a repeat is found in one lookup, not a scan. */
+  private readonly seen = new Set<string>();
+  private errors = 0;
+  private steps = 0;
+  private readonly deadline: number;
 
-  constructor(readonly source: string) {}
+  /**
+   * `maxMs` bounds the time the stages reporting into this bag may hold the thread (see `step`);
+   * Infinity for none.
+   */
+  constructor(readonly source: string, private readonly maxMs: number = DEFAULT_MAX_COMPILE_MS) {
+    this.deadline = maxMs === Infinity ? Infinity : now() + maxMs;
+  }
+
+  /**
+   * One unit of work of a stage (a node visited). Every 1,024th looks at the clock and throws
+   * COMPILE_BUDGET_EXCEEDED past the deadline: compile and lint are linear in their text, so
+   * this never fires for a text up to the length cap on the paths known; it is the bound for a
+   * path nobody has found yet, which would otherwise hold the event loop, and every tenant's
+   * requests with it, for as long as it runs. The clock and not the count decides, because the
+   * count cannot see work between two steps; it is read rarely so the steps stay cheap.
+   */
+  step(): void {
+    if ((++this.steps & 1023) === 0) this.checkTime();
+  }
+
+  /** Throws COMPILE_BUDGET_EXCEEDED when the deadline has passed (also called between stages). */
+  checkTime(): void {
+    if (now() <= this.deadline) return;
+    const d: Diagnostic = {
+      code: 'COMPILE_BUDGET_EXCEEDED',
+      severity: 'error',
+      message: `checking the query took longer than ${this.maxMs} ms and was stopped`,
+      span: this.lineMap.resolve({ start: 0, end: 0 }),
+      hint: 'split the report into smaller queries',
+    };
+    // First, so that it is the error's code; what was found until then follows.
+    throw new OqlError([d, ...this.items], this.source);
+  }
 
   get lineMap(): LineMap {
     return (this.lines ??= new LineMap(this.source));
@@ -58,7 +105,7 @@ export class DiagnosticBag {
   }
 
   get hasErrors(): boolean {
-    return this.items.some((d) => d.severity === 'error');
+    return this.errors > 0;
   }
 
   /** Throws an OqlError carrying every diagnostic when any is an error. */
@@ -68,9 +115,12 @@ export class DiagnosticBag {
 
   private add(severity: Severity, code: DiagnosticCode, at: Span, message: string, hint?: string, fix?: Fix): void {
     // Two stages may notice the same problem (a date string in WHERE): report it once.
-    if (this.items.some((d) => d.code === code && d.span.start === at.start && d.span.end === at.end)) return;
+    const key = `${code} ${at.start} ${at.end}`;
+    if (this.seen.has(key)) return;
+    this.seen.add(key);
     const d: Diagnostic = { code, severity, message, span: this.lineMap.resolve(at), ...(hint === undefined ? {} : { hint }), ...(fix === undefined ? {} : { fix }) };
     this.items.push(d);
+    if (severity === 'error') this.errors++;
   }
 }
 

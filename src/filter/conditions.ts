@@ -1,4 +1,5 @@
 import type * as B from '../bind/bound.js';
+import { correlatedExists } from '../bind/exists.js';
 import type { Catalog, ColumnDef } from '../catalog/types.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import { MAX_PATH_HOPS, SPAN, columnNode, resolvePath, splitPath } from './paths.js';
@@ -227,12 +228,7 @@ export class ConditionBuilder {
     // so a parent is returned once however many children match.
     const child = p.relation.relation.object;
     const childScope = this.nextScope++;
-    const parentId = this.idColumn(p.parent);
-    const correlation = binary(
-      '=',
-      { kind: 'Column', scope: childScope, hops: [], object: child, column: p.relation.relation.via, logical: 'relation', type: 'text', span: SPAN },
-      { kind: 'Column', scope, hops: p.hops, object: p.parent, column: parentId, logical: 'id', type: 'text', span: SPAN },
-    );
+    const parentId: B.BColumn = { kind: 'Column', scope, hops: p.hops, object: p.parent, column: this.idColumn(p.parent), logical: 'id', type: 'text', span: SPAN };
     let inner: B.BExpr | null = null;
     let negate = false;
     if (p.rest.length === 0) {
@@ -245,26 +241,7 @@ export class ConditionBuilder {
       inner = this.onPath(childScope, child, p.rest, field, op, value, path);
       if (!inner) return null;
     }
-    const exists: B.BExists = {
-      kind: 'Exists',
-      type: 'boolean',
-      span: SPAN,
-      query: {
-        kind: 'Query',
-        scope: childScope,
-        object: child,
-        distinct: false,
-        outputs: [{ key: '1', expr: { kind: 'Null', type: 'null', span: SPAN }, type: 'null', span: SPAN }],
-        where: inner ? logical('AND', [correlation, inner]) : correlation,
-        groupBy: [],
-        having: null,
-        orderBy: [],
-        limit: null,
-        offset: null,
-        aggregated: false,
-        span: SPAN,
-      },
-    };
+    const exists = correlatedExists({ scope: childScope, object: child, via: p.relation.relation.via }, parentId, inner, SPAN);
     return negate ? not(exists) : exists;
   }
 

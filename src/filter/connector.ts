@@ -6,9 +6,10 @@ import { ConditionBuilder } from './conditions.js';
 import { emitFor, emptyToNull, limitsOf, readFields, target, type CompiledFilter, type Target } from './filter.js';
 import { SPAN, columnNode } from './paths.js';
 import { clockCutoff } from './sync-cutoff.js';
+import { DELETED_AT_KEY, DELETED_KEY, withTombstones } from './tombstones.js';
 import { Problems, at, get, has, isPlainObject, kindOf } from './problems.js';
 import { TOKEN_TTL_MS, readToken, requestHash, signToken, type TokenPayload } from './token.js';
-import { binary, int8, isNull, logical, text } from './values.js';
+import { binary, epochOf, int8, isNull, logical, text } from './values.js';
 
 export interface ConnectorOptions {
   readonly catalog: Catalog;
@@ -37,6 +38,7 @@ export const SYNC_KEY = '$sync_key';
 
 interface Page {
   readonly compiled: CompiledFilter;
+  readonly includeDeleted: boolean;
   readonly pageSize: number;
   readonly hash: string;
   readonly cutoff: number | null;
@@ -67,22 +69,55 @@ function lagOf(v: number | undefined): number {
 
 const isTime = (c: ColumnDef | undefined): c is ColumnDef => c !== undefined && (c.type === 'datetime' || c.type === 'date') && c.column !== null;
 
+/** The sync timestamp, and the start of the sync (the `gte` value, epoch ms) when it is filtered. */
+interface SyncField {
+  readonly def: ColumnDef;
+  readonly filtered: boolean;
+  readonly from: number | null;
+}
+
 /**
  * The timestamp the pages are ordered by: the field of the first top-level `gte` condition on
  * a date/datetime of the object itself (the incremental-sync filter), else `updated_at`.
  */
-function syncField(catalog: Catalog, slug: string, filter: unknown): { def: ColumnDef; filtered: boolean } | null {
+function syncField(catalog: Catalog, slug: string, filter: unknown): SyncField | null {
   const columns = catalog.objects.get(slug)!.columns;
   const and = isPlainObject(filter) ? get(filter, 'and') : undefined;
   if (Array.isArray(and)) {
     for (const c of and) {
       const leaf = ConditionBuilder.leafOf(c);
       const def = leaf && leaf.operator === 'gte' ? columns.get(leaf.field) : undefined;
-      if (isTime(def)) return { def, filtered: true };
+      if (isTime(def)) return { def, filtered: true, from: epochOf(leaf!.value) };
     }
   }
   const updated = columns.get('updated_at');
-  return isTime(updated) ? { def: updated, filtered: false } : null;
+  return isTime(updated) ? { def: updated, filtered: false, from: null } : null;
+}
+
+/** The keys a record carries in a sync with include_deleted; no field of the object may take them. */
+const LIFECYCLE_KEYS = ['is_deleted', 'deleted_at'];
+
+/**
+ * Whether the body asks for tombstones (`include_deleted`), and why it cannot when it cannot: a
+ * deletion is placed in the sync by the updated_at it stamps, so the sync must follow updated_at.
+ */
+function readIncludeDeleted(body: unknown, t: Target, sync: SyncField | null, problems: Problems): boolean {
+  const v = isPlainObject(body) && has(body, 'include_deleted') ? get(body, 'include_deleted') : undefined;
+  if (v === undefined || v === false) return false;
+  if (v !== true) {
+    problems.add('INVALID_BODY', 'include_deleted', 'include_deleted', `include_deleted must be true or false, not ${kindOf(v)}`);
+    return false;
+  }
+  const obj = t.catalog.objects.get(t.slug)!;
+  const clash = LIFECYCLE_KEYS.find((k) => obj.columns.has(k));
+  if (clash) {
+    problems.add('INVALID_BODY', 'include_deleted', 'include_deleted', `object '${t.slug}' has a field '${clash}', which a sync with include_deleted sends for every record`);
+  } else if (sync === null || sync.def.slug !== 'updated_at') {
+    problems.add('INVALID_BODY', 'include_deleted', 'include_deleted', sync === null
+      ? `object '${t.slug}' has no updated_at, the instant a deletion stamps, so a sync cannot place its deletions`
+      : `a sync with include_deleted follows updated_at, the instant a deletion stamps, but this one follows '${sync.def.slug}' (the first gte condition on a date); put the updated_at condition first`);
+  }
+  return true;
 }
 
 /** A connector body read and checked, with its token; the cutoff is yet to be fixed. */
@@ -93,7 +128,8 @@ interface ReadBody {
   readonly now: number;
   readonly outputs: B.BoundOutput[];
   readonly where: B.BExpr | null;
-  readonly sync: { def: ColumnDef; filtered: boolean } | null;
+  readonly sync: SyncField | null;
+  readonly includeDeleted: boolean;
   readonly hash: string;
   readonly position: TokenPayload | null;
 }
@@ -125,11 +161,12 @@ function readBody(body: unknown, options: ConnectorOptions): ReadBody {
   const { outputs } = readFields(t, fieldsValue, 'query.fields', problems, true);
   const filterValue = get(q, 'filter');
   const where = filterValue === undefined ? null : new ConditionBuilder(t.catalog, t.slug, t.access, problems, limitsOf({})).flat(filterValue, 'query.filter');
-  problems.throwIfAny('Invalid request');
   const sync = syncField(t.catalog, t.slug, filterValue);
-  const hash = requestHash(options.orgId, t.slug, fieldsValue, filterValue ?? null);
-  const position: TokenPayload | null = typeof token === 'string' ? readToken(token, options.tokenSecret, hash, now) : null;
-  return { t, pageSize, lag, now, outputs, where, sync, hash, position };
+  const includeDeleted = readIncludeDeleted(body, t, sync, problems);
+  problems.throwIfAny('Invalid request');
+  const hash = requestHash(options.orgId, t.slug, fieldsValue, filterValue ?? null, includeDeleted);
+  const position: TokenPayload | null = typeof token === 'string' ? readToken(token, options.tokenSecret, hash, now, includeDeleted) : null;
+  return { t, pageSize, lag, now, outputs, where, sync, includeDeleted, hash, position };
 }
 
 /**
@@ -180,18 +217,25 @@ function buildPage(r: ReadBody, cutoff: number | null): Page & { bound: B.BoundQ
     aggregated: false,
     span: SPAN,
   };
-  return { bound, compiled: undefined as unknown as CompiledFilter, pageSize: r.pageSize, hash: r.hash, cutoff, hasKey: ts !== null, idKey: idDef.slug, now: r.now };
+  return {
+    bound, compiled: undefined as unknown as CompiledFilter, includeDeleted: r.includeDeleted, pageSize: r.pageSize, hash: r.hash, cutoff, hasKey: ts !== null, idKey: idDef.slug, now: r.now,
+  };
 }
 
 function page(r: ReadBody, cutoff: number | null, options: ConnectorOptions): Page {
   const p = buildPage(r, cutoff);
-  return { ...p, compiled: emitFor(p.bound, options.catalog, options.orgId) };
+  const live = emitFor(p.bound, options.catalog, options.orgId);
+  if (!r.includeDeleted) return { ...p, compiled: live };
+  // include_deleted is refused without an updated_at sync, which always has a cutoff.
+  const window = { from: r.sync!.from, position: r.position?.k ?? null, cutoff: cutoff!, nullsLast: !r.sync!.filtered };
+  return { ...p, compiled: withTombstones(live, options.catalog, r.t.slug, window, r.pageSize + 1) };
 }
 
 /**
  * The SQL of one connector page (service 4.11): `pageSize + 1` rows ordered by the sync
  * timestamp and id, after the position of `next_token`. The last column (key `$sync_key`)
- * is the timestamp the next token is made from.
+ * is the timestamp the next token is made from; with `include_deleted`, two more follow it
+ * (./tombstones.ts).
  */
 export function compileConnectorPage(body: unknown, options: ConnectorOptions): CompiledFilter {
   const r = readBody(body, options);
@@ -239,6 +283,24 @@ export interface ConnectorPage {
   finish(records: Record<string, unknown>[], cutShort: boolean): { records: Record<string, unknown>[]; next_token: string | null };
 }
 
+/**
+ * The records of a page with include_deleted: a tombstone `{id, is_deleted: true, deleted_at,
+ * updated_at}` for each deleted record, and each live record with `is_deleted: false` and
+ * `deleted_at: null` after its fields, so that a destination that merges columns by id clears
+ * both when a record is restored.
+ */
+function lifecycleRecords(rows: Record<string, unknown>[], idKey: string): Record<string, unknown>[] {
+  const iso = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? new Date(v).toISOString() : null);
+  return rows.map((row) => {
+    if (row[DELETED_KEY] === true) return { [idKey]: row[idKey], is_deleted: true, deleted_at: iso(row[DELETED_AT_KEY]), updated_at: iso(row[SYNC_KEY]) };
+    const rec: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(row)) if (k !== SYNC_KEY && k !== DELETED_KEY && k !== DELETED_AT_KEY) rec[k] = v;
+    rec['is_deleted'] = false;
+    rec['deleted_at'] = null;
+    return rec;
+  });
+}
+
 export function connectorRequest(body: unknown, options: ConnectorOptions): ConnectorRequest {
   const r = readBody(body, options);
   const fixedCutoff = r.position?.c ?? null;
@@ -259,7 +321,13 @@ export function connectorRequest(body: unknown, options: ConnectorOptions): Conn
           const last = records[records.length - 1];
           if (more && last) {
             const key = p.hasKey ? (last[SYNC_KEY] as number | null) : null;
-            next = signToken({ v: 1, r: p.hash, k: [key, last[p.idKey] as string], c: p.cutoff, x: p.now + TOKEN_TTL_MS }, options.tokenSecret);
+            const payload: TokenPayload = { v: 1, r: p.hash, k: [key, last[p.idKey] as string], c: p.cutoff, x: p.now + TOKEN_TTL_MS };
+            next = signToken(p.includeDeleted ? { ...payload, d: 1 } : payload, options.tokenSecret);
+          }
+          if (p.includeDeleted) {
+            const out = lifecycleRecords(records, p.idKey);
+            isoTimes(out.filter((r) => r['is_deleted'] === false), p.compiled.columns);
+            return { records: out, next_token: next };
           }
           if (p.hasKey) for (const rec of records) delete rec[SYNC_KEY];
           isoTimes(records, p.compiled.columns);

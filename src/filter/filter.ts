@@ -43,6 +43,15 @@ export interface CompiledFilter {
   readonly columns: OutputColumn[];
 }
 
+/**
+ * A compiled filter body with the step that finishes its answer: whoever runs the statement hands
+ * `finish` the decoded rows and returns what it gives back, so the rules of the answer stay here.
+ */
+export interface FinishedFilter extends CompiledFilter {
+  /** The records of the answer from the statement's decoded rows (empty values as null). */
+  readonly finish: (records: Record<string, unknown>[]) => Record<string, unknown>[];
+}
+
 /** What the two front ends share: the checked object, access and tenant. */
 export interface Target {
   readonly catalog: Catalog;
@@ -254,8 +263,8 @@ export function emitFor(bound: B.BoundQuery, catalog: Catalog, orgId: string): C
  * Compiles a record-filter body (service 4.5) to parameterized PostgreSQL for one tenant. Bad
  * bodies throw `OqlError` VALIDATION_FAILED with every problem, each with its JSON path.
  */
-export function compileFilter(body: unknown, options: FilterOptions): CompiledFilter {
-  return emitFor(bindFilter(body, options), options.catalog, options.orgId);
+export function compileFilter(body: unknown, options: FilterOptions): FinishedFilter {
+  return { ...emitFor(bindFilter(body, options), options.catalog, options.orgId), finish: emptyToNull };
 }
 
 /** Empty values come back as null: '' text and [] multiselects as well as NULL. */

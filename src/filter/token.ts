@@ -4,7 +4,7 @@ import { OqlError } from '../diagnostics/diagnostic.js';
 /**
  * Connector page tokens: `base64url(payload).base64url(HMAC-SHA256(secret, payload))`. The
  * payload is plain data the server wrote (the position after the last record, the sync cutoff
- * and the expiry) plus a hash binding it to one request (tenant, object, fields and filter).
+ * and the expiry) plus a hash binding it to one request (tenant, object, fields, filter and include_deleted).
  * Only the server can make a valid one; a client can read it but not change a byte of it.
  */
 
@@ -18,6 +18,8 @@ export interface TokenPayload {
   readonly c: number | null;
   /** Expiry, epoch ms. */
   readonly x: number;
+  /** 1 in a sync with include_deleted (tombstones); absent otherwise, so other tokens stay as they were. */
+  readonly d?: 1;
 }
 
 /** How long a next_token stays valid after its page was served. */
@@ -52,8 +54,11 @@ function invalid(reason: string): OqlError {
   return OqlError.plain('INVALID_TOKEN', `Invalid next_token: ${reason}`, 'send next_token exactly as the previous page returned it, with the same fields and filter, or null to start again');
 }
 
-/** The payload of a token this server signed for this request, or an INVALID_TOKEN error. */
-export function readToken(token: unknown, secret: string | Uint8Array, requestHash: string, now: number): TokenPayload {
+/**
+ * The payload of a token this server signed for this request, or an INVALID_TOKEN error.
+ * `includeDeleted`: whether the request asks for tombstones; a token of the other mode is refused.
+ */
+export function readToken(token: unknown, secret: string | Uint8Array, requestHash: string, now: number, includeDeleted = false): TokenPayload {
   const key = keyOf(secret);
   if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) throw invalid('it is not a token this service issued');
   const dot = token.indexOf('.');
@@ -69,6 +74,9 @@ export function readToken(token: unknown, secret: string | Uint8Array, requestHa
     throw invalid('it is not a token this service issued');
   }
   if (p?.v !== 1 || typeof p.r !== 'string' || !Array.isArray(p.k) || typeof p.k[1] !== 'string' || typeof p.x !== 'number') throw invalid('it is not a token this service issued');
+  if ((p.d === 1) !== includeDeleted) {
+    throw invalid(p.d === 1 ? 'it was issued for a sync with include_deleted; send include_deleted: true with it, as on its first page' : 'it was issued for a sync without include_deleted; leave include_deleted out with it, as on its first page');
+  }
   if (p.r !== requestHash) throw invalid('it was issued for another request (tenant, object, fields or filter)');
   if (now > p.x) throw invalid('it has expired; start the sync again from its last timestamp');
   return p;
@@ -113,6 +121,9 @@ export function canonical(root: unknown): string {
   return out.join('');
 }
 
-export function requestHash(orgId: string, slug: string, fields: unknown, filter: unknown): string {
-  return nodeCrypto().createHash('sha256').update(canonical([orgId, slug, fields, filter ?? null])).digest('base64url');
+/** Binds a token to its request; `includeDeleted` joins the hash only when set, so other hashes are as they were. */
+export function requestHash(orgId: string, slug: string, fields: unknown, filter: unknown, includeDeleted = false): string {
+  const parts: unknown[] = [orgId, slug, fields, filter ?? null];
+  if (includeDeleted) parts.push({ include_deleted: true });
+  return nodeCrypto().createHash('sha256').update(canonical(parts)).digest('base64url');
 }

@@ -32,21 +32,23 @@ export const LINT_CODES: readonly DiagnosticCode[] = [
 export function lint(text: string, options: LintOptions): Diagnostic[] {
   let items: readonly Diagnostic[];
   try {
-    const bag = new DiagnosticBag(text);
+    const bag = new DiagnosticBag(text, options.maxCompileMs);
     const ast = parseInto(text, bag, options);
-    if (ast) {
-      validate(ast, bag, options);
+    if (ast && validate(ast, bag, options)) {
       const bound = bind(ast, bag, options);
+      bag.checkTime();
       const shaped = bound && !bag.hasErrors ? withFanout(bound, bag, options) : null;
       if (shaped && !bag.hasErrors) {
         const p = plan(shaped, options.catalog, { semiJoins: options.semiJoins ?? true });
+        bag.checkTime();
         reportRules({ bag, ast, bound: bound! });
         fanoutRules({ bag, catalog: options.catalog, ast, bound: shaped, plan: p });
       }
     }
     items = bag.items;
   } catch (e) {
-    // A malformed option (catalog with an unquotable name) is still a library error: report it.
+    // A malformed option (catalog with an unquotable name) is still a library error: report it;
+    // so is a text whose checks ran out of their time (COMPILE_BUDGET_EXCEEDED).
     if (isOqlError(e)) items = e.diagnostics;
     else throw e;
   }

@@ -36,6 +36,7 @@ export function reportRules(ctx: RuleContext): void {
   const src = bag.source;
   const show = (x: { span: B.BExpr['span'] }): string => src.slice(x.span.start, x.span.end);
   walk(bound, (e) => {
+    bag.step();
     switch (e.kind) {
       case 'Call':
         if (e.fn === 'date_part') relativeDay(bag, e, show);

@@ -7,7 +7,7 @@ import { oauthError, trimSlash, workspaceUrls } from '../oauth/context.js';
 import { protectedResourceMetadata } from '../oauth/metadata.js';
 import { missingScopes, SCOPES } from '../oauth/scopes.js';
 import { verifyAccessToken } from '../oauth/store.js';
-import { resolveWorkspace, type Workspace } from '../service/store/workspaces.js';
+import type { Workspace } from '../service/operations.js';
 import type { Principal } from '../service/types.js';
 import { buildMcpServer } from './tools.js';
 import { INVALID_REQUEST, jsonRpcError, MAX_JSON_DEPTH, nestsDeeperThan, PARSE_ERROR } from './jsonrpc.js';
@@ -48,8 +48,6 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
     if (!principal) throw new Error('MCP request reached the handler without a principal');
     return buildMcpServer({
       ops: ctx.ops,
-      logDb: ctx.db,
-      maxLogEntryBytes: ctx.config.maxToolLogEntryBytes,
       catalog: ctx.catalog,
       request: requestContext(principal),
       onLogError: (error) => app.log.error({ errorName: (error as Error)?.name }, 'tool call could not be logged'),
@@ -66,7 +64,7 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
 
   /** The workspace of the path, or a 404 answer and null. */
   const workspaceOf = async (subdomain: string, reply: FastifyReply): Promise<Workspace | null> => {
-    const workspace = await resolveWorkspace(ctx.db, subdomain);
+    const workspace = await ctx.ops.workspace(subdomain);
     if (!workspace) oauthError(reply, 404, 'workspace_not_found', `no workspace '${subdomain.slice(0, 63)}' exists`);
     return workspace;
   };

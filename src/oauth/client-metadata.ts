@@ -1,10 +1,8 @@
-import { lookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
-import type { LookupFunction } from 'node:net';
 import { checkClientMetadata, MetadataError } from './client-checks.js';
 import { findClient, type ClientMetadata, type RegisteredClient } from './store.js';
+import { checkOutboundHost, describeVerdict, OutboundAddressError, outboundLookup, systemResolver, type Resolver } from '../service/outbound.js';
 import type { ServiceTx } from '../service/types.js';
 
 /**
@@ -14,9 +12,10 @@ import type { ServiceTx } from '../service/types.js';
  * caches instead of keeping a registration.
  *
  * The fetch is the server calling a URL an anonymous caller chose, so it is guarded against
- * server-side request forgery: the host must resolve only to public addresses, and the connection
- * goes to the address that was checked (a second DNS answer cannot swap in 127.0.0.1); a few
- * seconds at most; a few kilobytes at most; redirects only within the same origin; JSON only.
+ * server-side request forgery by the service's one outbound address check (../service/outbound.ts):
+ * the host must resolve only to public addresses, judged when the connection is made, so a second
+ * DNS answer cannot swap in 127.0.0.1; a few seconds at most; a few kilobytes at most; redirects
+ * only within the same origin; JSON only.
  */
 
 export class ClientMetadataError extends Error {}
@@ -34,6 +33,8 @@ export interface ClientMetadataOptions {
   readonly maxBytes?: number | undefined;
   /** Documents kept in memory at most (least recently used go first). Default 1000. */
   readonly cacheEntries?: number | undefined;
+  /** Where host names are resolved; tests pass their own. Default: the system's resolver. */
+  readonly resolver?: Resolver | undefined;
 }
 
 const MAX_CLIENT_ID_LENGTH = 1000;
@@ -45,37 +46,6 @@ const MAX_TTL_MS = 24 * 3600 * 1000;
 /** Whether a client_id is URL-formatted (it names a metadata document rather than a registration). */
 export function isMetadataDocumentId(clientId: string): boolean {
   return /^https?:\/\//i.test(clientId);
-}
-
-/** Every address range that is not the public internet (IANA special-purpose registries). */
-const NOT_PUBLIC = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) NOT_PUBLIC.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) NOT_PUBLIC.addSubnet(net, prefix, 'ipv6');
-
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
-
-/** An IPv4-mapped IPv6 address (::ffff:10.0.0.1) is judged as the IPv4 address it carries. */
-function unmapped(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return { address: mapped[1]!, family: 'ipv4' };
-  return { address, family: isIPv4(address) ? 'ipv4' : 'ipv6' };
-}
-
-function addressAllowed(address: string, allowLoopback: boolean): boolean {
-  const a = unmapped(address);
-  if (!isIPv4(a.address) && !isIPv6(a.address)) return false;
-  if (allowLoopback && LOOPBACK.check(a.address, a.family)) return true;
-  if (/^::ffff:/i.test(a.address)) return false;
-  return !NOT_PUBLIC.check(a.address, a.family);
 }
 
 /** The URL of a client_id, checked as the draft's section 3 requires. */
@@ -121,22 +91,14 @@ function isJson(contentType: string | undefined): boolean {
 
 /** One GET, to the checked address only; resolves with the response or a redirect target. */
 async function getOnce(url: URL, opts: Required<ClientMetadataOptions>, deadline: number): Promise<{ redirect: URL } | Fetched> {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  let addresses: { address: string; family: number }[];
+  const allow = { loopback: opts.allowLoopbackHttp };
+  const notPublic = (e: OutboundAddressError) => new ClientMetadataError(`the host of the client_id URL, ${url.host}, is not a public internet address: ${describeVerdict(e.verdict)}`);
   try {
-    addresses = await lookup(host, { all: true, verbatim: true });
-  } catch {
-    throw new ClientMetadataError(`the host of the client_id URL, ${url.host}, does not resolve`);
+    checkOutboundHost(url.hostname, allow);
+  } catch (e) {
+    if (e instanceof OutboundAddressError) throw notPublic(e);
+    throw e;
   }
-  if (addresses.length === 0 || !addresses.every((a) => addressAllowed(a.address, opts.allowLoopbackHttp))) {
-    throw new ClientMetadataError(`the host of the client_id URL, ${url.host}, is not a public internet address`);
-  }
-  const pinned = addresses[0]!;
-  // The connection goes to the address checked above, whatever a second DNS answer would say.
-  const pinnedLookup = ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-    if (options?.all) callback(null, [{ address: pinned.address, family: pinned.family }]);
-    else callback(null, pinned.address, pinned.family);
-  }) as unknown as LookupFunction;
   const remaining = deadline - Date.now();
   if (remaining <= 0) throw new ClientMetadataError('fetching the client metadata document timed out');
 
@@ -144,7 +106,8 @@ async function getOnce(url: URL, opts: Required<ClientMetadataOptions>, deadline
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = send(url, {
       method: 'GET',
-      lookup: pinnedLookup,
+      // Every address is judged as the connection is made: the address checked is the one connected to.
+      lookup: outboundLookup(allow, opts.resolver),
       headers: { accept: 'application/json', 'user-agent': 'oql-authorization-server' },
       agent: false,
     }, (res) => {
@@ -199,7 +162,11 @@ async function getOnce(url: URL, opts: Required<ClientMetadataOptions>, deadline
       reject(new ClientMetadataError(`fetching the client metadata document took longer than ${opts.timeoutMs} ms`));
     }, remaining);
     req.on('close', () => clearTimeout(timer));
-    req.on('error', () => reject(new ClientMetadataError(`the client metadata document at ${url.host} could not be fetched`)));
+    req.on('error', (e: NodeJS.ErrnoException) => reject(
+      e instanceof OutboundAddressError ? notPublic(e)
+        : e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN' || e.code === 'ENODATA' ? new ClientMetadataError(`the host of the client_id URL, ${url.host}, does not resolve`)
+        : new ClientMetadataError(`the client metadata document at ${url.host} could not be fetched`),
+    ));
     req.end();
   });
 }
@@ -237,6 +204,7 @@ export class ClientMetadataDocuments {
       timeoutMs: options.timeoutMs ?? 5000,
       maxBytes: options.maxBytes ?? 5 * 1024,
       cacheEntries: options.cacheEntries ?? 1000,
+      resolver: options.resolver ?? systemResolver,
     };
   }
 

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceDb } from '../service/types.js';
 import { resolveWorkspace, type Workspace } from '../service/store/workspaces.js';
 import type { ClientMetadataDocuments } from './client-metadata.js';
-import type { AttemptStore } from '../service/attempts.js';
+import type { AttemptStore } from '../service/shared-state/attempts.js';
 import type { Limit, OAuthLimits } from './limits.js';
 import type { SignInGuard } from './sign-in.js';
 import type { TokenLifetimes } from './store.js';

@@ -1,14 +1,14 @@
-import type { Limit } from '../service/attempts.js';
+import type { Limit } from '../service/shared-state/attempts.js';
 
 /**
  * Attempt limits on the OAuth endpoints, per client and per address, in fixed windows. They keep a
  * registration flood from filling the clients table and make guessing API keys on the consent form
  * or codes at the token endpoint hopeless. The counters live in an AttemptStore
- * (src/service/attempts.ts): in the database when it is PostgreSQL, so every instance of a fleet
+ * (src/service/shared-state/attempts.ts): in the database when it is PostgreSQL, so every instance of a fleet
  * counts against one budget.
  */
 
-export type { Limit } from '../service/attempts.js';
+export type { Limit } from '../service/shared-state/attempts.js';
 
 export interface OAuthLimits {
   /** Registrations per address. */

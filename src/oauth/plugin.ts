@@ -8,8 +8,8 @@ import { ClientMetadataDocuments, type ClientMetadataOptions } from './client-me
 import { oauthError, trimSlash, type OAuthContext } from './context.js';
 import { mergeLimits, type OAuthLimits } from './limits.js';
 import { SignInGuard } from './sign-in.js';
-import type { AttemptStore } from '../service/attempts.js';
-import { attemptStoreFor } from '../service/shared-state.js';
+import type { AttemptStore } from '../service/shared-state/attempts.js';
+import { attemptStoreFor } from '../service/shared-state/stores.js';
 import { metadataRoutes } from './metadata.js';
 import { registerRoutes } from './register.js';
 import { tokenRoutes } from './token.js';

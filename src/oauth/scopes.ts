@@ -33,6 +33,7 @@ export const TOOL_SCOPES: Readonly<Record<string, Scope>> = {
   execute_query: 'records:read',
   count_query: 'records:read',
   filter_records: 'records:read',
+  list_changes: 'records:read',
 };
 
 /** What any MCP request needs before a tool is named: initialize, tools/list, ping. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AttemptStore, Limit, Reservation } from '../service/attempts.js';
+import type { AttemptStore, Limit, Reservation } from '../service/shared-state/attempts.js';
 
 /**
  * The key-guessing budget of a sign-in with an API key (the consent form), counted on failures

@@ -1,5 +1,6 @@
 import type * as B from '../bind/bound.js';
 import { forEachBoundChild, isAggregateCall } from '../bind/exprs.js';
+import { correlatedExists } from '../bind/exists.js';
 import type { Catalog } from '../catalog/types.js';
 import { forEachQueryExpr, mapExpr } from './rewrites.js';
 
@@ -36,34 +37,8 @@ export function semiJoinVirtualFilters(q: B.BoundQuery, catalog: Catalog, nextSc
     if (rel?.kind !== 'virtual') continue;
     const scope = nextScope();
     const inner = rescope(subtree, key, scope);
-    const correlation: B.BExpr = {
-      kind: 'Binary',
-      op: '=',
-      left: column(scope, hop.object, rel.via, 'relation', subtree.span),
-      right: column(q.scope, q.object, catalog.mapping.idColumn, 'id', subtree.span),
-      type: 'boolean',
-      span: subtree.span,
-    };
-    const exists: B.BExists = {
-      kind: 'Exists',
-      type: 'boolean',
-      span: subtree.span,
-      query: {
-        kind: 'Query',
-        scope,
-        object: hop.object,
-        distinct: false,
-        outputs: [{ key: '1', expr: { kind: 'Null', type: 'null', span: subtree.span }, type: 'null', span: subtree.span }],
-        where: { kind: 'Logical', op: 'AND', operands: [correlation, inner], type: 'boolean', span: subtree.span },
-        groupBy: [],
-        having: null,
-        orderBy: [],
-        limit: null,
-        offset: null,
-        aggregated: false,
-        span: subtree.span,
-      },
-    };
+    const parentId = column(q.scope, q.object, catalog.mapping.idColumn, 'id', subtree.span);
+    const exists = correlatedExists({ scope, object: hop.object, via: rel.via }, parentId, inner, subtree.span);
     where = replace(where, subtree, exists);
   }
   return where === q.where ? q : { ...q, where };

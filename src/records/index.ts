@@ -4,3 +4,5 @@ export { RECORD_ERROR_CODES, SYSTEM_FIELDS, type RecordErrorCode } from './value
 export { idPrefix } from './ids.js';
 export { searchText } from './shape.js';
 export { addMissingAuditColumns } from './audit-columns.js';
+export { deleteRecords, restoreRecord, purgeDeleted, addLifecycleColumns, type DeletedRecord, type PurgeOptions } from './lifecycle.js';
+export { CHANGE_OPERATIONS, type ChangeDraft, type ChangeOperation, type ChangeSink } from './changes.js';

@@ -9,6 +9,7 @@ import { cast, liveGuard, nameColumn, paramValue, put, recordSelect, searchText,
 import { MAX_JSON_DEPTH, checkFields, isPlainRecord, isWritable, needsPhone, nestedDeeperThan, RecordProblems } from './values.js';
 import { requireObject } from '../catalog/entities.js';
 import { requireTenant } from '../rules.js';
+import { diffRecords, type ChangeDraft, type ChangeSink } from './changes.js';
 
 export interface WriteContext {
   readonly catalog: Catalog;
@@ -26,6 +27,11 @@ export interface WriteContext {
   readonly maxRecords?: number;
   /** Budget of each statement, in milliseconds. Default 20000 for reads; none for writes. */
   readonly timeoutMs?: number;
+  /**
+   * Where each committed change is recorded, in the write's own transaction (the service's
+   * change log). None by default: nothing is recorded.
+   */
+  readonly changes?: ChangeSink;
 }
 
 export type ReadContext = Omit<WriteContext, 'userId'>;
@@ -48,7 +54,7 @@ export interface UpsertResult {
  * required columns, relations, unique values (against the database and within the batch) —
  * throws `VALIDATION_FAILED` 'Failed to create records' listing all of them, and nothing is written.
  */
-export async function bulkCreate(db: Writable, slug: string, records: unknown, ctx: WriteContext): Promise<{ message: string }> {
+export async function bulkCreate(db: Writable, slug: string, records: unknown, ctx: WriteContext): Promise<{ message: string; ids: string[] }> {
   const { obj, clock } = setUp(slug, ctx, true);
   const problems = new RecordProblems(obj.slug);
   if (!Array.isArray(records)) {
@@ -70,8 +76,9 @@ export async function bulkCreate(db: Writable, slug: string, records: unknown, c
     await checkUnique(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
     if (problems.size > 0) throw OqlError.validation('Failed to create records', problems.list);
     const rows = entries.map((e) => createRow(obj, e.values, ctx, at));
-    await insertRows(tx, ctx.catalog, obj, ctx.orgId, rows);
-    return { message: `${rows.length} ${rows.length === 1 ? 'record' : 'records'} created` };
+    const created = await insertRows(tx, ctx.catalog, obj, ctx.orgId, rows);
+    await appendChanges(tx, ctx, created.map((record) => ({ objectSlug: obj.slug, recordId: String(record.id), operation: 'created', record })));
+    return { message: `${rows.length} ${rows.length === 1 ? 'record' : 'records'} created`, ids: rows.map((r) => r.id) };
   }).catch(uniqueViolation('Failed to create records', obj));
 }
 
@@ -96,7 +103,9 @@ export async function bulkUpsert(db: Writable, slug: string, body: unknown, ctx:
     await lockForUnique(tx, ctx.catalog, obj, ctx.orgId);
     await lockInIdOrder(tx, ctx.catalog, obj, ctx.orgId, values);
     const results: Record<string, unknown>[] = [];
-    for (let i = 0; i < values.length; i++) results.push(await upsertOne(tx, obj, values[i], i, phone, ctx, at));
+    const changes: ChangeDraft[] = [];
+    for (let i = 0; i < values.length; i++) results.push(await upsertOne(tx, obj, values[i], i, phone, ctx, at, changes));
+    await appendChanges(tx, ctx, changes);
     const created = results.filter((r) => r.action === 'CREATED');
     const updated = results.filter((r) => r.action === 'UPDATED');
     const failed = results.filter((r) => r.action === 'FAILED');
@@ -140,13 +149,28 @@ export async function updateRecord(db: Writable, slug: string, id: string, patch
     await checkRelations(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
     await checkUnique(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
     if (problems.size > 0) throw OqlError.validation('Failed to update record', problems.list);
-    return toRecord(obj, await updateRow(tx, ctx.catalog, obj, ctx.orgId, id, updateValues(obj, values, ctx, at)));
+    const record = toRecord(obj, await updateRow(tx, ctx.catalog, obj, ctx.orgId, id, updateValues(obj, values, ctx, at)));
+    await appendChanges(tx, ctx, [updatedChange(obj, toRecord(obj, existing[0]!), record)]);
+    return record;
   }).catch(uniqueViolation('Failed to update record', obj));
+}
+
+// ------------------------------------------------------------------ the change log
+
+/** Records the transaction's changes, as its last statement, when the caller keeps a log. */
+export async function appendChanges(tx: Tx, ctx: WriteContext, changes: readonly ChangeDraft[]): Promise<void> {
+  if (ctx.changes === undefined || changes.length === 0) return;
+  await ctx.changes.append(tx, ctx.orgId, changes);
+}
+
+function updatedChange(obj: ObjectDef, before: Record<string, unknown>, after: Record<string, unknown>): ChangeDraft {
+  const { changedFields, previous } = diffRecords(before, after);
+  return { objectSlug: obj.slug, recordId: String(after.id), operation: 'updated', record: after, changedFields, previous };
 }
 
 // ------------------------------------------------------------------ context
 
-function setUp(slug: string, ctx: ReadContext & { userId?: unknown }, writes: boolean): { obj: ObjectDef; clock: (tx: Tx) => Promise<number> } {
+export function setUp(slug: string, ctx: ReadContext & { userId?: unknown }, writes: boolean): { obj: ObjectDef; clock: (tx: Tx) => Promise<number> } {
   if (typeof ctx !== 'object' || ctx === null || typeof ctx.catalog !== 'object' || ctx.catalog === null) {
     throw OqlError.plain('INVALID_OPTIONS', 'pass { catalog, orgId, userId } as the context');
   }
@@ -172,24 +196,30 @@ async function databaseClock(tx: Tx): Promise<number> {
 }
 
 /** A record id as the database can hold it; anything else cannot name a record. */
-function isId(v: unknown): v is string {
+export function isId(v: unknown): v is string {
   return typeof v === 'string' && v.length > 0 && v.length <= 255 && !v.includes('\u0000');
 }
 
-function checkCount(n: number, ctx: WriteContext): void {
+export function checkCount(n: number, ctx: WriteContext): void {
   const max = ctx.maxRecords ?? DEFAULT_MAX_RECORDS;
   if (n > max) throw OqlError.plain('TOO_MANY_RECORDS', `too many records: ${n} (the maximum per request is ${max})`, `send at most ${max} records per call`);
 }
 
-function notFound(obj: ObjectDef, id: unknown): OqlError {
-  const shown = typeof id === 'string' ? JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}…` : id) : String(id);
-  return OqlError.notFound('Record not found', `no ${obj.slug} record with id ${shown} was found`);
+export function notFound(obj: ObjectDef, id: unknown): OqlError {
+  return notFoundIds(obj, [id]);
+}
+
+/** NOT_FOUND naming the ids (the first twenty) that name no such record of the caller's organization. */
+export function notFoundIds(obj: ObjectDef, ids: readonly unknown[], which = ''): OqlError {
+  const shown = ids.slice(0, 20).map((id) => (typeof id === 'string' ? JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}…` : id) : String(id)));
+  const more = ids.length > 20 ? ` and ${ids.length - 20} more` : '';
+  return OqlError.notFound('Record not found', `no ${which}${obj.slug} record with id ${shown.join(', ')}${more} was found`);
 }
 
 // ------------------------------------------------------------------ upsert, one element
 
 async function upsertOne(
-  tx: Tx, obj: ObjectDef, element: unknown, index: number, phone: PhoneLibrary | null, ctx: WriteContext, at: number,
+  tx: Tx, obj: ObjectDef, element: unknown, index: number, phone: PhoneLibrary | null, ctx: WriteContext, at: number, changes: ChangeDraft[],
 ): Promise<Record<string, unknown>> {
   if (!isPlainRecord(element)) return failed({}, null, 'each element must be a JSON object of fields');
   const hasId = Object.hasOwn(element, 'id') && element.id !== null && element.id !== undefined;
@@ -198,11 +228,14 @@ async function upsertOne(
   const problems = new RecordProblems(obj.slug);
   const values = checkFields(obj, element, index, hasId ? 'update' : 'create', phone, problems, true);
   await tx.rows('SAVEPOINT oql_upsert_element', []);
+  let change: ChangeDraft | null = null;
   try {
     const result = await (async () => {
+      let before: Record<string, unknown> | null = null;
       if (hasId) {
         const existing = await tx.rows(selectRecords(ctx.catalog, obj, true), [ctx.orgId, [id]]);
         if (existing.length === 0) return failed(element, id, `Invalid id: no ${obj.slug} record with id ${JSON.stringify(id)} exists`);
+        before = toRecord(obj, existing[0]!);
       }
       const entries = [{ index, values, self: hasId ? (id as string) : null }];
       await checkRelations(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
@@ -211,17 +244,19 @@ async function upsertOne(
       if (hasId) {
         const changed = updateValues(obj, values, ctx, at);
         const record = toRecord(obj, await updateRow(tx, ctx.catalog, obj, ctx.orgId, id as string, changed));
+        change = updatedChange(obj, before!, record);
         return updatedItem(record, changed);
       }
       const row = createRow(obj, values, ctx, at);
-      await insertRows(tx, ctx.catalog, obj, ctx.orgId, [row]);
-      const [created] = await tx.rows(selectRecords(ctx.catalog, obj), [ctx.orgId, [row.id]]);
-      const record = toRecord(obj, created!);
+      const [created] = await insertRows(tx, ctx.catalog, obj, ctx.orgId, [row]);
+      change = { objectSlug: obj.slug, recordId: row.id, operation: 'created', record: { ...created! } };
+      const record = created!;
       put(record, 'system_created_at', at);
       put(record, 'action', 'CREATED');
       return record;
     })();
     await tx.rows('RELEASE SAVEPOINT oql_upsert_element', []);
+    if (change !== null) changes.push(change);
     return result;
   } catch (e) {
     // A unique index the checks could not see (another writer without our lock): this element fails, the rest go on.
@@ -281,11 +316,13 @@ function createRow(obj: ObjectDef, values: Map<string, unknown>, ctx: WriteConte
 }
 
 /** The columns an update sets: the fields sent, the system columns, and the search form when the name changed. */
-function updateValues(obj: ObjectDef, values: Map<string, unknown>, ctx: WriteContext, at: number): Map<string, unknown> {
+export function updateValues(obj: ObjectDef, values: Map<string, unknown>, ctx: WriteContext, at: number): Map<string, unknown> {
   return new Map([...values, ...systemValues(obj, ctx, at, false)]);
 }
 
-async function insertRows(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, rows: readonly NewRow[]): Promise<void> {
+/** Inserts the rows; returns them as get-one would, in the order given. */
+async function insertRows(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, rows: readonly NewRow[]): Promise<Record<string, unknown>[]> {
+  const inserted = new Map<string, Record<string, unknown>>();
   const { idColumn, tenantColumn, searchColumn } = catalog.mapping;
   const columns = storedColumns(obj);
   const names = [quoteIdent(idColumn), quoteIdent(tenantColumn), ...(searchColumn === null ? [] : [quoteIdent(searchColumn)]), ...columns.map((c) => quoteIdent(c.column!))];
@@ -299,8 +336,10 @@ async function insertRows(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: strin
       for (const c of columns) slots.push(slot(paramValue(c, row.values.get(c.slug) ?? null), cast(c)));
       return `(${slots.join(', ')})`;
     });
-    await tx.rows(`INSERT INTO ${tableOf(catalog, obj)} (${names.join(', ')}) VALUES ${tuples.join(', ')}`, params);
+    const returned = await tx.rows(`INSERT INTO ${tableOf(catalog, obj)} (${names.join(', ')}) VALUES ${tuples.join(', ')} RETURNING ${recordSelect(catalog, obj)}`, params);
+    for (const r of returned) inserted.set(String(r.id), toRecord(obj, r));
   }
+  return rows.map((r) => inserted.get(r.id)!);
 }
 
 async function updateRow(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, id: string, values: Map<string, unknown>): Promise<Record<string, unknown>> {
@@ -325,7 +364,7 @@ async function updateRow(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string
 
 // ------------------------------------------------------------------ checks against the database
 
-interface Entry {
+export interface Entry {
   readonly index: number | null;
   readonly values: Map<string, unknown>;
   /** The record's own id on update, so its current value does not count as taken. */
@@ -371,7 +410,7 @@ function uniqueColumns(obj: ObjectDef): ColumnDef[] {
 }
 
 /** Unique values: not held by another live record of the organization, nor twice in one request. */
-async function checkUnique(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, entries: readonly Entry[], problems: RecordProblems): Promise<void> {
+export async function checkUnique(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, entries: readonly Entry[], problems: RecordProblems): Promise<void> {
   const { idColumn, tenantColumn } = catalog.mapping;
   for (const col of uniqueColumns(obj)) {
     const values = entries.map((e) => e.values.get(col.slug)).filter((v) => v !== null && v !== undefined);
@@ -413,7 +452,7 @@ const NUMERIC = new Set(['number', 'integer', 'currency', 'date', 'datetime']);
  * transaction-scoped advisory lock, so "check, then insert" cannot interleave: of two writers
  * of the same value exactly one wins, with or without the unique index of `uniqueIndexes`.
  */
-async function lockForUnique(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string): Promise<void> {
+export async function lockForUnique(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string): Promise<void> {
   if (uniqueColumns(obj).length === 0) return;
   await tx.rows('SELECT pg_advisory_xact_lock(hashtext($1))', [`oql records|${catalog.mapping.schema}|${obj.table}|${orgId}`]);
 }
@@ -433,7 +472,7 @@ async function lockInIdOrder(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: st
 }
 
 /** A unique index the checks did not cover turns into the validation error the checks would give. */
-function uniqueViolation(message: string, obj: ObjectDef): (e: unknown) => never {
+export function uniqueViolation(message: string, obj: ObjectDef): (e: unknown) => never {
   return (e: unknown) => {
     const cause = (e as { cause?: { code?: unknown } } | null)?.cause;
     if (cause?.code === '23505') {

@@ -42,8 +42,9 @@ export function lockDataDir(dir: string): () => void {
   // starting at once exactly one gets it, and nobody ever reads a half-written lock.
   const draft = join(path, `${LOCK_FILE}.${process.pid}.${Math.random().toString(36).slice(2)}`);
   try {
-    mkdirSync(path, { recursive: true });
-    writeFileSync(draft, mine);
+    // Private to the service's user, like everything the database writes in it (./data-dir-mode.ts).
+    mkdirSync(path, { recursive: true, mode: 0o700 });
+    writeFileSync(draft, mine, { mode: 0o600 });
   } catch (e) {
     throw cannotLock(path, e);
   }
@@ -79,7 +80,7 @@ function createExclusive(draft: string, file: string, content: string): void {
     const code = (e as NodeJS.ErrnoException).code;
     // File systems without hard links: O_EXCL is just as exclusive, only not written in one step.
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw e;
-    writeFileSync(file, content, { flag: 'wx' });
+    writeFileSync(file, content, { flag: 'wx', mode: 0o600 });
   }
 }
 

@@ -2,7 +2,7 @@ import { runtimeError } from './errors.js';
 import { isDatabase, type Database, type Queryable } from './database.js';
 import { poolDatabase, type PgPoolLike } from './drivers/pool.js';
 import { connectionDatabase } from './drivers/connection.js';
-import { pgliteDatabase, type PgliteLike } from './drivers/pglite.js';
+import { pgliteDatabase, type PgliteLike } from './drivers/pglite/in-thread.js';
 
 /**
  * Driver detection, the one place that tells drivers apart by their shape (the library imports no

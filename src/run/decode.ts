@@ -1,4 +1,3 @@
-import type { OutputColumn } from '../compile.js';
 import { outputName } from '../emit/output-names.js';
 
 /**
@@ -138,8 +137,17 @@ export function decodeValue(value: unknown, type: string): unknown {
   }
 }
 
+/**
+ * What decoding needs of an output column: its key and its logical type. The front ends' columns
+ * (`OutputColumn` of compile.ts) have this shape; run/ names it here so that it imports no front end.
+ */
+export interface DecodedColumn {
+  readonly key: string;
+  readonly type: string;
+}
+
 /** Result rows (keyed c0, c1, …) → records keyed by the output keys, in select-list order. */
-export function decodeRows(rows: readonly Record<string, unknown>[], columns: readonly OutputColumn[]): Record<string, unknown>[] {
+export function decodeRows(rows: readonly Record<string, unknown>[], columns: readonly DecodedColumn[]): Record<string, unknown>[] {
   const names = columns.map((_, i) => outputName(i));
   return rows.map((row) => {
     const record: Record<string, unknown> = {};

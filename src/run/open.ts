@@ -45,13 +45,13 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
 }
 
 /**
- * Embedded PGlite in a process of its own (drivers/pglite-worker.ts): a statement that outlives its
+ * Embedded PGlite in a process of its own (drivers/pglite/supervisor.ts): a statement that outlives its
  * budget ends the process, which reopens on the same directory, so a runaway query cannot freeze
  * the service; `memory` uses a temporary directory for the same reason.
  */
 async function openPglite(dataDir: string | undefined): Promise<Database> {
-  const { EmbeddedDatabase } = await import('./drivers/pglite-worker.js');
-  const { EMBEDDED_SESSION_SQL, workerDatabase } = await import('./drivers/pglite-worker-database.js');
+  const { EmbeddedDatabase } = await import('./drivers/pglite/supervisor.js');
+  const { EMBEDDED_SESSION_SQL, workerDatabase } = await import('./drivers/pglite/service-database.js');
   const db = await EmbeddedDatabase.open({ ...(dataDir === undefined ? { memory: true } : { dataDir }), sessionSql: EMBEDDED_SESSION_SQL });
   return workerDatabase(db);
 }

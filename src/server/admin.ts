@@ -2,7 +2,8 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { parseBearer } from '../rules.js';
 import { adminSecretMatches, newAdminSecret, writeAdminAddress } from '../service/admin-address.js';
-import { issueApiKey, listApiKeys, revokeApiKey, type ApiKeyVerifier } from '../service/store/api-keys.js';
+import { issueApiKey, listApiKeys, type ApiKeyVerifier } from '../service/store/api-keys.js';
+import { checkOrganizationForNewKey } from '../service/store/organizations.js';
 import { createWorkspace, listWorkspaces } from '../service/store/workspaces.js';
 import { ROLES, type ServiceDb } from '../service/types.js';
 import { installEnvelope, sendError } from './plugins/envelope.js';
@@ -12,7 +13,8 @@ import { installEnvelope, sendError } from './plugins/envelope.js';
  * workspaces` send their work here instead of opening the directory (see
  * ../service/admin-address.ts for why, and for the file that says where it is).
  *
- *   POST /keys                 {org_id, role, user_id?}   → {id, key}
+ *   POST /keys                 {org_id, role, user_id?, new_org?} → {id, key}
+ *                              (an organization nothing belongs to needs new_org: true)
  *   GET  /keys?org_id=&revoked=true                      → {keys}
  *   POST /keys/revoke          {id}                       → {org_id} (null: no live key has that id)
  *   POST /workspaces           {subdomain, org_id}        → {created}
@@ -29,6 +31,8 @@ export interface AdminHostOptions {
   readonly keys: ApiKeyVerifier;
   /** The embedded data directory this process holds; the address file is written into it. */
   readonly dataDir: string;
+  /** The catalog's tenant column, where a new key's organization is looked for in the data. */
+  readonly tenantColumn?: string | undefined;
 }
 
 export interface AdminHost {
@@ -82,16 +86,17 @@ async function refusal(request: FastifyRequest, reply: FastifyReply, secret: str
   return undefined;
 }
 
-async function adminRoutes(app: FastifyInstance, { db, keys }: AdminHostOptions): Promise<void> {
-  app.post<{ Body: { org_id: string; role: (typeof ROLES)[number]; user_id?: string } }>('/keys', {
+async function adminRoutes(app: FastifyInstance, { db, keys, tenantColumn }: AdminHostOptions): Promise<void> {
+  app.post<{ Body: { org_id: string; role: (typeof ROLES)[number]; user_id?: string; new_org?: boolean } }>('/keys', {
     schema: {
       body: {
         type: 'object', additionalProperties: false, required: ['org_id', 'role'],
-        properties: { org_id: NAME, role: { type: 'string', enum: [...ROLES] }, user_id: NAME },
+        properties: { org_id: NAME, role: { type: 'string', enum: [...ROLES] }, user_id: NAME, new_org: { type: 'boolean' } },
       },
     },
   }, async (request, reply) => {
-    const { org_id: orgId, role, user_id: userId } = request.body;
+    const { org_id: orgId, role, user_id: userId, new_org: newOrg } = request.body;
+    if (newOrg !== true) await checkOrganizationForNewKey(db, orgId, db.label, tenantColumn);
     const issued = await issueApiKey(db, { orgId, role, userId });
     return reply.code(201).send({ success: true, data: issued });
   });
@@ -106,9 +111,8 @@ async function adminRoutes(app: FastifyInstance, { db, keys }: AdminHostOptions)
   app.post<{ Body: { id: string } }>('/keys/revoke', {
     schema: { body: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } } },
   }, async (request) => {
-    const orgId = await revokeApiKey(db, request.body.id);
     // In force before the answer leaves: the next request with that key is looked up, and refused.
-    if (orgId !== null) keys.forget();
+    const orgId = await keys.revoke(request.body.id);
     return { success: true, data: { org_id: orgId } };
   });
 

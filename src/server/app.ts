@@ -8,14 +8,19 @@ import type { ApiKeyVerifier } from '../service/store/api-keys.js';
 import type { ServiceContext } from '../service/context.js';
 import { installAuth } from './plugins/auth.js';
 import { clientErrorHandler, frameworkErrors, installEnvelope } from './plugins/envelope.js';
+import { installLingeringClose, lingerLimits } from './plugins/lingering-close.js';
+import { jsonErrorAt } from './plugins/json-position.js';
 import { installRequestLog } from './plugins/request-log.js';
-import { documentFor, swaggerOptions } from './openapi.js';
-import { addResponseSchemas } from './routes/response-schemas.js';
+import { documentFor, swaggerOptions } from './openapi/document.js';
+import { addResponseSchemas } from './openapi/response-schemas.js';
 import { connectorRoutes } from './routes/connectors.js';
 import { filterRoutes } from './routes/filter.js';
 import { healthRoutes } from './routes/health.js';
 import { objectRoutes } from './routes/objects.js';
 import { recordRoutes } from './routes/records.js';
+import { changeRoutes } from './routes/changes.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import type { Maintenance } from '../service/changes/maintenance.js';
 import { reportRoutes } from './routes/reports.js';
 import { toolLogRoutes } from './routes/tool-logs.js';
 import type { AuthResolver, ServiceDb } from '../service/types.js';
@@ -27,8 +32,8 @@ import { oauthAuthResolver } from '../oauth/store.js';
 import { settingOrCreate } from '../service/store/settings.js';
 import { mergeLimits } from '../oauth/limits.js';
 import { SignInGuard } from '../oauth/sign-in.js';
-import type { AttemptStore } from '../service/attempts.js';
-import { attemptStoreFor } from '../service/shared-state.js';
+import type { AttemptStore } from '../service/shared-state/attempts.js';
+import { attemptStoreFor } from '../service/shared-state/stores.js';
 import { consolePlugin, sessionResolver, type ConsoleContext } from '../console/plugin.js';
 import { defaultAssetsDir } from '../console/assets.js';
 import { DEFAULT_SESSION_LIFETIMES } from '../console/sessions.js';
@@ -82,6 +87,8 @@ export interface OqlServer {
   readonly reads: { readonly label: string; readonly role: ReadRole } | undefined;
   /** The key created for org_demo on an empty embedded database (`createFirstKey`), shown once. */
   readonly firstKey: string | undefined;
+  /** The purge of deleted records and the pruning of old changes; `run()` does a round now. */
+  readonly maintenance: Maintenance;
   /** Rows of demo data loaded at this start (0 when the tables already held data). */
   readonly demoRows: number;
   /** Public URL of the main host: `baseUrl` as given, else the address `app` listens on. */
@@ -119,7 +126,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
     let closed: Promise<void> | undefined;
     return {
       app, mcpApp, db, catalog: service.catalog, config: service.config, service, authResolvers, keys: ctx.keys, reads: service.reads,
-      firstKey: service.firstKey, demoRows: service.demoRows, ...urls,
+      firstKey: service.firstKey, demoRows: service.demoRows, maintenance: service.maintenance, ...urls,
       close() {
         closed ??= (async () => {
           await Promise.allSettled([app.close(), mcpApp.close()]);
@@ -215,6 +222,7 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
     trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
   });
   capConnectionsPerAddress(app, ctx.config.maxConnectionsPerAddress);
+  installLingeringClose(app, lingerLimits(ctx.config.bodyLimit));
   app.decorate('oql', ctx);
   installEnvelope(app, { notFoundHint: host === 'mcp' ? (path) => mcpEndpointHint(path, urls) : (path) => apiNotFoundHint(path, urls) });
   installRequestLog(app);
@@ -252,6 +260,8 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
     await api.register(filterRoutes);
     await api.register(connectorRoutes);
     await api.register(recordRoutes);
+    await api.register(changeRoutes);
+    await api.register(webhookRoutes);
     await api.register(objectRoutes);
   });
   return app;
@@ -297,6 +307,15 @@ function apiNotFoundHint(path: string, urls: HostUrls): string {
  * that an empty body reads as no body: endpoints without a body accept the content type clients
  * send anyway. Other content types are refused (415).
  */
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function installJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
@@ -305,6 +324,17 @@ function installJsonParser(app: FastifyInstance): void {
       done(null, undefined);
       return;
     }
-    parse(request, body as string, done);
+    parse(request, body as string, (err, value) => {
+      // A syntax error says where it is; a __proto__ or constructor key (valid JSON) keeps its message.
+      if (err !== null && !isJson(body as string)) {
+        const at = jsonErrorAt(body as string);
+        done(at === undefined
+          ? OqlError.plain('MALFORMED_JSON', 'the request body is not valid JSON (and nested too deep to say where)')
+          : OqlError.plain('MALFORMED_JSON', `the request body is not valid JSON: it breaks at line ${at.line}, column ${at.column}`,
+            'check the character there (a missing comma, quote or bracket, or a trailing comma)'), undefined);
+        return;
+      }
+      done(err, value);
+    });
   });
 }

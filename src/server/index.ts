@@ -7,10 +7,10 @@ export type { ServerOptions, ServerConfig, LogOptions } from '../service/config.
 export type { ServiceContext, RouteAuth } from './context.js';
 export { openDatabase, openReadDatabase, redact, type DatabaseOptions, type ReadDatabase } from '../run/open.js';
 export type { ReadRole } from '../run/drivers/read-role.js';
-export { MemoryLeaseStore, type Lease, type LeaseStore } from '../service/leases.js';
-export { PostgresLeaseStore, type PostgresLeaseStoreOptions } from '../service/leases-pg.js';
-export { MemoryAttemptStore, type AttemptStore, type Verdict } from '../service/attempts.js';
-export { PostgresAttemptStore } from '../service/attempts-pg.js';
+export { MemoryLeaseStore, type Lease, type LeaseStore } from '../service/shared-state/leases.js';
+export { PostgresLeaseStore, type PostgresLeaseStoreOptions } from '../service/shared-state/leases-pg.js';
+export { MemoryAttemptStore, type AttemptStore, type Verdict } from '../service/shared-state/attempts.js';
+export { PostgresAttemptStore } from '../service/shared-state/attempts-pg.js';
 export { parseTrustProxy, type TrustProxy } from '../service/trust-proxy.js';
 export { databaseOf } from '../run/database-of.js';
 export type { Database } from '../run/database.js';

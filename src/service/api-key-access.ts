@@ -1,6 +1,6 @@
 import { OqlError, type ValidationError } from '../diagnostics/diagnostic.js';
 import type { ApiKeyInfo } from './store/api-keys.js';
-import { ROLES, type Principal, type Role } from './types.js';
+import { aRole, ROLES, type Principal, type Role } from './types.js';
 
 /**
  * Who may see and manage which API keys, for every surface that manages them (the REST endpoints
@@ -37,7 +37,7 @@ export function keyNotFound(id: string): OqlError {
 export function checkMayManage(p: Principal, key: ApiKeyInfo): void {
   if (!seesKey(p, key)) throw keyNotFound(key.id);
   if (!roleAtMost(key.role, p.role)) {
-    throw OqlError.plain('PERMISSION_DENIED', `the ${p.role} role may not manage a ${key.role} key`, 'ask a superadmin of your organization');
+    throw OqlError.plain('PERMISSION_DENIED', `the ${p.role} role may not manage ${aRole(key.role)} key`, 'ask a superadmin of your organization');
   }
 }
 
@@ -47,7 +47,7 @@ export function checkMayManage(p: Principal, key: ApiKeyInfo): void {
  */
 export function ownerOfNewKey(p: Principal, role: Role, userId: string | undefined): string {
   if (!roleAtMost(role, p.role)) {
-    throw OqlError.plain('PERMISSION_DENIED', `the ${p.role} role may not create a ${role} key`,
+    throw OqlError.plain('PERMISSION_DENIED', `the ${p.role} role may not create ${aRole(role)} key`,
       `choose a role no higher than your own: ${ROLES.filter((r) => roleAtMost(r, p.role)).join(', ')}`);
   }
   if (userId !== undefined && userId !== p.userId && p.role === 'member') {

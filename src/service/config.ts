@@ -1,13 +1,14 @@
 import type { Catalog } from '../catalog/types.js';
-import { OqlError } from '../diagnostics/diagnostic.js';
+import { DEFAULT_MAX_COMPILE_MS, OqlError } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import type { DatabaseOptions } from '../run/open.js';
-import type { LeaseStore } from './leases.js';
+import type { LeaseStore } from './shared-state/leases.js';
 import { isRole, type AuthResolver, type Role, type ServiceDb } from './types.js';
 import { isObjectSlug } from '../rules.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 import { DEFAULT_MAX_ENTRY_BYTES, DEFAULT_MAX_PAGE_BYTES } from './store/tool-logs.js';
 import { DEFAULT_KEY_CAPS } from './store/api-keys.js';
+import type { Resolver } from './outbound.js';
 
 export interface LogOptions {
   /** pino level. Default 'info'. */
@@ -50,6 +51,11 @@ export interface ServerOptions extends DatabaseOptions {
   readonly maxResponseBytes?: number;
   /** The planner cost above which a report or filter is refused unrun (QUERY_TOO_COSTLY); 0 turns the check off. Default OQL_MAX_QUERY_COST or 50,000,000. */
   readonly maxQueryCost?: number;
+  /**
+   * Milliseconds the checks of one query text (compile of a report or count, lint) may hold the
+   * thread; COMPILE_BUDGET_EXCEEDED beyond. Default OQL_MAX_COMPILE_MS or 1000.
+   */
+  readonly maxCompileMs?: number;
   /** Rows and bytes of one MCP tool result; more is cut and said so. Default 200 rows and 256 KiB (OQL_MCP_MAX_ROWS, OQL_MCP_MAX_BYTES). */
   readonly mcpMaxRows?: number;
   readonly mcpMaxBytes?: number;
@@ -89,6 +95,33 @@ export interface ServerOptions extends DatabaseOptions {
    * addresses and CIDR ranges. Default OQL_TRUST_PROXY, else none (src/service/trust-proxy.ts).
    */
   readonly trustProxy?: string | number | readonly string[];
+  /** Deleted records are purged this many days after their deletion (fractions allowed). Default OQL_PURGE_AFTER_DAYS or 30. */
+  readonly purgeAfterDays?: number;
+  /** Changes are kept this many days (fractions allowed). Default OQL_CHANGES_RETENTION_DAYS or 7. */
+  readonly changesRetentionDays?: number;
+  /** Long-polls and change streams one user may have open on an instance. Default OQL_MAX_WAITING_PER_USER or 10. */
+  readonly maxWaitingPerUser?: number;
+  /** Long-polls and change streams one organization may have open on an instance. Default OQL_MAX_WAITING_PER_ORG or 200. */
+  readonly maxWaitingPerOrg?: number;
+  /** Seconds after which the server ends a change stream (the client reconnects with Last-Event-ID). Default OQL_STREAM_MAX_SECONDS or 300. */
+  readonly streamMaxSeconds?: number;
+  /** Seconds between the comment lines that keep an idle change stream open. Default OQL_STREAM_HEARTBEAT_SECONDS or 15. */
+  readonly streamHeartbeatSeconds?: number;
+  /**
+   * Lets webhooks go to http URLs and to loopback and private addresses, for development and tests
+   * (never link-local, so never the cloud metadata address). Default OQL_WEBHOOK_ALLOW_PRIVATE=1, else off.
+   */
+  readonly webhookAllowPrivate?: boolean;
+  /** Webhook endpoints one organization may have. Default OQL_MAX_WEBHOOKS_PER_ORG or 50. */
+  readonly maxWebhooksPerOrg?: number;
+  /** Deliveries one organization may have in flight on an instance. Default OQL_WEBHOOK_SLOTS_PER_ORG or 4. */
+  readonly webhookSlotsPerOrg?: number;
+  /** Multiplies the retry schedule (5 s, 30 s, 2 min, … for 24 h); tests run it in milliseconds. Default OQL_WEBHOOK_RETRY_SCALE or 1. */
+  readonly webhookRetryScale?: number;
+  /** A receiver's time to answer, in ms. Default OQL_WEBHOOK_TIMEOUT_MS or 10000. */
+  readonly webhookTimeoutMs?: number;
+  /** How webhook deliveries resolve host names (default: the system's); a test passes its own. */
+  readonly webhookResolver?: Resolver;
   /** Request logs (one JSON line per request); false or absent: none. */
   readonly log?: LogOptions | false;
   /** The environment read for OQL_* settings. Default process.env. */
@@ -104,6 +137,7 @@ export interface ServerConfig {
   readonly queryTimeoutMs: number | undefined;
   readonly maxResponseBytes: number;
   readonly maxQueryCost: number;
+  readonly maxCompileMs: number;
   readonly mcpMaxRows: number;
   readonly mcpMaxBytes: number;
   readonly maxToolLogEntryBytes: number;
@@ -119,6 +153,17 @@ export interface ServerConfig {
   readonly roleAccess: Partial<Record<Role, readonly string[]>>;
   readonly apiKeyCacheMs: number;
   readonly trustProxy: TrustProxy;
+  readonly purgeAfterDays: number;
+  readonly changesRetentionDays: number;
+  readonly maxWaitingPerUser: number;
+  readonly maxWaitingPerOrg: number;
+  readonly streamMaxSeconds: number;
+  readonly streamHeartbeatSeconds: number;
+  readonly webhookAllowPrivate: boolean;
+  readonly maxWebhooksPerOrg: number;
+  readonly webhookSlotsPerOrg: number;
+  readonly webhookRetryScale: number;
+  readonly webhookTimeoutMs: number;
 }
 
 export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024;
@@ -153,6 +198,26 @@ function optionalPositive(name: string, value: number | string | undefined): num
   return value === undefined || value === '' ? undefined : positive(name, value, 0);
 }
 
+function days(name: string, value: number | string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!(Number.isFinite(n) && n > 0 && n <= 36_500)) throw OqlError.plain('INVALID_OPTIONS', `${name} must be a number of days above 0, not '${String(value)}'`);
+  return n;
+}
+
+function flag(name: string, value: string | undefined): boolean {
+  if (value === undefined || value === '' || value === '0' || value === 'false') return false;
+  if (value === '1' || value === 'true') return true;
+  throw OqlError.plain('INVALID_OPTIONS', `${name} must be 1 or 0, not '${value}'`);
+}
+
+function scale(name: string, value: number | string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!(Number.isFinite(n) && n > 0 && n <= 1)) throw OqlError.plain('INVALID_OPTIONS', `${name} must be a number above 0 and at most 1, not '${String(value)}'`);
+  return n;
+}
+
 function ratio(name: string, value: number | string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const n = typeof value === 'number' ? value : Number(value);
@@ -175,6 +240,7 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
     queryTimeoutMs: optionalPositive('queryTimeoutMs (OQL_QUERY_TIMEOUT_MS)', options.queryTimeoutMs ?? env['OQL_QUERY_TIMEOUT_MS']),
     maxResponseBytes: positive('maxResponseBytes (OQL_MAX_RESPONSE_BYTES)', options.maxResponseBytes ?? env['OQL_MAX_RESPONSE_BYTES'], DEFAULT_MAX_RESPONSE_BYTES),
     maxQueryCost: nonNegative('maxQueryCost (OQL_MAX_QUERY_COST)', options.maxQueryCost ?? env['OQL_MAX_QUERY_COST'], DEFAULT_MAX_QUERY_COST),
+    maxCompileMs: positive('maxCompileMs (OQL_MAX_COMPILE_MS)', options.maxCompileMs ?? env['OQL_MAX_COMPILE_MS'], DEFAULT_MAX_COMPILE_MS),
     mcpMaxRows: positive('mcpMaxRows (OQL_MCP_MAX_ROWS)', options.mcpMaxRows ?? env['OQL_MCP_MAX_ROWS'], 200),
     mcpMaxBytes: positive('mcpMaxBytes (OQL_MCP_MAX_BYTES)', options.mcpMaxBytes ?? env['OQL_MCP_MAX_BYTES'], 256 * 1024),
     maxToolLogEntryBytes: atLeast(1024, 'maxToolLogEntryBytes (OQL_MAX_TOOL_LOG_ENTRY_BYTES)', options.maxToolLogEntryBytes ?? env['OQL_MAX_TOOL_LOG_ENTRY_BYTES'], DEFAULT_MAX_ENTRY_BYTES),
@@ -190,6 +256,17 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
     roleAccess: options.roleAccess ?? parseRoleAccess(env['OQL_ROLE_ACCESS'] ?? ''),
     apiKeyCacheMs: nonNegative('apiKeyCacheMs (OQL_API_KEY_CACHE_MS)', options.apiKeyCacheMs ?? env['OQL_API_KEY_CACHE_MS'], DEFAULT_API_KEY_CACHE_MS),
     trustProxy: parseTrustProxy(options.trustProxy ?? env['OQL_TRUST_PROXY']),
+    purgeAfterDays: days('purgeAfterDays (OQL_PURGE_AFTER_DAYS)', options.purgeAfterDays ?? env['OQL_PURGE_AFTER_DAYS'], 30),
+    changesRetentionDays: days('changesRetentionDays (OQL_CHANGES_RETENTION_DAYS)', options.changesRetentionDays ?? env['OQL_CHANGES_RETENTION_DAYS'], 7),
+    maxWaitingPerUser: positive('maxWaitingPerUser (OQL_MAX_WAITING_PER_USER)', options.maxWaitingPerUser ?? env['OQL_MAX_WAITING_PER_USER'], 10),
+    maxWaitingPerOrg: positive('maxWaitingPerOrg (OQL_MAX_WAITING_PER_ORG)', options.maxWaitingPerOrg ?? env['OQL_MAX_WAITING_PER_ORG'], 200),
+    streamMaxSeconds: positive('streamMaxSeconds (OQL_STREAM_MAX_SECONDS)', options.streamMaxSeconds ?? env['OQL_STREAM_MAX_SECONDS'], 300),
+    webhookAllowPrivate: options.webhookAllowPrivate ?? flag('OQL_WEBHOOK_ALLOW_PRIVATE', env['OQL_WEBHOOK_ALLOW_PRIVATE']),
+    maxWebhooksPerOrg: positive('maxWebhooksPerOrg (OQL_MAX_WEBHOOKS_PER_ORG)', options.maxWebhooksPerOrg ?? env['OQL_MAX_WEBHOOKS_PER_ORG'], 50),
+    webhookSlotsPerOrg: positive('webhookSlotsPerOrg (OQL_WEBHOOK_SLOTS_PER_ORG)', options.webhookSlotsPerOrg ?? env['OQL_WEBHOOK_SLOTS_PER_ORG'], 4),
+    webhookRetryScale: scale('webhookRetryScale (OQL_WEBHOOK_RETRY_SCALE)', options.webhookRetryScale ?? env['OQL_WEBHOOK_RETRY_SCALE'], 1),
+    webhookTimeoutMs: positive('webhookTimeoutMs (OQL_WEBHOOK_TIMEOUT_MS)', options.webhookTimeoutMs ?? env['OQL_WEBHOOK_TIMEOUT_MS'], 10_000),
+    streamHeartbeatSeconds: positive('streamHeartbeatSeconds (OQL_STREAM_HEARTBEAT_SECONDS)', options.streamHeartbeatSeconds ?? env['OQL_STREAM_HEARTBEAT_SECONDS'], 15),
   };
 }
 

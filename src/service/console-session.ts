@@ -2,7 +2,7 @@ import { OqlError } from '../diagnostics/diagnostic.js';
 
 /**
  * What the console's session asks of a request and answers when it is not met: the console
- * enforces it (src/console/plugin.ts) and the OpenAPI document describes it (src/server/openapi.ts),
+ * enforces it (src/console/plugin.ts) and the OpenAPI document describes it (src/server/openapi/document.ts),
  * both from here. A session acts as the API key it was signed in with, wherever the key would be
  * accepted; a request that changes anything must also carry the session's CSRF token and come
  * from this host's own pages.

@@ -1,6 +1,6 @@
 import type { Catalog } from '../catalog/types.js';
 import type { ServerConfig } from './config.js';
-import type { LeaseStore } from './leases.js';
+import type { LeaseStore } from './shared-state/leases.js';
 import type { Operations } from './operations.js';
 import type { Policy } from './policy.js';
 import type { ApiKeyVerifier } from './store/api-keys.js';

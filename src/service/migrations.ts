@@ -223,6 +223,87 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   },
   {
     version: 8,
+    name: 'the change log',
+    statements: [
+      // One row per committed change of a record. Positions are taken from the sequence while the
+      // writing transaction holds its organization's change lock, which it keeps until it commits:
+      // an organization's positions are therefore in commit order, and a reader that follows
+      // `position > cursor` can never step past a change that commits later (docs/changes.md).
+      // `record` and `previous` are json, not jsonb, so a record's keys keep get-one's order.
+      `CREATE TABLE IF NOT EXISTS ${S}.changes (
+         position bigserial PRIMARY KEY,
+         org_id text NOT NULL,
+         event_id uuid NOT NULL DEFAULT gen_random_uuid() UNIQUE,
+         object_slug text NOT NULL,
+         record_id text NOT NULL,
+         operation text NOT NULL CHECK (operation IN ('created', 'updated', 'deleted', 'restored', 'purged')),
+         changed_fields json,
+         record json,
+         previous json,
+         actor_user_id text,
+         actor_surface text NOT NULL,
+         committed_at bigint NOT NULL
+       )`,
+      `CREATE INDEX IF NOT EXISTS changes_org_position_idx ON ${S}.changes (org_id, position)`,
+      `CREATE INDEX IF NOT EXISTS changes_committed_at_idx ON ${S}.changes (committed_at)`,
+      // The newest position the retention pruned, per organization: a cursor before it has lost changes.
+      `CREATE TABLE IF NOT EXISTS ${S}.change_horizons (
+         org_id text PRIMARY KEY,
+         pruned_through bigint NOT NULL
+       )`,
+    ],
+  },
+  {
+    version: 9,
+    name: 'webhook endpoints and their delivery attempts',
+    statements: [
+      // An endpoint delivers its organization's changes in log order: `position` is the last change
+      // it is done with (delivered or dead-lettered). An instance claims an endpoint for a while
+      // (claimed_by, claimed_until) to make its next attempt; a killed instance's claim runs out.
+      `CREATE TABLE IF NOT EXISTS ${S}.webhook_endpoints (
+         id text PRIMARY KEY,
+         org_id text NOT NULL,
+         url text NOT NULL,
+         description text,
+         objects text[],
+         operations text[],
+         status text NOT NULL CHECK (status IN ('active', 'paused', 'disabled')),
+         disabled_reason text,
+         secret text NOT NULL,
+         previous_secret text,
+         previous_secret_until bigint,
+         position bigint NOT NULL,
+         attempt integer NOT NULL DEFAULT 0,
+         first_failed_at bigint,
+         next_attempt_at bigint NOT NULL DEFAULT 0,
+         dead_in_a_row integer NOT NULL DEFAULT 0,
+         claimed_by text,
+         claimed_until bigint,
+         created_at bigint NOT NULL,
+         created_by text NOT NULL,
+         updated_at bigint NOT NULL
+       )`,
+      `CREATE INDEX IF NOT EXISTS webhook_endpoints_org_idx ON ${S}.webhook_endpoints (org_id, created_at)`,
+      `CREATE INDEX IF NOT EXISTS webhook_endpoints_due_idx ON ${S}.webhook_endpoints (next_attempt_at) WHERE status = 'active'`,
+      `CREATE TABLE IF NOT EXISTS ${S}.webhook_attempts (
+         id bigserial PRIMARY KEY,
+         endpoint_id text NOT NULL,
+         org_id text NOT NULL,
+         position bigint NOT NULL,
+         event_id text NOT NULL,
+         attempted_at bigint NOT NULL,
+         outcome text NOT NULL CHECK (outcome IN ('succeeded', 'failed', 'dead_lettered')),
+         http_status integer,
+         latency_ms integer,
+         error text,
+         next_attempt_at bigint
+       )`,
+      `CREATE INDEX IF NOT EXISTS webhook_attempts_endpoint_idx ON ${S}.webhook_attempts (endpoint_id, id DESC)`,
+      `CREATE INDEX IF NOT EXISTS webhook_attempts_time_idx ON ${S}.webhook_attempts (attempted_at)`,
+    ],
+  },
+  {
+    version: 10,
     name: 'caps on what a tenant creates: tool-log entries cut to size, keys and sessions counted',
     statements: [
       // Whether an entry's input_params were cut to the entry cap (src/service/store/tool-log-input.ts).

@@ -1,6 +1,14 @@
 import { withAuditFields } from '../catalog/audit-fields.js';
 import { DEMO_ORG, loadDemoData } from '../demo/seed.js';
 import { addMissingAuditColumns } from '../records/audit-columns.js';
+import { addLifecycleColumns } from '../records/lifecycle.js';
+import { ChangeFeed } from './changes/feed.js';
+import { ChangeLog } from './changes/log.js';
+import { Maintenance } from './changes/maintenance.js';
+import { ChangeWatcher } from './changes/watcher.js';
+import { WebhookSender } from './webhooks/sender.js';
+import { WebhookStore } from './webhooks/store.js';
+import { Webhooks } from './webhooks/webhooks.js';
 import { openDatabase, openReadDatabase, type ReadDatabase } from '../run/open.js';
 import { routeReads } from '../run/routed.js';
 import type { ReadRole } from '../run/drivers/read-role.js';
@@ -8,8 +16,8 @@ import { prepareSyntaxErrors } from '../syntax/parse.js';
 import { ensureCatalogTables } from './catalog-tables.js';
 import { checkRoleAccess, DEFAULT_EMBEDDED_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, resolveConfig, type ServerOptions } from './config.js';
 import type { ServiceContext } from './context.js';
-import type { LeaseStore } from './leases.js';
-import { leaseStoreFor } from './shared-state.js';
+import type { LeaseStore } from './shared-state/leases.js';
+import { leaseStoreFor } from './shared-state/stores.js';
 import { migrate } from './migrations.js';
 import { Operations } from './operations.js';
 import { Policy } from './policy.js';
@@ -33,9 +41,16 @@ export interface OpenedService extends ServiceContext {
    * its reads are one statement, and the ALTER ROLE that would make them so).
    */
   readonly reads: { readonly label: string; readonly role: ReadRole } | undefined;
+  /** The purge of deleted records and the pruning of old changes (every few minutes by itself). */
+  readonly maintenance: Maintenance;
   /** Closes the database when it was opened here. */
   close(): Promise<void>;
 }
+
+/** How often an instance purges and prunes. */
+const MAINTENANCE_EVERY_MS = 5 * 60_000;
+/** How often an instance on PostgreSQL looks for other instances' changes while a reader waits. */
+const WATCH_POLL_MS = 250;
 
 /**
  * Everything the surfaces share, without any of them: opens the database, runs the migrations,
@@ -59,6 +74,7 @@ export async function openService(options: ServerOptions & { workspaces?: string
     // Catalog-dependent, so not an entry of the fixed migration list: idempotent, run at every start.
     const auditColumns = await addMissingAuditColumns(db, catalog);
     const { warnings } = await ensureCatalogTables(db, catalog, { searchIndexes: options.searchIndexes === true });
+    await addLifecycleColumns(db, catalog);
     for (const k of bootstrapKeys) await storeApiKey(db, k.key, k);
     // The demo's data belongs to org_demo, reached through the workspace `demo`.
     await bootstrapWorkspaces(db, options.demo ? [...workspaces, { subdomain: 'demo', orgId: DEMO_ORG }] : workspaces);
@@ -76,15 +92,31 @@ export async function openService(options: ServerOptions & { workspaces?: string
     const ownsLeases = options.leases === undefined;
     const leaseStore: LeaseStore = options.leases ?? leaseStoreFor(db);
     const policy = new Policy({ catalog, config, leases: leaseStore, timeoutMs, coolDownMs: db.kind === 'pglite' ? EMBEDDED_COOL_DOWN_MS : 0 });
+    const changeLog = new ChangeLog(db);
+    // Only this process writes an embedded database: its own commits wake its readers, no polling.
+    const watcher = new ChangeWatcher(changeLog, db.kind === 'pglite' ? null : WATCH_POLL_MS);
+    const feed = new ChangeFeed(changeLog, watcher, catalog, config, policy);
+    const maintenance = new Maintenance(db, catalog, changeLog, config);
+    maintenance.start(MAINTENANCE_EVERY_MS);
+    const sender = new WebhookSender(db, changeLog, {
+      allowPrivate: config.webhookAllowPrivate, slotsPerOrg: config.webhookSlotsPerOrg, retryScale: config.webhookRetryScale,
+      timeoutMs: config.webhookTimeoutMs, ...(options.webhookResolver ? { resolver: options.webhookResolver } : {}),
+    });
+    const webhooks = new Webhooks(new WebhookStore(db), sender, changeLog, catalog, config, policy);
+    sender.start();
+    const keys = new ApiKeyVerifier(db, config.apiKeyCacheMs);
     let closed: Promise<void> | undefined;
     return {
-      db, readDb, catalog, config, policy, leases: leaseStore, tokenSecret: secret,
-      ops: new Operations(db, readDb, primaryReadDb, catalog, config, policy, secret),
-      keys: new ApiKeyVerifier(db, config.apiKeyCacheMs),
+      db, readDb, catalog, config, policy, leases: leaseStore, tokenSecret: secret, maintenance,
+      ops: new Operations(db, readDb, primaryReadDb, catalog, config, policy, secret, keys, changeLog, feed, webhooks),
+      keys,
       firstKey, demoRows, warnings, auditColumns,
       reads: reader && { label: reader.db.label, role: reader.role },
       close() {
         closed ??= (async () => {
+          watcher.close();
+          await sender.stop();
+          await maintenance.stop();
           if (ownsLeases) await leaseStore.close().catch(() => {});
           await reader?.db.close().catch(() => {});
           if (ownsDb) await db.close();

@@ -1,18 +1,49 @@
 import { entities, entitySchema } from '../catalog/entities.js';
 import { catalogPayload, objectPayload } from '../catalog/payload-out.js';
 import type { Catalog } from '../catalog/types.js';
-import { connectorRecords, filterRecords } from '../run/filter.js';
-import { bulkCreate, bulkUpsert, getRecord, updateRecord } from '../records/index.js';
+import { connectorRecords, filterRecords } from '../query/filter.js';
+import { bulkCreate, bulkUpsert, deleteRecords, getRecord, restoreRecord, updateRecord } from '../records/index.js';
+import { cursorOf, type ChangeLog, type ChangeSurface } from './changes/log.js';
+import type { ChangeFeed, ChangesRequest } from './changes/feed.js';
+import type { Webhooks } from './webhooks/webhooks.js';
 import type { Database } from '../run/database.js';
-import { count, execute, type QueryRequest } from '../run/execute.js';
+import { count, execute, type QueryRequest } from '../query/execute.js';
+import type { Diagnostic } from '../diagnostics/diagnostic.js';
+import { lint } from '../lint/lint.js';
+import { parse } from '../syntax/parse.js';
 import type { ServerConfig } from './config.js';
 import type { Policy, RequestContext } from './policy.js';
-import { listToolLogs, type ListToolLogsOptions } from './store/tool-logs.js';
+import { checkMayManage, checkNewKey, keyCursorOf, keyNotFound, keyNotRollable, keyScope, ownerOfNewKey, readKeyCursor } from './api-key-access.js';
+import { getApiKey, issueApiKeyWithinCaps, listApiKeys, rollApiKey, type ApiKeyInfo, type ApiKeyVerifier, type KeyCaps } from './store/api-keys.js';
+import { listToolLogs, recordToolCall, type ListToolLogsOptions, type ToolCall } from './store/tool-logs.js';
+import { resolveWorkspace, type Workspace } from './store/workspaces.js';
+import type { Role } from './types.js';
+
+export { ROLL_GRACE_MS, type ApiKeyInfo } from './store/api-keys.js';
+export type { ToolCall } from './store/tool-logs.js';
+export type { Workspace } from './store/workspaces.js';
+
+/** A new key as a caller asks for it (the owner defaults to the caller). */
+export interface NewKeyRequest {
+  readonly name: string;
+  readonly role: Role;
+  readonly expiresAt: number | null;
+  readonly userId?: string | undefined;
+}
+
+/** One page of the key listing: at most `limit` keys, after the page that gave `cursor`. */
+export interface KeyPageRequest {
+  readonly limit: number;
+  readonly cursor?: string | undefined;
+}
 
 /** The tool-log listing's optional narrowing: one tool, one user, a time range. */
 export type ToolLogFilters = Pick<ListToolLogsOptions, 'toolName' | 'userId' | 'since' | 'until'>;
 
 const WRITE_TIMEOUT_MS = 30_000;
+
+/** The surfaces a write can come through; a console session's writes are the console's whatever it says. */
+export type WriteSurface = Exclude<ChangeSurface, 'system'>;
 
 /**
  * The service's operations, each once: the policy point's admission and limits around one library
@@ -35,6 +66,11 @@ export class Operations {
     private readonly config: ServerConfig,
     readonly policy: Policy,
     private readonly tokenSecret: string,
+    private readonly keys: ApiKeyVerifier,
+    private readonly changeLog: ChangeLog,
+    readonly feed: ChangeFeed,
+    /** Webhook endpoints: admins and above, each call through the policy point. */
+    readonly webhooks: Webhooks,
   ) {}
 
   // ---- Analytics (4.8, 4.9) ----
@@ -50,9 +86,26 @@ export class Operations {
   private runOptions(ctx: RequestContext, surface: 'rest' | 'mcp') {
     const access = this.policy.access(ctx);
     return {
-      catalog: this.catalog, orgId: ctx.org, limiter: false as const, ...this.policy.readLimits(ctx, surface),
+      catalog: this.catalog, orgId: ctx.org, limiter: false as const, maxCompileMs: this.config.maxCompileMs, ...this.policy.readLimits(ctx, surface),
       ...(access === undefined ? {} : { access }),
     };
+  }
+
+  // ---- Lint: every diagnostic of a text, nothing run ----
+
+  /**
+   * Lint for the REST route and the MCP tool alike: one rule of access (an object the role may not
+   * use is 403, since hints name its fields) and the caller's budget. Lint runs no statement, but
+   * it is CPU on the caller's text, so it is admitted like a record request: the light budget, in
+   * which an editor linting as its user types fits, and never in the organization's line for the
+   * database. The slug may be left out: it is then the query's own top-level FROM.
+   */
+  lint(ctx: RequestContext, request: { readonly query: string; readonly slug?: string | undefined }): Promise<{ slug: string | null; diagnostics: Diagnostic[] }> {
+    return this.policy.admit(ctx, 'light', async () => {
+      const slug = request.slug ?? fromObject(request.query);
+      if (slug !== null) this.policy.checkObject(ctx, slug);
+      return { slug, diagnostics: lint(request.query, { catalog: this.catalog, slug: slug ?? '', maxCompileMs: this.config.maxCompileMs }) };
+    });
   }
 
   // ---- Filter and connector (4.5, 4.11) ----
@@ -76,31 +129,99 @@ export class Operations {
 
   // ---- Records (4.1 to 4.4) ----
 
-  private writeContext(ctx: RequestContext, slug: string) {
+  private writeContext(ctx: RequestContext, slug: string, surface: WriteSurface) {
     this.policy.checkObject(ctx, slug);
+    // A console session acts through the REST API; its changes say so.
+    const actor = { user_id: ctx.principal.userId, surface: ctx.principal.via === 'session' ? 'console' as const : surface };
     // Writes carry validated records, not a caller's query: a longer budget than reads, still one.
-    return { catalog: this.catalog, orgId: ctx.org, userId: ctx.principal.userId, maxRecords: this.config.maxBulkRecords, timeoutMs: Math.max(this.policy.timeoutMs, WRITE_TIMEOUT_MS) };
+    return {
+      catalog: this.catalog, orgId: ctx.org, userId: ctx.principal.userId, maxRecords: this.config.maxBulkRecords,
+      timeoutMs: Math.max(this.policy.timeoutMs, WRITE_TIMEOUT_MS), changes: this.changeLog.sink(actor),
+    };
   }
 
-  bulkCreate(ctx: RequestContext, slug: string, records: unknown) {
-    const wctx = this.writeContext(ctx, slug);
-    return this.policy.admit(ctx, 'light', () => bulkCreate(this.db, slug, records, wctx));
+  /** A write through the policy point; once it has committed, the readers waiting on its organization wake. */
+  private write<T>(ctx: RequestContext, fn: () => Promise<T>): Promise<T> {
+    return this.policy.admit(ctx, 'light', fn).then((result) => {
+      this.feed.watcher.committed(ctx.org);
+      this.webhooks.sender.poke();
+      return result;
+    });
   }
 
-  bulkUpsert(ctx: RequestContext, slug: string, body: unknown) {
-    const wctx = this.writeContext(ctx, slug);
-    return this.policy.admit(ctx, 'light', () => bulkUpsert(this.db, slug, body, wctx));
+  bulkCreate(ctx: RequestContext, slug: string, records: unknown, surface: WriteSurface = 'rest') {
+    const wctx = this.writeContext(ctx, slug, surface);
+    return this.write(ctx, () => bulkCreate(this.db, slug, records, wctx));
+  }
+
+  bulkUpsert(ctx: RequestContext, slug: string, body: unknown, surface: WriteSurface = 'rest') {
+    const wctx = this.writeContext(ctx, slug, surface);
+    return this.write(ctx, () => bulkUpsert(this.db, slug, body, wctx));
   }
 
   getRecord(ctx: RequestContext, slug: string, id: string) {
     // A read: the read budget, which is also the read role's own timeout (one statement there).
-    const { userId: _u, ...rctx } = { ...this.writeContext(ctx, slug), timeoutMs: this.policy.timeoutMs };
+    const { userId: _u, changes: _c, ...rctx } = { ...this.writeContext(ctx, slug, 'rest'), timeoutMs: this.policy.timeoutMs };
     return this.policy.admit(ctx, 'light', () => getRecord(this.primaryReadDb, slug, id, rctx));
   }
 
-  updateRecord(ctx: RequestContext, slug: string, id: string, patch: unknown) {
-    const wctx = this.writeContext(ctx, slug);
-    return this.policy.admit(ctx, 'light', () => updateRecord(this.db, slug, id, patch, wctx));
+  updateRecord(ctx: RequestContext, slug: string, id: string, patch: unknown, surface: WriteSurface = 'rest') {
+    const wctx = this.writeContext(ctx, slug, surface);
+    return this.write(ctx, () => updateRecord(this.db, slug, id, patch, wctx));
+  }
+
+  // ---- The record lifecycle: admins and above ----
+
+  async deleteRecord(ctx: RequestContext, slug: string, id: string, surface: WriteSurface = 'rest') {
+    this.policy.checkRole(ctx, 'admin', 'delete records');
+    const wctx = this.writeContext(ctx, slug, surface);
+    const [deleted] = await this.write(ctx, () => deleteRecords(this.db, slug, [id], wctx));
+    return deleted!;
+  }
+
+  bulkDelete(ctx: RequestContext, slug: string, body: unknown, surface: WriteSurface = 'rest') {
+    this.policy.checkRole(ctx, 'admin', 'delete records');
+    const wctx = this.writeContext(ctx, slug, surface);
+    const ids = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { ids?: unknown }).ids : undefined;
+    return this.write(ctx, async () => ({ records: await deleteRecords(this.db, slug, ids, wctx) }));
+  }
+
+  restoreRecord(ctx: RequestContext, slug: string, id: string, surface: WriteSurface = 'rest') {
+    this.policy.checkRole(ctx, 'admin', 'restore records');
+    const wctx = this.writeContext(ctx, slug, surface);
+    return this.write(ctx, () => restoreRecord(this.db, slug, id, wctx));
+  }
+
+  // ---- The change log ----
+
+  /** A page of the organization's changes after a cursor; with `wait`, a long-poll. */
+  changes(ctx: RequestContext, request: ChangesRequest, signal?: AbortSignal, maxLimit?: number) {
+    return this.feed.read(ctx, this.feed.parse(ctx, request, maxLimit), signal);
+  }
+
+  /**
+   * The MCP tool's read: no wait, and the tools' caps (mcpMaxRows changes, mcpMaxBytes of JSON), cut
+   * from the end with `truncated` and a next_cursor that goes on from the last change kept.
+   */
+  async changesForTool(ctx: RequestContext, request: ChangesRequest) {
+    const parsed = this.feed.parse(ctx, { ...request, wait: undefined });
+    const limit = Math.min(parsed.limit, this.config.mcpMaxRows);
+    const page = await this.feed.read(ctx, { ...parsed, limit });
+    const max = Math.min(this.config.mcpMaxBytes, this.config.maxResponseBytes);
+    const changes = [...page.changes];
+    let truncated: 'rows' | 'bytes' | undefined = limit < parsed.limit && page.has_more ? 'rows' : undefined;
+    let bytes = changes.reduce((sum, c) => sum + Buffer.byteLength(JSON.stringify(c)) + 1, 0);
+    while (changes.length > 0 && bytes > max) {
+      bytes -= Buffer.byteLength(JSON.stringify(changes.pop())) + 1;
+      truncated = 'bytes';
+    }
+    const next = changes.length > 0 ? changes[changes.length - 1]!.cursor : request.after === undefined || request.after === '' ? cursorOf(parsed.after) : String(request.after);
+    return { changes, next_cursor: next, has_more: page.has_more || changes.length < page.changes.length, ...(truncated ? { truncated } : {}) };
+  }
+
+  /** The cursor of the organization's newest change: where a consumer starts to get only what comes next. */
+  async changesHead(ctx: RequestContext) {
+    return { cursor: cursorOf(await this.feed.head(ctx)) };
   }
 
   // ---- Objects and entities (4.6, 4.7, 4.12 to 4.15): the catalog, no database ----
@@ -120,9 +241,10 @@ export class Operations {
     return entities(this.catalog).filter((e) => readable.has(e.entity_identifier));
   }
 
-  entitySchema(ctx: RequestContext, slug: string) {
+  /** The data-sync form (4.15) lists the fields a sync with include_deleted adds; the flow form (4.13) is as it was. */
+  entitySchema(ctx: RequestContext, slug: string, form: 'flow' | 'sync' = 'flow') {
     this.policy.checkObject(ctx, slug);
-    return entitySchema(this.catalog, slug);
+    return entitySchema(this.catalog, slug, { lifecycleFields: form === 'sync' });
   }
 
   // ---- Tool logs (4.16) ----
@@ -130,5 +252,91 @@ export class Operations {
   toolLogs(ctx: RequestContext, pointer: string | null | undefined, filters: ToolLogFilters = {}) {
     this.policy.checkToolLogs(ctx);
     return this.policy.admit(ctx, 'light', () => listToolLogs(this.db, { orgId: ctx.org, pointer, secret: this.tokenSecret, maxPageBytes: this.config.maxToolLogPageBytes, ...filters }));
+  }
+
+  /** Logs one MCP tool call to its organization's log (after the call: no admission of its own). */
+  recordToolCall(call: ToolCall): Promise<string> {
+    return recordToolCall(this.db, call, this.config.maxToolLogEntryBytes);
+  }
+
+  // ---- Workspaces ----
+
+  /** The workspace a path names (its subdomain), or null. */
+  workspace(subdomain: string): Promise<Workspace | null> {
+    return resolveWorkspace(this.db, subdomain);
+  }
+
+  // ---- API keys of the caller's organization (src/service/api-key-access.ts decides who may do what) ----
+
+  /**
+   * One page of the keys the caller may see, newest first, revoked and expired ones included, and
+   * the cursor of the next page (null after the last).
+   */
+  listKeys(ctx: RequestContext, page: KeyPageRequest): Promise<{ keys: ApiKeyInfo[]; next: string | null }> {
+    const after = page.cursor === undefined ? undefined : readKeyCursor(page.cursor);
+    return this.policy.admit(ctx, 'light', async () => {
+      const keys = await listApiKeys(this.db, { ...keyScope(ctx.principal), revoked: true, newestFirst: true, limit: page.limit + 1, after });
+      const shown = keys.slice(0, page.limit);
+      const last = shown[shown.length - 1];
+      return { keys: shown, next: keys.length > page.limit && last !== undefined ? keyCursorOf(last) : null };
+    });
+  }
+
+  /** A new key within the caller's role and the key caps; the key itself is in this answer only. */
+  createKey(ctx: RequestContext, k: NewKeyRequest): Promise<{ key: ApiKeyInfo; secret: string }> {
+    const p = ctx.principal;
+    const now = Date.now();
+    const name = checkNewKey(k.name, k.expiresAt, now);
+    const owner = ownerOfNewKey(p, k.role, k.userId);
+    return this.policy.admit(ctx, 'light', async () => {
+      const made = await issueApiKeyWithinCaps(this.db, { orgId: p.orgId, role: k.role, userId: owner, name, expiresAt: k.expiresAt, createdBy: p.userId }, this.keyCaps(), now);
+      return { key: (await getApiKey(this.db, p.orgId, made.id))!, secret: made.key };
+    });
+  }
+
+  /** The configured caps on live keys per user and per organization. */
+  private keyCaps(): KeyCaps {
+    return { perUser: this.config.maxKeysPerUser, perOrg: this.config.maxKeysPerOrg };
+  }
+
+  /** A new key in place of a live one, which keeps working for the grace period. */
+  rollKey(ctx: RequestContext, id: string): Promise<{ key: ApiKeyInfo; secret: string; previous: ApiKeyInfo }> {
+    return this.policy.admit(ctx, 'light', async () => {
+      const p = ctx.principal;
+      const old = await this.manageableKey(ctx, id);
+      const issued = await rollApiKey(this.db, old.id, { orgId: p.orgId, by: p.userId, caps: this.keyCaps() });
+      if (!issued) throw keyNotRollable(old.id);
+      // The old key's cached verdict may outlive its new expiry.
+      this.keys.forgetKey(old.id);
+      const [key, previous] = await Promise.all([getApiKey(this.db, p.orgId, issued.id), getApiKey(this.db, p.orgId, old.id)]);
+      return { key: key!, secret: issued.key, previous: previous! };
+    });
+  }
+
+  /** Revokes a key (a revoked one stays as it is) and answers it as it now stands. */
+  revokeKey(ctx: RequestContext, id: string): Promise<ApiKeyInfo> {
+    return this.policy.admit(ctx, 'light', async () => {
+      const p = ctx.principal;
+      const key = await this.manageableKey(ctx, id);
+      if (key.revokedAt === null) await this.keys.revoke(key.id, { by: p.userId, orgId: p.orgId });
+      return (await getApiKey(this.db, p.orgId, key.id))!;
+    });
+  }
+
+  /** The one access rule of a key named by id: in the caller's organization, and theirs to manage. */
+  private async manageableKey(ctx: RequestContext, id: string): Promise<ApiKeyInfo> {
+    const key = await getApiKey(this.db, ctx.principal.orgId, id);
+    if (!key) throw keyNotFound(id);
+    checkMayManage(ctx.principal, key);
+    return key;
+  }
+}
+
+/** The top-level FROM object of a query that parses; null when it does not (lint then says why). */
+function fromObject(query: string): string | null {
+  try {
+    return parse(query).from.object.name;
+  } catch {
+    return null;
   }
 }

@@ -3,7 +3,8 @@ import type { Catalog } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import type { ReadLimits } from '../run/read.js';
 import type { ServerConfig } from './config.js';
-import type { LeaseStore } from './leases.js';
+import type { LeaseStore } from './shared-state/leases.js';
+import { roleAtMost } from './api-key-access.js';
 import type { Principal, Role } from './types.js';
 
 /**
@@ -135,6 +136,12 @@ export class Policy {
     if (access === undefined || access.includes(slug) || !this.deps.catalog.objects.has(slug)) return;
     throw OqlError.plain('PERMISSION_DENIED', `the ${ctx.role} role may not use the object '${slug}'`,
       `the objects this role may use are: ${access.join(', ') || 'none'}`);
+  }
+
+  /** Endpoints that need `least` or a higher role (deleting and restoring records: admin). */
+  checkRole(ctx: RequestContext, least: Role, what: string): void {
+    if (roleAtMost(least, ctx.role)) return;
+    throw OqlError.plain('PERMISSION_DENIED', `the ${ctx.role} role may not ${what}`, `${what} needs a key of the ${least} role or higher`);
   }
 
   /**

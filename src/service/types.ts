@@ -4,6 +4,11 @@ export type Role = 'member' | 'admin' | 'superadmin';
 
 export const ROLES: readonly Role[] = Object.freeze(['member', 'admin', 'superadmin'] as const);
 
+/** "a member", "an admin", "a superadmin": the article a role's name takes in a sentence. */
+export function aRole(role: string): string {
+  return `${/^[aeiou]/i.test(role) ? 'an' : 'a'} ${role}`;
+}
+
 export function isRole(value: unknown): value is Role {
   return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
 }

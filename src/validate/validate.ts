@@ -40,17 +40,26 @@ function isDateString(s: string): boolean {
 }
 const COMPARISON = new Set(['=', '<>', '!=', '<', '<=', '>', '>=']);
 
-export function validate(select: A.Select, bag: DiagnosticBag, options: ValidateOptions = {}): void {
+/**
+ * Reports every dialect problem of the tree into `bag`. Returns false when a select list is over
+ * its cap: the text is refused for its size, and the stages after this one, whose work the cap
+ * bounds, must not run on it (the items past the cap are not looked at here either).
+ */
+export function validate(select: A.Select, bag: DiagnosticBag, options: ValidateOptions = {}): boolean {
   const limits: Limits = {
     maxLimit: options.maxLimit ?? DEFAULT_VALIDATE_OPTIONS.maxLimit,
     maxSelectItems: options.maxSelectItems ?? DEFAULT_VALIDATE_OPTIONS.maxSelectItems,
     timeZone: options.timeZone ?? DEFAULT_VALIDATE_OPTIONS.timeZone,
   };
-  new Validator(bag, limits, options).select(select, true);
+  const validator = new Validator(bag, limits, options);
+  validator.select(select, true);
+  return !validator.overCap;
 }
 
 class Validator {
   private zoneCache: string | undefined;
+  /** A select list had more items than the cap. */
+  overCap = false;
 
   constructor(
     private readonly bag: DiagnosticBag,
@@ -69,22 +78,24 @@ class Validator {
   }
 
   select(s: A.Select, top: boolean): void {
-    if (s.items.length > this.options.maxSelectItems) {
-      const extra = s.items[this.options.maxSelectItems]!;
+    // The cap bounds the work on the items: reported once, at the first item past it, and the
+    // items from there on are not checked (16,000 of them would each get their diagnostics).
+    const items = s.items.length > this.options.maxSelectItems ? s.items.slice(0, this.options.maxSelectItems) : s.items;
+    if (items !== s.items) {
+      this.overCap = true;
       this.bag.error(
         'TOO_MANY_SELECT_ITEMS',
-        extra.span,
+        s.items[this.options.maxSelectItems]!.span,
         `the select list has ${s.items.length} items; the maximum is ${this.options.maxSelectItems}`,
         'split the report into several queries',
       );
     }
-    let taken: Set<string> | undefined;
-    for (const item of s.items) {
+    let aliases: FreeAliases | undefined;
+    for (const item of items) {
       this.expr(item.expr, { clause: 'select', aggregate: null });
       if (top && !item.alias && item.expr.kind !== 'Path' && item.expr.kind !== 'Star') {
         const text = this.bag.source.slice(item.expr.span.start, item.expr.span.end);
-        const alias = freeAlias(suggestAlias(item.expr), (taken ??= this.namesIn(s)));
-        taken.add(alias);
+        const alias = (aliases ??= new FreeAliases(this.namesIn(s))).take(suggestAlias(item.expr));
         this.bag.error(
           'MISSING_ALIAS',
           item.expr.span,
@@ -153,6 +164,7 @@ class Validator {
   }
 
   private expr(e: A.Expr, ctx: Context): void {
+    this.bag.step();
     switch (e.kind) {
       case 'Call':
         this.call(e, ctx);
@@ -393,10 +405,28 @@ function shorten(s: string): string {
   return s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }
 
-/** `alias`, or `alias_2`, `alias_3`... when the query already has that name. */
-function freeAlias(alias: string, taken: ReadonlySet<string>): string {
-  if (!taken.has(alias)) return alias;
-  for (let i = 2; ; i++) if (!taken.has(`${alias}_${i}`)) return `${alias}_${i}`;
+/**
+ * Hands out `alias`, or `alias_2`, `alias_3`... when the query already has that name, each once.
+ * The next number to try is kept per alias: names are only ever added, so the first free number
+ * never goes down, and each taken name is stepped over once in all, not once per item asking
+ * (a thousand `count(*)` would otherwise try 1 + 2 + ... + 1,000 names).
+ */
+class FreeAliases {
+  private readonly next = new Map<string, number>();
+
+  constructor(private readonly taken: Set<string>) {}
+
+  take(alias: string): string {
+    let name = alias;
+    if (this.taken.has(alias)) {
+      let i = this.next.get(alias) ?? 2;
+      while (this.taken.has(`${alias}_${i}`)) i++;
+      this.next.set(alias, i + 1);
+      name = `${alias}_${i}`;
+    }
+    this.taken.add(name);
+    return name;
+  }
 }
 
 /** A readable alias for an expression: `sum_amount` for SUM(amount), `count` for COUNT(*). */

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogDdl, loadCatalog, quoteIdent, quoteQualified, type Catalog, type LogicalType } from '../../src/catalog/index.js';
 import { fixturePayload, loadFixtureCatalog } from '../../fixtures/index.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 const EXPECTED_SQL_TYPE: Record<LogicalType, string | null> = {
   id: 'text', text: 'text', email: 'text', phone: 'text', url: 'text', enum: 'text', relation: 'text',
@@ -13,7 +14,7 @@ const EXPECTED_SQL_TYPE: Record<LogicalType, string | null> = {
 
 let db: PGlite;
 beforeAll(async () => {
-  db = new PGlite();
+  db = await emptyPglite();
   await db.waitReady;
 });
 afterAll(async () => {

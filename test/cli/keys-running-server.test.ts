@@ -63,8 +63,8 @@ async function count(url: string, key: string): Promise<{ status: number; count?
   return { status: a.status, count: a.json?.data?.count };
 }
 
-async function createKey(org: string, role = 'member'): Promise<{ key: string; id: string; err: string }> {
-  const r = await oql('keys', 'create', '--org', org, '--role', role, '--data-dir', dir);
+async function createKey(org: string, role = 'member', ...more: string[]): Promise<{ key: string; id: string; err: string }> {
+  const r = await oql('keys', 'create', '--org', org, '--role', role, ...more, '--data-dir', dir);
   expect(r.code, r.err).toBe(0);
   const id = /(key_[A-Za-z0-9_-]+)/.exec(r.err)?.[1];
   expect(id, r.err).toBeDefined();
@@ -91,8 +91,14 @@ describe('oql keys against a running oql serve', () => {
     const demoCount = (await count(s.url, kept.key)).count!;
     expect(demoCount).toBeGreaterThan(0);
     gone = await createKey('org_demo', 'superadmin');
+    // An organization the server's database knows nothing of is refused, by the server, unless it is meant.
+    const misspelt = await oql('keys', 'create', '--org', 'org_elsewhere', '--role', 'member', '--data-dir', dir);
+    expect(misspelt.code).toBe(2);
+    expect(misspelt.out).toBe('');
+    expect(misspelt.err).toContain("organization 'org_elsewhere' has no data, workspace or key");
+    expect(misspelt.err).toContain('add --new-org');
     // Another organization's key sees none of org_demo's rows.
-    other = await createKey('org_elsewhere');
+    other = await createKey('org_elsewhere', 'member', '--new-org');
     expect(await count(s.url, other.key)).toEqual({ status: 200, count: 0 });
     expect(await count(s.url, gone.key)).toEqual({ status: 200, count: demoCount });
 

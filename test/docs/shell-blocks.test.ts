@@ -88,7 +88,33 @@ function runBlock(block: Block): Promise<{ code: number; stdout: string; stderr:
   });
 }
 
+/** The ids of the JSON-RPC requests written in a block (notifications have none). */
+function requestIds(text: string): number[] {
+  return [...text.matchAll(/\{"jsonrpc":"2\.0","id":(\d+),"method":/g)].map((m) => Number(m[1]));
+}
+
+/** The ids of the JSON-RPC answers in a block's output: one per line, or per `data:` line of SSE. */
+function answeredIds(stdout: string): number[] {
+  const ids: number[] = [];
+  for (const line of stdout.split('\n')) {
+    try {
+      const message = JSON.parse(line.replace(/^data: /, '')) as { id?: unknown; result?: unknown; error?: unknown };
+      if (typeof message.id === 'number' && ('result' in message || 'error' in message)) ids.push(message.id);
+    } catch {
+      // Not a JSON-RPC line.
+    }
+  }
+  return ids;
+}
+
 describe('the README and the docs pages', () => {
+  it('a block\'s JSON-RPC requests are found, so the check that each is answered checks something', () => {
+    const stdio = runnable.find((b) => b.page === 'docs/mcp.md' && b.text.includes('oql mcp --stdio'));
+    expect(stdio, 'the stdio example of docs/mcp.md').toBeDefined();
+    expect(requestIds(stdio!.text)).toEqual([1, 2]);
+    expect(answeredIds('{"result":{},"jsonrpc":"2.0","id":1}\ndata: {"jsonrpc":"2.0","id":2,"error":{"code":-1}}\n{"jsonrpc":"2.0","method":"x"}')).toEqual([1, 2]);
+  });
+
   it('README links every docs page, and the pages it links exist', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     for (const page of readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md'))) expect(readme, page).toContain(`](docs/${page})`);
@@ -114,7 +140,7 @@ describe('the README and the docs pages', () => {
       for (const c of commands(b)) expect(SUITE_COMMANDS.some((p) => p.test(c)), `${b.page}:${b.line}: ${c}`).toBe(true);
     }
     // The server the blocks run against is the one `npm start` starts.
-    expect(pkg.scripts.start).toBe('npm run build && node dist/cli.js serve --demo');
+    expect(pkg.scripts.start).toBe('node scripts/build-if-stale.mjs npm run build && node dist/cli.js serve --demo');
     expect(pkg.scripts.test).toMatch(/^vitest run\b/);
   });
 
@@ -128,6 +154,8 @@ describe('the README and the docs pages', () => {
     expect(r.stdout, context).not.toContain('"isError":true');
     expect(r.stdout, context).not.toMatch(/"jsonrpc":"2\.0","id":\d+,"error"|"error":\{"code":-\d+/);
     expect(r.stderr, context).not.toMatch(/command not found|No such file|Run 'oql .*--help'/);
+    // Every JSON-RPC request the block sends (over HTTP or piped to stdio) has its answer.
+    expect(answeredIds(r.stdout), context).toEqual(expect.arrayContaining(requestIds(block.text)));
   }, BLOCK_TIMEOUT_MS + 10_000);
 });
 

@@ -13,6 +13,7 @@ import { corpus } from '../../bench/corpus.js';
 import { OBJECTS, conditions } from '../filter/cases.js';
 import { createTables, recordCatalog } from '../records/support.js';
 import { buildSchema, printQuery, queryArb } from '../support/querygen.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * Citus on paper (docs/scale.md): with the CRM tables distributed by org_id and co-located, a
@@ -194,7 +195,7 @@ let pglite: PGlite;
 
 async function writes(): Promise<void> {
   const catalog = recordCatalog();
-  pglite = new PGlite();
+  pglite = await emptyPglite();
   await createTables(pglite, catalog);
   let org = 'org_w1';
   const db = recording(databaseOf(pglite), () => org);

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { OqlError } from '../../src/diagnostics/diagnostic.js';
-import { type ConnectorOptions } from '../../src/filter/index.js';
-import { connectorRecords } from '../../src/run/filter.js';
-import { errorEnvelope } from '../../src/run/envelope.js';
+import { compileConnectorPage, type ConnectorOptions } from '../../src/filter/index.js';
+import { connectorRecords } from '../../src/query/filter.js';
+import { errorEnvelope } from '../../src/query/envelope.js';
 import { PROPERTY_TIMEOUT, configureFastCheck, runs } from '../props/harness.js';
 import { filterHarness, sorted } from './harness.js';
 
@@ -144,6 +144,47 @@ describe('next_token', () => {
     const token = await firstToken();
     const reordered = { query: { filter: { and: [{ value: 0, operator: 'gte', field: 'updated_at' }] }, fields: ['name'] }, next_token: token };
     await expect(connectorRecords(state.db, reordered, crm({ pageSize: 10 }))).resolves.toBeTruthy();
+  });
+});
+
+describe('include_deleted', () => {
+  const body = { query: { fields: ['name'], filter: { and: [{ field: 'updated_at', operator: 'gte', value: 0 }] } }, next_token: null };
+
+  it('left out or false compiles the statement as before; true keeps that statement whole as the live half', () => {
+    const plain = compileConnectorPage(body, crm({ pageSize: 10 }));
+    expect(compileConnectorPage({ ...body, include_deleted: false }, crm({ pageSize: 10 }))).toEqual(plain);
+    const withTombstones = compileConnectorPage({ ...body, include_deleted: true }, crm({ pageSize: 10 }));
+    expect(withTombstones.sql).toContain(`(${plain.sql}) AS "live" UNION ALL (`);
+    expect(withTombstones.params.slice(0, plain.params.length)).toEqual(plain.params);
+    expect(withTombstones.columns.map((c) => c.key)).toEqual([...plain.columns.map((c) => c.key), '$is_deleted', '$deleted_at']);
+  });
+
+  it('walks a sync without a filter: every live record and a tombstone for every deleted one, once each, those without updated_at last', async () => {
+    // The fixture's tables are the catalog's alone; the service adds deleted_at at start-up.
+    await state.db.query('ALTER TABLE contact ADD COLUMN IF NOT EXISTS deleted_at bigint');
+    const records = await walk({ query: { fields: ['updated_at'] }, include_deleted: true } as { query: Record<string, unknown> }, crm({ pageSize: 7, orgId: 'org_globex' }));
+    const rows = env.crm.data.get('contact')!.filter((r) => r['org_id'] === 'org_globex');
+    const deleted = rows.filter((r) => r['is_deleted'] === true);
+    expect(deleted.some((r) => r['updated_at'] === null || r['updated_at'] === undefined)).toBe(true);
+    expect(sorted(records.filter((r) => r['is_deleted'] === true).map((r) => r['id']))).toEqual(sorted(deleted.map((r) => r['id'])));
+    expect(sorted(records.filter((r) => r['is_deleted'] === false).map((r) => r['id']))).toEqual(sorted(env.crm.oracle.live('contact', 'org_globex').map((r) => r['id'])));
+    expect(new Set(records.map((r) => r['id'])).size).toBe(records.length);
+    const firstNull = records.findIndex((r) => r['updated_at'] === null);
+    expect(records.slice(firstNull).every((r) => r['updated_at'] === null)).toBe(true);
+    expect(records.slice(firstNull).some((r) => r['is_deleted'] === true)).toBe(true);
+  });
+
+  it('is refused where a sync cannot place deletions, and must be true or false', async () => {
+    const problems = async (b: unknown, o: ConnectorOptions) => {
+      const e = await rejected(connectorRecords(state.db, b, o));
+      expect(e.code).toBe('VALIDATION_FAILED');
+      return e.validationErrors!.map((v) => [v.meta_data, v.error_code, v.message]);
+    };
+    expect(await problems({ ...body, include_deleted: 'true' }, crm())).toEqual([['include_deleted', 'INVALID_BODY', 'include_deleted must be true or false, not a string']]);
+    const byBirthday = { query: { fields: ['name'], filter: { and: [{ field: 'birthday', operator: 'gte', value: 0 }] } }, include_deleted: true };
+    expect(await problems(byBirthday, crm())).toEqual([['include_deleted', 'INVALID_BODY', expect.stringMatching(/follows updated_at.*this one follows 'birthday'/)]]);
+    const ticket = { catalog: env.helpdesk.catalog, slug: 'ticket', orgId: 'org_south', tokenSecret: SECRET };
+    expect(await problems({ query: { fields: ['subject'] }, include_deleted: true }, ticket)).toEqual([['include_deleted', 'INVALID_BODY', expect.stringMatching(/has no updated_at/)]]);
   });
 });
 

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OqlError } from '../../src/diagnostics/diagnostic.js';
 import { compileConnectorPage, compileFilter } from '../../src/filter/index.js';
-import { filterRecords } from '../../src/run/filter.js';
+import { filterRecords } from '../../src/query/filter.js';
 import { checkSqlStructure, loadSqlParser } from '../fuzz/sql-structure.js';
 import { PROPERTY_TIMEOUT, configureFastCheck, runs } from '../props/harness.js';
 import { filterHarness } from './harness.js';

@@ -3,6 +3,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { fixtureData, loadFixtureCatalog, loadIntoDatabase, type FixtureName } from '../../fixtures/index.js';
 import { Oracle, type Row } from '../support/oracle.js';
 import { FilterOracle } from './filter-oracle.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /** Both fixtures in one PGlite for a test file (their table names do not clash). */
 export function filterHarness() {
@@ -15,7 +16,7 @@ export function filterHarness() {
   }
   const state = { db: null as unknown as PGlite };
   beforeAll(async () => {
-    state.db = new PGlite();
+    state.db = await emptyPglite();
     for (const name of ['crm', 'helpdesk'] as const) await loadIntoDatabase(state.db, env[name].catalog, env[name].data);
   }, 120_000);
   afterAll(async () => {

@@ -3,8 +3,9 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogDdl } from '../../src/catalog/ddl.js';
 import { compileConnectorPage, compileFilter } from '../../src/filter/index.js';
-import { connectorRecords } from '../../src/run/filter.js';
+import { connectorRecords } from '../../src/query/filter.js';
 import { fixtureData, loadFixtureCatalog, loadIntoDatabase } from '../../fixtures/index.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * The indexes the filter and connector rely on: with `searchIndexes` and `keysetIndexes` the DDL
@@ -16,7 +17,7 @@ const catalog = loadFixtureCatalog('crm');
 let db: PGlite;
 
 beforeAll(async () => {
-  db = new PGlite({ extensions: { pg_trgm } });
+  db = await emptyPglite({ extensions: { pg_trgm } });
   for (const s of catalogDdl(catalog, { searchIndexes: true, keysetIndexes: true })) await db.query(s);
   await loadIntoDatabase(db, catalog, fixtureData('crm'), { skipDdl: true });
   await db.query('ANALYZE');
@@ -39,6 +40,7 @@ describe('filter indexes', () => {
     expect(plain.some((s) => /trgm|keyset/.test(s))).toBe(false);
     expect(full).toContain('CREATE EXTENSION IF NOT EXISTS pg_trgm');
     expect(full).toContain('CREATE INDEX "contact_updated_at_keyset_idx" ON "public"."contact" ("org_id", "updated_at", "id") WHERE "is_deleted" = false');
+    expect(full).toContain('CREATE INDEX "contact_updated_at_deleted_keyset_idx" ON "public"."contact" ("org_id", "updated_at", "id") WHERE "is_deleted" = true');
     expect(full).toContain('CREATE INDEX "contact_email_trgm_idx" ON "public"."contact" USING gin ("email" gin_trgm_ops)');
   });
 
@@ -66,5 +68,17 @@ describe('filter indexes', () => {
     expect(p).toMatch(/Index (Only )?Scan using contact_updated_at_keyset_idx/);
     expect(p).toMatch(/Index Cond: .*ROW\(updated_at, id\) > ROW/);
     expect(p).not.toMatch(/Sort/);
+  });
+
+  it('the tombstones of a page with include_deleted are a range scan of the deleted rows\' keyset index', async () => {
+    await db.query('ALTER TABLE contact ADD COLUMN IF NOT EXISTS deleted_at bigint');
+    const options = { catalog, slug: 'contact', orgId: 'org_acme', tokenSecret: 'index-test-secret-0123456789', pageSize: 5, now: Date.UTC(2100, 0, 1) };
+    const body = { query: { fields: ['name'], filter: { and: [{ field: 'updated_at', operator: 'gte', value: 0 }] } }, include_deleted: true };
+    const first = await connectorRecords(db, body, options);
+    const { sql, params } = compileConnectorPage({ ...body, next_token: first.next_token }, options);
+    const p = await plan(sql, params);
+    expect(p).toMatch(/Index (Only )?Scan using contact_updated_at_keyset_idx/);
+    expect(p).toMatch(/Index Scan using contact_updated_at_deleted_keyset_idx/);
+    expect(p).not.toMatch(/Seq Scan/);
   });
 });

@@ -3,9 +3,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogDdl, loadCatalog, withAuditFields } from '../../src/catalog/index.js';
 import { type ConnectorOptions } from '../../src/filter/index.js';
-import { connectorRecords } from '../../src/run/filter.js';
+import { connectorRecords } from '../../src/query/filter.js';
 import { bulkCreate, updateRecord, type Writable } from '../../src/records/index.js';
 import { pgServerAvailable, startPgServer, type PgServer } from '../support/pg-server.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * Late commits in incremental sync (docs/connector.md). A write transaction that took its
@@ -181,7 +182,7 @@ describe('on PGlite (one connection: no transaction is ever open while a page is
   let db: PGlite;
 
   beforeAll(async () => {
-    db = await PGlite.create();
+    db = await emptyPglite();
     await db.exec(catalogDdl(catalog, { keysetIndexes: true }).join(';\n'));
   }, 180_000);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { filterRecords } from '../../src/run/filter.js';
+import { filterRecords } from '../../src/query/filter.js';
 import type { FixtureName } from '../../fixtures/index.js';
 import { OBJECTS, conditions, type Cond } from './cases.js';
 import { TENANTS, filterHarness, sorted } from './harness.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { filterRecords } from '../../src/run/filter.js';
+import { filterRecords } from '../../src/query/filter.js';
 import type { FixtureName } from '../../fixtures/index.js';
 import type { Row } from '../support/oracle.js';
 import { PROPERTY_TIMEOUT, configureFastCheck, runs } from '../props/harness.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OqlError } from '../../src/diagnostics/diagnostic.js';
 import { compileFilter } from '../../src/filter/index.js';
-import { errorEnvelope } from '../../src/run/envelope.js';
+import { errorEnvelope } from '../../src/query/envelope.js';
 import { loadFixtureCatalog } from '../../fixtures/index.js';
 
 /** Bad filter bodies: one 400 with every problem, each at its JSON path; limits before any SQL. */

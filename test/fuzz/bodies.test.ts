@@ -11,6 +11,7 @@ import { RECORD_ERROR_CODES, RecordProblems, checkFields } from '../../src/recor
 import { DEEP, PROPERTY_TIMEOUT, configureFastCheck, runs } from '../props/harness.js';
 import { connectorBodyArb, filterBodyArb, manyKeys, nest, recordArb, targets, type Target } from './bodies.js';
 import { checkSqlStructure, loadSqlParser } from './sql-structure.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * Fuzzing the filter, connector and record bodies (issue 26) over both fixtures and a schema
@@ -36,7 +37,7 @@ let db: PGlite;
 beforeAll(async () => {
   await loadSqlParser();
   phone = await phoneLibrary();
-  db = new PGlite();
+  db = await emptyPglite();
   for (const t of all.filter((x) => x.name !== 'crm')) await db.exec(catalogDdl(t.catalog, { uniqueIndexes: true }).join(';\n'));
 }, 120_000);
 

@@ -165,6 +165,7 @@ const TEMPLATES: Partial<Record<DiagnosticCode, readonly Template[]>> = {
   QUERY_TOO_LONG: [(n) => ({ query: `SELECT id FROM ${n.slug} LIMIT 10`, options: { maxLength: 10 } })],
   NESTING_TOO_DEEP: [(n) => ({ query: `SELECT id FROM ${n.slug} WHERE ((((${n.text} = 'x')))) LIMIT 10`, options: { maxNesting: 2 } }), (n) => ({ query: `SELECT id FROM ${n.slug} WHERE ${n.num ?? 'id'} = ${Array(30).fill('1').join(' + ')} LIMIT 10`, options: { maxTreeDepth: 20 } })],
   TOO_MANY_SELECT_ITEMS: [(n) => ({ query: `SELECT id, ${n.text} FROM ${n.slug} LIMIT 10`, options: { maxSelectItems: 1 } })],
+  COMPILE_BUDGET_EXCEEDED: [(n) => ({ query: `SELECT id FROM ${n.slug} WHERE ${n.text} = 'x' LIMIT 10`, options: { maxCompileMs: 0 } })],
   PATH_TOO_DEEP: [(n) => (n.toOne ? { query: `SELECT ${n.toOne.via}.${n.toOne.field} AS f FROM ${n.slug} LIMIT 10`, options: { maxPathDepth: 0 } } : null)],
   MISSING_LIMIT: [(n) => `SELECT id FROM ${n.slug}`],
   INVALID_LIMIT: [(n) => `SELECT id FROM ${n.slug} LIMIT 0`, (n) => `SELECT id FROM ${n.slug} ORDER BY id LIMIT 10 OFFSET 1.5`],
@@ -240,6 +241,10 @@ const NOT_ABOUT_QUERIES = new Set<DiagnosticCode>([
   'METHOD_NOT_ALLOWED', 'MALFORMED_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'SCHEMA_MISMATCH', 'TOO_MANY_KEYS',
   // Raised while running, by the database or the service's limits, not by reading the text.
   'SERVICE_UNAVAILABLE', 'RESPONSE_TOO_LARGE', 'QUERY_TOO_COSTLY',
+  // The change log's cursors and waiting readers.
+  'INVALID_CURSOR', 'CURSOR_EXPIRED', 'TOO_MANY_WAITING',
+  // Webhook endpoints.
+  'INVALID_WEBHOOK_URL', 'TOO_MANY_WEBHOOKS', 'WEBHOOK_NOT_FOUND',
 ]);
 
 function cases(catalogName: string): { code: DiagnosticCode; c: Case }[] {

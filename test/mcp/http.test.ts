@@ -27,10 +27,10 @@ async function toolLogs(key: string): Promise<any[]> {
 }
 
 describe('the hosted MCP endpoint with the SDK client', () => {
-  it('initializes and lists the six tools with schemas and descriptions', async () => {
+  it('initializes and lists the seven tools with schemas and descriptions', async () => {
     expect(acme.getServerVersion()?.name).toBe('oql');
     const { tools } = await acme.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['count_query', 'describe_object', 'execute_query', 'filter_records', 'lint_query', 'list_objects']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['count_query', 'describe_object', 'execute_query', 'filter_records', 'lint_query', 'list_changes', 'list_objects']);
     const exec = tools.find((t) => t.name === 'execute_query')!;
     expect(exec.inputSchema.required).toEqual(['query', 'slug']);
     // The dialect's rules travel with the tool.
@@ -86,6 +86,18 @@ describe('the hosted MCP endpoint with the SDK client', () => {
     expect(dirty.isError).toBeFalsy();
     expect(textOf(dirty)).toContain('UNKNOWN_COLUMN');
     expect(textOf(dirty)).toContain('MISSING_LIMIT');
+
+    // The 80 KB report of 16,000 unknown functions: the select-list cap answers it, bounded, while
+    // the other workspace's tool is served.
+    const payload = `SELECT ${Array(16_000).fill('f(1)').join(', ')} FROM account LIMIT 10`;
+    const [big, beside] = await Promise.all([
+      acme.callTool({ name: 'lint_query', arguments: { query: payload, slug: 'account' } }),
+      globex.callTool({ name: 'count_query', arguments: { query: "SELECT id FROM account WHERE city = 'Pune' LIMIT 100", slug: 'account' } }),
+    ]);
+    expect(big.isError).toBeFalsy();
+    expect(textOf(big)).toMatch(/^401 errors: /);
+    expect(textOf(big).match(/TOO_MANY_SELECT_ITEMS/g)).toHaveLength(1);
+    expect(jsonOf(beside)).toEqual({ count: 1 });
 
     const filter = {
       slug: 'opportunity',
@@ -164,6 +176,20 @@ describe('the MCP host over plain HTTP', () => {
     expect(json.result.protocolVersion).toBe('2025-03-26');
     expect(json.result.serverInfo.name).toBe('oql');
     expect(json.result.capabilities.tools).toBeDefined();
+  });
+
+  it('takes a POST whose Accept lists both JSON and SSE, as the Streamable HTTP transport says a client must, and refuses one that lists only one with 406', async () => {
+    const auth = { authorization: `Bearer ${KEYS.acmeMember}` };
+    for (const accept of ['application/json', 'text/event-stream']) {
+      const refused = await post('/acme/mcp', { ...auth, accept });
+      expect(refused.status, accept).toBe(406);
+      const body = await refused.json() as { jsonrpc: string; error: { message: string } };
+      expect(body.jsonrpc).toBe('2.0');
+      expect(body.error.message).toMatch(/application\/json.*text\/event-stream/);
+    }
+    const served = await post('/acme/mcp', auth);
+    expect(served.status).toBe(200);
+    expect(['application/json', 'text/event-stream']).toContain(served.headers.get('content-type')?.split(';')[0]);
   });
 
   it('serves the protected-resource metadata of each workspace, at both locations', async () => {

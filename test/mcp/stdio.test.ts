@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -92,6 +92,45 @@ describe('oql mcp --stdio', () => {
       expect(rows.records).toEqual([{ name: 'Globex deal' }]);
     } finally {
       await client.close();
+    }
+  }, 120_000);
+
+  it('answers every request it read when its input ends at once, and logs each call before it stops', async () => {
+    const requests = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'sh', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      // Two calls: a user runs at most two queries at once.
+      ...[2, 3].map((id) => ({
+        jsonrpc: '2.0', id, method: 'tools/call',
+        params: { name: 'count_query', arguments: { slug: 'opportunity', query: `SELECT id FROM opportunity WHERE amount > ${id} LIMIT 100` } },
+      })),
+    ];
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'mcp', '--stdio', '--data-dir', dir], {
+      cwd: ROOT,
+      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', OQL_API_KEY: KEYS.acmeAdmin },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
+    child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
+    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    // Everything at once, then the end of input, before the process has even opened its database.
+    child.stdin.end(requests.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    expect(await exited, stderr).toBe(0);
+    const answers = stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; result?: { content?: { text: string }[] } });
+    expect(answers.map((a) => a.id).sort()).toEqual([1, 2, 3]);
+    for (const a of answers.filter((x) => x.id > 1)) expect(JSON.parse(a.result!.content![0]!.text)).toHaveProperty('count');
+    expect(stderr).not.toContain('could not be logged');
+    const db = await openDatabase({ dataDir: dir });
+    try {
+      const { rows } = await db.query<{ input_params: { query: string } }>(
+        "SELECT input_params FROM oql_service.tool_logs WHERE tool_name = 'count_query' AND org_id = 'org_acme'",
+      );
+      const logged = rows.map((r) => r.input_params.query);
+      for (const r of requests.slice(2)) expect(logged).toContain((r.params as { arguments: { query: string } }).arguments.query);
+    } finally {
+      await db.close();
     }
   }, 120_000);
 

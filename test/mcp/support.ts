@@ -7,6 +7,7 @@ import { databaseOf } from '../../src/run/database-of.js';
 import { migrate } from '../../src/service/migrations.js';
 import { createWorkspace } from '../../src/service/store/workspaces.js';
 import type { ServiceDb } from '../../src/service/types.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * One PGlite per test file holding two organizations' records, written out here by hand so the
@@ -64,7 +65,7 @@ export interface Harness {
 }
 
 export async function startHarness(options: { oauth?: CreateServerOptions['oauth'] } = {}): Promise<Harness> {
-  const pg = new PGlite();
+  const pg = await emptyPglite();
   const db = databaseOf(pg);
   const server = await createServer({ db, apiKeys: API_KEYS, env: {}, ...(options.oauth ? { oauth: options.oauth } : {}) });
   for (const [slug, rows] of Object.entries(DATA)) {

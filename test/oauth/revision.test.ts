@@ -44,7 +44,8 @@ beforeAll(async () => {
   await new Promise<void>((done) => docs.listen(0, '127.0.0.1', done));
   docsUrl = `http://127.0.0.1:${(docs.address() as AddressInfo).port}`;
   server = await startAuthServer(h.db, { clientMetadata: { allowLoopbackHttp: true, timeoutMs: 1000 } });
-  strict = await startAuthServer(h.db);
+  // Its names resolve to 127.0.0.1, as a name an attacker controls can: nothing is looked up off the machine.
+  strict = await startAuthServer(h.db, { clientMetadata: { resolver: async () => [{ address: '127.0.0.1', family: 4 }] } });
   // A ceiling for a loaded machine (PGlite takes seconds to start), not a measurement.
 }, 600_000);
 
@@ -179,7 +180,10 @@ describe('Client ID Metadata Documents', () => {
     ['a document that never arrives', () => `${docsUrl}/slow.json`, /took longer than 1000 ms/],
     ['a client_id URL without a path', () => `${docsUrl}/`, /must have a path/],
     ['a client_id URL with a dot-dot segment', () => `${docsUrl}/a/../agent.json`, /\. or \.\. path segments/],
-    ['a client_id URL on a private address', () => 'https://10.1.2.3/client.json', /not a public internet address/],
+    ['a client_id URL on a private address', () => 'https://10.1.2.3/client.json', /not a public internet address: 10\.1\.2\.3 is in 10\.0\.0\.0\/8 \(Private-Use\)/],
+    ['a client_id URL on an IPv4-compatible loopback address', () => 'https://[::7f00:1]/client.json', /not a public internet address: ::7f00:1 is in ::\/96/],
+    ['a client_id URL on a 6to4 address carrying loopback', () => 'https://[2002:7f00:1::]/client.json', /not a public internet address: 2002:7f00:1:: carries 127\.0\.0\.1/],
+    ['a client_id URL on the metadata address in hexadecimal', () => 'https://0xa9fea9fe/client.json', /169\.254\.169\.254 is in 169\.254\.169\.254\/32/],
     ['a client_id URL on plain http elsewhere', () => 'http://agent.example/client.json', /must use https/],
   ])('shows %s on the page as invalid_client, and redirects nowhere', async (_name, make, message) => {
     const { form } = await consentFor(make());
@@ -212,6 +216,13 @@ describe('Client ID Metadata Documents', () => {
     expect(hits.get('/strict.json') ?? 0).toBe(0);
     const loopbackHttps = await consentFor('https://127.0.0.1:1/client.json', {}, strict.baseUrl);
     expect(loopbackHttps.form.html).toContain('not a public internet address');
+  });
+
+  it('refuses a name that resolves to loopback when the connection is made', async () => {
+    const { form } = await consentFor('https://agent.example/client.json', {}, strict.baseUrl);
+    expect(form.status).toBe(400);
+    expect(form.html.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n))))
+      .toContain('the host of the client_id URL, agent.example, is not a public internet address: 127.0.0.1 is in 127.0.0.0/8 (Loopback)');
   });
 });
 

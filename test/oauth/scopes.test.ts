@@ -9,7 +9,7 @@ describe('scopes', () => {
   it('names the scope of every MCP tool', () => {
     expect(Object.keys(TOOL_SCOPES).sort()).toEqual([...TOOL_NAMES].sort());
     // Tools that read records need records:read; the rest only the schema.
-    expect(Object.entries(TOOL_SCOPES).filter(([, s]) => s === 'records:read').map(([t]) => t).sort()).toEqual(['count_query', 'execute_query', 'filter_records']);
+    expect(Object.entries(TOOL_SCOPES).filter(([, s]) => s === 'records:read').map(([t]) => t).sort()).toEqual(['count_query', 'execute_query', 'filter_records', 'list_changes']);
   });
 
   it("asks for the tool-log listing the scope execute_query needs, which no other scope implies", () => {

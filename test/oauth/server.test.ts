@@ -5,6 +5,7 @@ import { createApiKey, createServer, recordToolCall, databaseOf, type OqlServer,
 import {
   REDIRECT, authorizeUrl, exchange, openConsent, pkcePair, postConsent, registerClient, type Tenant,
 } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * The authorization server inside the whole service (createServer): its endpoints on the main
@@ -20,7 +21,7 @@ let a: Tenant;
 let b: Tenant;
 
 beforeAll(async () => {
-  pglite = new PGlite();
+  pglite = await emptyPglite();
   db = databaseOf(pglite);
   server = await createServer({
     db,

@@ -9,6 +9,7 @@ import { createApiKey } from '../../src/service/store/api-keys.js';
 import { migrate } from '../../src/service/migrations.js';
 import { createWorkspace } from '../../src/service/store/workspaces.js';
 import type { ServiceDb } from '../../src/service/types.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * Two workspaces of two organizations on one PGlite per test file, and the authorization server on
@@ -36,7 +37,7 @@ export interface Harness {
 }
 
 export async function openHarness(): Promise<Harness> {
-  const pg = new PGlite();
+  const pg = await emptyPglite();
   const db = databaseOf(pg);
   await migrate(db);
   // The plugin creates the workspaces table; create it here too so the tenants exist before any app.

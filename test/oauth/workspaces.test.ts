@@ -11,6 +11,7 @@ import { databaseOf } from '../../src/run/database-of.js';
 import {
   bootstrapWorkspaces, createWorkspace, listWorkspaces, parseWorkspacesEnv, resolveWorkspace,
 } from '../../src/service/store/workspaces.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /** The subdomain → organization map: its store, OQL_WORKSPACES, and `oql workspaces`. */
 
@@ -51,7 +52,7 @@ describe('OQL_WORKSPACES', () => {
 
 describe('workspace store', () => {
   it('creates, resolves, keeps tenants apart and never moves a workspace to another organization', async () => {
-    const pg = new PGlite();
+    const pg = await emptyPglite();
     try {
       const db = databaseOf(pg);
       await migrate(db);

@@ -69,9 +69,11 @@ const FORBIDDEN: readonly (readonly [rule: string, from: string, to: string])[] 
   ['catalog-and-diagnostics-sit-beside-the-pipeline', 'src/diagnostics/codes.ts', 'src/syntax/tokens.ts'],
   ['front-ends-build-run-runs', 'src/filter/page.ts', 'src/run/read.ts'],
   ['emit-only-through-the-planner-output', 'src/records/write.ts', 'src/emit/emit.ts'],
-  ['library-never-imports-the-service', 'src/run/execute.ts', 'src/server/app.ts'],
+  ['run-sits-below-the-front-ends', 'src/run/decode.ts', 'src/compile.ts'],
+  ['library-never-imports-the-service', 'src/query/execute.ts', 'src/server/app.ts'],
   ['shared-rules-are-leaves', 'src/rules.ts', 'src/catalog/quote.ts'],
   ['service-knows-no-surface', 'src/service/operations.ts', 'src/mcp/tools.ts'],
+  ['surfaces-reach-data-through-operations', 'src/server/routes/keys.ts', 'src/service/store/api-keys.ts'],
   ['mcp-is-a-sibling-of-rest', 'src/mcp/http.ts', 'src/server/plugins/auth.ts'],
   ['oauth-imports-no-other-surface', 'src/oauth/token.ts', 'src/mcp/tools.ts'],
   ['console-is-a-sibling-of-rest', 'src/console/plugin.ts', 'src/server/plugins/auth.ts'],
@@ -79,6 +81,7 @@ const FORBIDDEN: readonly (readonly [rule: string, from: string, to: string])[] 
   ['the-cli-is-the-top', 'src/server/routes/health.ts', 'src/cli/version.ts'],
   ['console-web-is-browser-code', 'src/console/web/page.ts', 'src/service/types.ts'],
   ['only-the-console-web-imports-itself', 'src/console/assets.ts', 'src/console/web/main.ts'],
+  ['answer-shapes-import-nothing', 'src/wire/tool-log.ts', 'src/service/types.ts'],
 ];
 
 /** The edge back that makes the first one a cycle (reported once, at the first edge the tool walks). */
@@ -88,6 +91,9 @@ const CLOSES_THE_CYCLE = ['src/plan/cycle-b.ts', 'src/plan/cycle-a.ts'] as const
 const ALLOWED: readonly (readonly [from: string, to: string])[] = [
   ['src/compile.ts', 'src/emit/emit.ts'],
   ['src/run/decode.ts', 'src/emit/output-names.ts'],
+  ['src/query/execute.ts', 'src/compile.ts'],
+  ['src/query/execute.ts', 'src/run/read.ts'],
+  ['src/query/filter.ts', 'src/filter/page.ts'],
   ['src/emit/emit.ts', 'src/plan/rewrites.ts'],
   ['src/bind/binder.ts', 'src/validate/checks.ts'],
   ['src/lint/lint.ts', 'src/compile.ts'],
@@ -98,11 +104,15 @@ const ALLOWED: readonly (readonly [from: string, to: string])[] = [
   ['src/server/app.ts', 'src/oauth/plugin.ts'],
   ['src/mcp/http.ts', 'src/oauth/context.ts'],
   ['src/mcp/http.ts', 'src/service/policy.ts'],
+  ['src/server/routes/keys.ts', 'src/service/operations.ts'],
+  ['src/service/operations.ts', 'src/service/store/api-keys.ts'],
   ['src/console/plugin.ts', 'src/oauth/consent.ts'],
   ['src/oauth/plugin.ts', 'src/service/policy.ts'],
   ['src/service/open.ts', 'src/demo/seed.ts'],
   ['src/demo/seed.ts', 'fixtures/crm/objects-list.json'],
   ['src/console/web/page.ts', 'src/catalog/payload.ts'],
+  ['src/console/web/page.ts', 'src/wire/tool-log.ts'],
+  ['src/service/store/tool-logs.ts', 'src/wire/tool-log.ts'],
   ['src/rules.ts', 'src/diagnostics/codes.ts'],
   ['src/cli/main.ts', 'src/server/app.ts'],
 ];

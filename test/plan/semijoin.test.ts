@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compile } from '../../src/compile.js';
 import type { Catalog } from '../../src/catalog/types.js';
 import { fixtureData, loadFixtureCatalog, loadIntoDatabase } from '../../fixtures/index.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 const crm = loadFixtureCatalog('crm');
 const helpdesk = loadFixtureCatalog('helpdesk');
@@ -75,7 +76,7 @@ const CASES: [Catalog, string, string][] = [
 describe('semi-join plans give the fan-out plans\' rows', () => {
   let db: PGlite;
   beforeAll(async () => {
-    db = new PGlite();
+    db = await emptyPglite();
     await loadIntoDatabase(db, crm, fixtureData('crm'));
     await loadIntoDatabase(db, helpdesk, fixtureData('helpdesk'));
   });

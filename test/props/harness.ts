@@ -9,6 +9,7 @@ import {
 } from '../../fixtures/index.js';
 import { buildSchema, type GenSchema } from '../support/querygen.js';
 import { fromDb, refDb, type CellKind, type RefDb, type Value } from '../support/refeval.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * Shared set-up of the property tests: one PGlite per test file holding both fixtures in
@@ -32,30 +33,22 @@ export function runs(ci: number, deep: number): number {
 }
 
 /**
- * Timeout of one property test: four minutes in CI mode (the cases stop after PROPERTY_BUDGET_MS;
- * the rest is room for the case running then, and for set-up, on a machine busy with other work),
- * an hour in deep mode.
+ * Timeout of one property test: ten minutes in CI mode, an hour in deep mode. Alone on 2 cores,
+ * the properties of oracles.ts take 5 to 45 s for their full count; on a 2-core machine
+ * shared with other work (load average 25-28) one took over four minutes. The timeout is a
+ * ceiling, not a measure: every case runs.
  */
-export const PROPERTY_TIMEOUT = DEEP ? 3_600_000 : 240_000;
+export const PROPERTY_TIMEOUT = DEEP ? 3_600_000 : 600_000;
 
 /**
- * The time a property spends on new cases: well inside PROPERTY_TIMEOUT, so a machine busy with
- * other work runs fewer cases instead of failing the test. (Alone on 2 cores, the properties of
- * oracles.test.ts take 5 to 45 s for their full count.)
+ * Checks a property on exactly `numRuns` cases (OQL_RUNS sets the count). What a run covers is
+ * the count and the seed, never the time the machine gave it: a busy machine takes longer, it
+ * does not test less.
  */
-export const PROPERTY_BUDGET_MS = DEEP ? 3_000_000 : 50_000;
-
-/**
- * Checks a property on up to `numRuns` cases, stopping when PROPERTY_BUDGET_MS is spent, and
- * fails unless at least `minRuns` (a quarter, by default) ran: a run too short to prove anything
- * is a failure, not a pass.
- */
-export async function assertSized<Ts>(property: fc.IRawProperty<Ts>, numRuns: number, minRuns = Math.ceil(numRuns / 4)): Promise<void> {
-  const details = await fc.check(property, { numRuns, interruptAfterTimeLimit: PROPERTY_BUDGET_MS, markInterruptAsFailure: false });
+export async function assertSized<Ts>(property: fc.IRawProperty<Ts>, numRuns: number): Promise<void> {
+  const details = await fc.check(property, { numRuns });
   if (details.failed) throw new Error(fc.defaultReportMessage(details) ?? 'property failed');
-  if (details.numRuns < minRuns) {
-    throw new Error(`only ${details.numRuns} of ${numRuns} cases ran within ${PROPERTY_BUDGET_MS / 1000} s; at least ${minRuns} must (OQL_RUNS sets the count)`);
-  }
+  if (details.numRuns !== numRuns) throw new Error(`${details.numRuns} of ${numRuns} cases ran`);
 }
 
 export function configureFastCheck(file: string): number {
@@ -115,7 +108,7 @@ export function onlyTenant(rows: ReadonlyMap<string, readonly Row[]>, tenant: st
 }
 
 export async function openTestDb(options: { solo?: boolean } = {}): Promise<TestDb> {
-  const db = new PGlite();
+  const db = await emptyPglite();
   const fixtures = fixtureEnvs();
   for (const f of Object.values(fixtures)) {
     await loadIntoDatabase(db, f.catalog, f.rows, { batchSize: 2000 });

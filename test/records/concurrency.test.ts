@@ -5,6 +5,7 @@ import { catalogDdl } from '../../src/catalog/index.js';
 import { bulkCreate, bulkUpsert, getRecord, updateRecord, type Writable } from '../../src/records/index.js';
 import { startPgServer, type PgServer } from '../support/pg-server.js';
 import { recordCatalog } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 // 50 concurrent writers on the same records: bulk upserts that each create one record and
 // update the same shared records, and single-record updates of disjoint fields. Afterwards
@@ -113,7 +114,7 @@ describe('concurrent writers on PostgreSQL 15 with a pg Pool', () => {
 describe('concurrent writers on PGlite', () => {
   let db: PGlite;
   beforeAll(async () => {
-    db = new PGlite();
+    db = await emptyPglite();
     await db.exec(catalogDdl(catalog, { uniqueIndexes: true }).join(';\n'));
   });
   afterAll(async () => {

@@ -4,6 +4,7 @@ import { OqlError } from '../../src/diagnostics/diagnostic.js';
 import { didYouMean } from '../../src/diagnostics/suggest.js';
 import { bulkCreate, bulkUpsert, getRecord, updateRecord } from '../../src/records/index.js';
 import { createTables, recordCatalog } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * Record writes against the bodies of issue 26: number strings that made the old decimal
@@ -27,7 +28,7 @@ const digitsThenZ = `${'0'.repeat(9_972)}Z`;
 let db: PGlite;
 
 beforeAll(async () => {
-  db = new PGlite();
+  db = await emptyPglite();
   await createTables(db, catalog);
 });
 afterAll(async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OqlError } from '../../src/diagnostics/diagnostic.js';
 import { bulkCreate, getRecord, RECORD_ERROR_CODES } from '../../src/records/index.js';
 import { createTables, recordCatalog } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 const catalog = recordCatalog();
 const ORG = 'org_a';
@@ -12,7 +13,7 @@ let personId: string;
 let otherOrgPerson: string;
 
 beforeAll(async () => {
-  db = new PGlite();
+  db = await emptyPglite();
   await createTables(db, catalog);
   await db.query(`INSERT INTO person (id, org_id, name) VALUES ('p_a', 'org_a', 'Asha'), ('p_b', 'org_b', 'Bo'), ('p_gone', 'org_a', 'Gone')`);
   await db.query(`UPDATE person SET is_deleted = true WHERE id = 'p_gone'`);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OqlError } from '../../src/diagnostics/diagnostic.js';
 import { bulkCreate, bulkUpsert, getRecord, updateRecord } from '../../src/records/index.js';
 import { createTables, recordCatalog } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 const catalog = recordCatalog();
 let clock = 1_700_000_000_000;
@@ -11,7 +12,7 @@ const B = { catalog, orgId: 'org_b', userId: 'u_b', now: () => clock };
 let db: PGlite;
 
 beforeAll(async () => {
-  db = new PGlite();
+  db = await emptyPglite();
   await createTables(db, catalog);
   await db.query(`INSERT INTO person (id, org_id, name) VALUES ('p_a', 'org_a', 'Asha'), ('p_b', 'org_b', 'Bo')`);
 });

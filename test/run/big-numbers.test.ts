@@ -3,11 +3,12 @@ import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogDdl, loadCatalog } from '../../src/catalog/index.js';
-import { connectorRecords, filterRecords } from '../../src/run/filter.js';
+import { connectorRecords, filterRecords } from '../../src/query/filter.js';
 import { execute } from '../../src/index.js';
 import { getRecord } from '../../src/records/index.js';
 import { decodeValue, parseNumber } from '../../src/run/decode.js';
 import { pgServerAvailable, startPgServer, type PgServer } from '../support/pg-server.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * Numbers a JSON double cannot hold exactly come back as strings with every digit; the others
@@ -91,7 +92,7 @@ describe('on PostgreSQL 15', () => {
 describe('on PGlite', () => {
   let db: PGlite;
   beforeAll(async () => {
-    db = await PGlite.create();
+    db = await emptyPglite();
     await load(db);
   }, 180_000);
   afterAll(async () => {

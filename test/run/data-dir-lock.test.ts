@@ -5,7 +5,7 @@ import { join, relative, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OqlError } from '../../src/diagnostics/diagnostic.js';
 import { dataDirOwner, lockDataDir, LOCK_FILE } from '../../src/run/data-dir-lock.js';
-import { EmbeddedDatabase } from '../../src/run/drivers/pglite-worker.js';
+import { EmbeddedDatabase } from '../../src/run/drivers/pglite/supervisor.js';
 import { failure } from '../support/failure.js';
 
 /** The lock on an embedded database's directory, held and contested by real processes. */

@@ -9,7 +9,7 @@ import pkg from '../../package.json' with { type: 'json' };
 
 /**
  * The embedded database's process script is loaded by Node itself, so it must be found and must run wherever
- * the code that starts it runs: src/run/drivers under vitest (every other test of the embedded database),
+ * the code that starts it runs: src/run/drivers/pglite under vitest (every other test of the embedded database),
  * and dist/ in the package, from an ES module bundle or a CommonJS one.
  */
 
@@ -31,7 +31,7 @@ beforeAll(async () => {
   copyFileSync(BUILT, join(probe, 'pglite-process.js'));
   // A bundle of the service's side, as tsup makes dist/server.js and dist/cli.js (ESM) and
   // dist/index.cjs (CommonJS); the script beside it is the built one.
-  const entry = join(ROOT, 'src/run/drivers/pglite-worker.ts');
+  const entry = join(ROOT, 'src/run/drivers/pglite/supervisor.ts');
   await build({ entryPoints: [entry], bundle: true, platform: 'node', target: 'node20', format: 'esm', outfile: join(probe, 'db.js'), logLevel: 'silent' });
   await build({ entryPoints: [entry], bundle: true, platform: 'node', target: 'node20', format: 'cjs', outfile: join(probe, 'db.cjs'), logLevel: 'silent' });
   writeFileSync(join(probe, 'package.json'), '{ "type": "module" }\n');
@@ -66,8 +66,8 @@ describe('the database process script in the package', () => {
     const imports = [...text.matchAll(/(?:from|import)\s*\(?\s*["'`]([^"'`]+)["'`]/g)].map((m) => m[1]);
     expect(imports).toContain('@electric-sql/pglite');
     // Node's own modules it needs (its watchdog thread; reading PGlite's WebAssembly to compile it
-    // ahead), and PGlite: nothing of src/.
-    for (const spec of imports) expect(spec).toMatch(/^(?:node:)?(?:worker_threads|fs\/promises)$|^@electric-sql\/pglite(?:\/|$)/);
+    // ahead; the file modes of the data directory), and PGlite: nothing of src/.
+    for (const spec of imports) expect(spec).toMatch(/^(?:node:)?(?:worker_threads|fs|fs\/promises)$|^@electric-sql\/pglite(?:\/|$)/);
     expect(pkg.files).toContain('dist/*.js');
   });
 

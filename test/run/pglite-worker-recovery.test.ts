@@ -5,8 +5,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { amcheck } from '@electric-sql/pglite/contrib/amcheck';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { workerDatabase } from '../../src/run/drivers/pglite-worker-database.js';
-import { EmbeddedDatabase, type EmbeddedDatabaseEvent, type EmbeddedDatabaseOptions } from '../../src/run/drivers/pglite-worker.js';
+import { workerDatabase } from '../../src/run/drivers/pglite/service-database.js';
+import { EmbeddedDatabase, type EmbeddedDatabaseEvent, type EmbeddedDatabaseOptions } from '../../src/run/drivers/pglite/supervisor.js';
 import { failure } from '../support/failure.js';
 
 /**

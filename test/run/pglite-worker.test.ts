@@ -11,10 +11,11 @@ import { fixtureData, loadFixtureCatalog, loadIntoDatabase } from '../../fixture
 import { quoteQualified } from '../../src/catalog/quote.js';
 import { TEXT_PARSERS } from '../../src/run/decode.js';
 import { databaseError } from '../../src/run/errors.js';
-import { pgliteDatabase, type PgliteLike } from '../../src/run/drivers/pglite.js';
-import { dataDirOwner, EmbeddedDatabase, type EmbeddedTx } from '../../src/run/drivers/pglite-worker.js';
-import { workerDatabase } from '../../src/run/drivers/pglite-worker-database.js';
+import { pgliteDatabase, type PgliteLike } from '../../src/run/drivers/pglite/in-thread.js';
+import { dataDirOwner, EmbeddedDatabase, type EmbeddedTx } from '../../src/run/drivers/pglite/supervisor.js';
+import { workerDatabase } from '../../src/run/drivers/pglite/service-database.js';
 import { failure } from '../support/failure.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * The embedded database in its own process, against PGlite on this thread as the oracle: the
@@ -34,7 +35,7 @@ let local: PGlite;
 const SESSION = "SET TimeZone = 'Asia/Kolkata'; SET DateStyle = 'ISO, YMD'";
 
 beforeAll(async () => {
-  [db, local] = await Promise.all([EmbeddedDatabase.open({ memory: true, sessionSql: SESSION, timeoutMs: 60_000, openTimeoutMs: 600_000 }), PGlite.create({ extensions: { pg_trgm } })]);
+  [db, local] = await Promise.all([EmbeddedDatabase.open({ memory: true, sessionSql: SESSION, timeoutMs: 60_000, openTimeoutMs: 600_000 }), emptyPglite({ extensions: { pg_trgm } })]);
   await local.exec(SESSION);
   await loadIntoDatabase(db, catalog, data);
   await loadIntoDatabase(local, catalog, data);
@@ -330,7 +331,7 @@ describe('opening and closing', () => {
   });
 
   it('a process that exits without close leaves neither its lock nor its temporary directory behind', async () => {
-    const module = resolve(import.meta.dirname, '../../src/run/drivers/pglite-worker.ts');
+    const module = resolve(import.meta.dirname, '../../src/run/drivers/pglite/supervisor.ts');
     const script = `const { EmbeddedDatabase } = await import(${JSON.stringify(module)});
       const db = await EmbeddedDatabase.open({ memory: true, extensions: false, timeoutMs: 60000 });
       await db.query('SELECT 1');
@@ -342,7 +343,7 @@ describe('opening and closing', () => {
   });
 
   it('a service killed with SIGKILL in the middle of a statement leaves no database process behind', async () => {
-    const module = resolve(import.meta.dirname, '../../src/run/drivers/pglite-worker.ts');
+    const module = resolve(import.meta.dirname, '../../src/run/drivers/pglite/supervisor.ts');
     const script = `const { EmbeddedDatabase } = await import(${JSON.stringify(module)});
       const db = await EmbeddedDatabase.open({ memory: true, extensions: false, timeoutMs: 600000 });
       await db.query('SELECT 1');

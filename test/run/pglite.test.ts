@@ -8,6 +8,7 @@ import { decodeValue, runReadOnly } from '../../src/run/index.js';
 import { databaseError, timeoutError } from '../../src/run/errors.js';
 import { fixtureData, loadFixtureCatalog, loadIntoDatabase, zoneOffset, type Row } from '../../fixtures/index.js';
 import { failure } from '../support/failure.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 const catalog = loadFixtureCatalog('crm');
 const data = fixtureData('crm');
@@ -32,7 +33,7 @@ function zoneText(ms: number, zone: string): string {
 let db: PGlite;
 
 beforeAll(async () => {
-  db = new PGlite();
+  db = await emptyPglite();
   await loadIntoDatabase(db, catalog, data);
 });
 

@@ -9,6 +9,7 @@ import type { CliIo } from '../../src/cli/io.js';
 import { ApiKeyVerifier, createServer, issueApiKey, listApiKeys, revokeApiKey, databaseOf, type OqlServer, type ServiceDb } from '../../src/server/index.js';
 import { migrate } from '../../src/service/migrations.js';
 import { call, expectEnvelope } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * API keys: listing and revoking them, the in-process cache of verified keys (bounded, keyed by
@@ -19,7 +20,7 @@ let pglite: PGlite;
 let db: ServiceDb;
 
 beforeAll(async () => {
-  pglite = await PGlite.create();
+  pglite = await emptyPglite();
   db = databaseOf(pglite);
   await migrate(db);
 }, 60_000);
@@ -114,13 +115,23 @@ describe('oql keys list and revoke, and a server on the same data', () => {
 
   it('a key revoked with oql keys revoke no longer authenticates, and the other organization\'s key still does', async () => {
     const created: { key: string; id: string }[] = [];
+    // Nothing in the directory belongs to either organization yet: without --new-org, a refusal.
+    const misspelt = capture();
+    expect(await main(['keys', 'create', '--org', 'org_one', '--role', 'superadmin', '--data-dir', dir], misspelt)).toBe(2);
+    expect(misspelt.out).toBe('');
+    expect(misspelt.err).toContain("organization 'org_one' has no data, workspace or key");
+    expect(misspelt.err).toContain('--new-org');
     for (const org of ['org_one', 'org_two']) {
       const io = capture();
-      expect(await main(['keys', 'create', '--org', org, '--role', 'superadmin', '--data-dir', dir], io)).toBe(0);
+      expect(await main(['keys', 'create', '--org', org, '--role', 'superadmin', '--new-org', '--data-dir', dir], io)).toBe(0);
       const id = /(key_[A-Za-z0-9_-]+)/.exec(io.err)?.[1];
       expect(id, io.err).toBeDefined();
       created.push({ key: io.out.trim(), id: id! });
     }
+    // An organization that has a key (a revoked one too) is known: no --new-org needed.
+    const second = capture();
+    expect(await main(['keys', 'create', '--org', 'org_two', '--role', 'admin', '--data-dir', dir], second)).toBe(0);
+    expect(second.err).toContain('an admin key for org_two');
     const listed = capture();
     expect(await main(['keys', 'list', '--org', 'org_one', '--json', '--data-dir', dir], listed)).toBe(0);
     expect(JSON.parse(listed.out).map((k: { id: string }) => k.id)).toEqual([created[0]!.id]);

@@ -6,6 +6,7 @@ import { AUDIT_FIELDS, catalogPayload, loadCatalog, withAuditFields } from '../.
 import { addMissingAuditColumns } from '../../src/records/index.js';
 import { databaseOf } from '../../src/server/index.js';
 import { expectEnvelope, listen, type Running } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * The audit fields (created_at, updated_at, created_by, updated_by) on every record of every
@@ -26,7 +27,7 @@ let pglite: PGlite;
 let api: Running;
 
 beforeAll(async () => {
-  pglite = await PGlite.create();
+  pglite = await emptyPglite();
   api = await listen({ db: databaseOf(pglite), catalog: helpdesk, apiKeys: KEYS_ENV, env: {} });
 }, 180_000);
 
@@ -87,6 +88,32 @@ function expectAudited(records: Record<string, unknown>[], expected: Expected, s
   }
 }
 
+/** The newest updated_at of every site either organization wrote (epoch ms), read through the API. */
+async function newestStamp(): Promise<number> {
+  let newest = 0;
+  for (const org of ORGS) {
+    const a = await api.call('POST', '/api/v1/org/objects/site/filter', { key: keyOf(org, 1), body: { query: { fields: ['updated_at'] } } });
+    expect(a.status).toBe(200);
+    for (const r of a.json.data.records) newest = Math.max(newest, r.updated_at as number);
+  }
+  return newest;
+}
+
+/**
+ * Until a record stamped at `stamp` is past the sync lag by the database's clock, the one a
+ * connector page's cutoff is read from. Asked every 100 ms at most, bounded by 30 s.
+ */
+async function untilSyncable(stamp: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const { rows } = await pglite.query<{ now: number }>('SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now');
+    const left = stamp + DEFAULT_SYNC_LAG_MS + 1 - rows[0]!.now;
+    if (left <= 0) return;
+    if (Date.now() > deadline) throw new Error(`a record stamped at ${stamp} was still within the sync lag after 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(left, 100)));
+  }
+}
+
 describe('audit fields on an object whose schema has none', () => {
   const written = new Map<string, Expected>();
   beforeAll(async () => {
@@ -123,8 +150,8 @@ describe('audit fields on an object whose schema has none', () => {
   });
 
   it('connector pages return them, the timestamps as ISO strings', { timeout: 30_000 }, async () => {
-    // Records stamped within the sync lag wait for the next sync: let the last write age past it.
-    await new Promise((resolve) => setTimeout(resolve, DEFAULT_SYNC_LAG_MS + 50));
+    // Records stamped within the sync lag wait for the next sync: until the last write is older.
+    await untilSyncable(await newestStamp());
     for (const org of ORGS) {
       const records: Record<string, unknown>[] = [];
       let token: string | null = null;
@@ -224,7 +251,7 @@ describe('withAuditFields', () => {
 
 describe('a database made before every object carried the audit fields', () => {
   it('starts: the missing columns are added, old rows read back null there, new writes fill them', async () => {
-    const old = await PGlite.create();
+    const old = await emptyPglite();
     try {
       // The tables and rows as the service made them from the help desk schema alone.
       await loadIntoDatabase(old, helpdesk, fixtureData('helpdesk'));
@@ -250,7 +277,7 @@ describe('a database made before every object carried the audit fields', () => {
   }, 120_000);
 
   it('adds exactly the missing columns, and names them', async () => {
-    const db = await PGlite.create();
+    const db = await emptyPglite();
     try {
       await db.exec('CREATE TABLE public.site (id text NOT NULL, org_id text NOT NULL, is_deleted boolean NOT NULL DEFAULT false, name text, created_by text)');
       const added = await addMissingAuditColumns(db, withAuditFields(helpdesk));

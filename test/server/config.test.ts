@@ -4,6 +4,7 @@ import { loadFixtureCatalog } from '../../fixtures/index.js';
 import { createServer, databaseOf } from '../../src/server/index.js';
 import { parseRoleAccess, resolveConfig } from '../../src/service/config.js';
 import { KEYS, crmServiceOnPglite, expectEnvelope, liveRows, type CrmService } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * The settings an operator gives through the environment (OQL_ROLE_ACCESS,
@@ -39,7 +40,7 @@ describe('OQL_ROLE_ACCESS', () => {
   });
 
   it('naming an object the catalog lacks stops the server from starting, with the likely slug', async () => {
-    const pglite = await PGlite.create();
+    const pglite = await emptyPglite();
     try {
       const failed = await createServer({ db: databaseOf(pglite), env: { OQL_ROLE_ACCESS: 'member=account,opportunities' } }).then(() => null, (e) => e);
       expect(failed).toMatchObject({ code: 'INVALID_OPTIONS', message: "role access for member names the object 'opportunities', which the catalog does not have" });

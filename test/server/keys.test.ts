@@ -2,6 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLL_GRACE_MS, databaseOf, issueApiKey, type ServiceDb } from '../../src/server/index.js';
 import { KEYS, expectEnvelope, listen, type Running } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * The API key endpoints over real HTTP, by API key, for two organizations and three roles: who
@@ -17,7 +18,7 @@ let other: Running;
 const acmeAdmin = { key: '', id: '' };
 
 beforeAll(async () => {
-  pglite = await PGlite.create();
+  pglite = await emptyPglite();
   db = databaseOf(pglite);
   const keys = [
     `${KEYS.acmeAdmin}=org_acme:superadmin:u_acme_super`,

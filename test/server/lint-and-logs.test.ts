@@ -2,6 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseOf, recordToolCall, type ServiceDb } from '../../src/server/index.js';
 import { KEYS, expectEnvelope, listen, type Running } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * The endpoints an editor reads beside the reports: POST /api/v1/reports/lint (the library's
@@ -14,7 +15,7 @@ let db: ServiceDb;
 let api: Running;
 
 beforeAll(async () => {
-  pglite = await PGlite.create();
+  pglite = await emptyPglite();
   db = databaseOf(pglite);
   api = await listen({
     db, env: {}, roleAccess: { member: ['account'] },

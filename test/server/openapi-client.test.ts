@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordToolCall } from '../../src/server/index.js';
 import type { paths } from '../support/openapi-types.js';
 import { DocumentCheck, operationsOf, type OpenApiDocument } from '../support/openapi.js';
-import { API_KEYS_ENV, KEYS, crmServiceOnPglite, listen, liveRows, type CrmService, type Running } from './support.js';
+import { API_KEYS_ENV, KEYS, crm, crmServiceOnPglite, listen, liveRows, type CrmService, type Running } from './support.js';
 
 /**
  * A client generated from the served document (openapi-typescript types, committed as
@@ -29,7 +29,8 @@ function client(url: string, key?: string): Client {
   const c = createClient<paths>({ baseUrl: url, headers: key === undefined ? {} : { authorization: `Bearer ${key}` } });
   c.use({
     async onResponse({ request, response, schemaPath }) {
-      check.check(request.method, schemaPath, response.status, response.headers, await response.clone().json());
+      const stream = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
+      check.check(request.method, schemaPath, response.status, response.headers, stream ? undefined : await response.clone().json());
     },
   });
   return c;
@@ -82,7 +83,11 @@ describe('a typed client generated from /openapi.json', () => {
       const fields = entity.data?.data.fields ?? [];
       // Every column but the one-to-many relations, which hold no value.
       const stored = objectsFile.find((o) => o.slug === 'account')!.org_object_columns.filter((c) => c.relationship_type !== 2).map((c) => c.slug);
-      expect(fields.map((f) => f.field_name)).toEqual(stored);
+      // The data-sync form adds the two fields a sync with include_deleted sends.
+      expect(fields.map((f) => f.field_name)).toEqual(family === 'syncconnector' ? [...stored, 'is_deleted', 'deleted_at'] : stored);
+      if (family === 'syncconnector') {
+        expect(fields.slice(-2).map((f) => [f.data_type, f.read_properties.is_nullable, f.read_properties.is_queryable])).toEqual([['Boolean', false, false], ['DateTime', true, false]]);
+      }
       expect(fields.find((f) => f.field_name === 'id')?.is_primary_key).toBe(true);
       expect(fields.find((f) => f.field_name === 'updated_at')?.read_properties.is_timestamp_field_for_incremental_queries).toBe(true);
     }
@@ -153,6 +158,20 @@ describe('a typed client generated from /openapi.json', () => {
     }
     const wrong = await acme.POST('/api/v1/org/objects/{slug}/filter', { params: { path: { slug: 'account' } }, body: { query: { filters: { and: [{ field: 'name', operator: 'equals', value: 'x' }] } } } });
     expect(wrong.error?.data.validation_errors?.[0]?.meta_data).toBe('query.filters.and[0].operator');
+    // With include_deleted, the fixture's soft-deleted accounts come as tombstones among the live ones, each organization its own.
+    for (const [org, c] of [['org_acme', acme], ['org_globex', globex]] as const) {
+      const answer = await c.POST('/api/v1/flowconnector/objects/{slug}/records', { params: { path: { slug: 'account' } }, body: { query: { fields: ['name', 'updated_at'] }, next_token: null, include_deleted: true } });
+      const records = answer.data?.data.records ?? [];
+      expect(answer.data?.data.next_token).toBeNull();
+      const deleted = crm.data.get('account')!.filter((r) => r.org_id === org && r.is_deleted === true);
+      expect(deleted.length).toBeGreaterThan(0);
+      expect(ids(records.filter((r) => r.is_deleted === true))).toEqual(ids(deleted));
+      expect(ids(records.filter((r) => r.is_deleted === false))).toEqual(ids(liveRows('account', org)));
+      for (const row of deleted) {
+        const updatedAt = typeof row.updated_at === 'number' ? new Date(row.updated_at).toISOString() : null;
+        expect(records.find((r) => r.id === row.id)).toEqual({ id: row.id, is_deleted: true, deleted_at: null, updated_at: updatedAt });
+      }
+    }
     const forged = await acme.POST('/api/v1/flowconnector/objects/{slug}/records', { params: { path: { slug: 'account' } }, body: { query: { fields: ['name'] }, next_token: 'eyJ2IjoxfQ.forged' } });
     expect(forged.error?.data.error_code).toBe('INVALID_TOKEN');
   });
@@ -279,6 +298,40 @@ describe('a typed client generated from /openapi.json', () => {
     expect([text.response.status, text.error?.data.error_code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
     const big = await client(small.url, KEYS.acmeAdmin).POST('/api/v1/org/objects/{slug}/record/bulk_create', { params: { path: { slug: 'contact' } }, body: [{ name: 'x'.repeat(2000) }] });
     expect([big.response.status, big.error?.data.error_code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+  });
+
+  it('deletes, restores and reads what changed (the record lifecycle and the change log)', async () => {
+    const head = await acme.GET('/api/v1/changes/head');
+    const start = head.data!.data.cursor;
+    const made = await acme.POST('/api/v1/org/objects/{slug}/record/bulk_create', { params: { path: { slug: 'lead' } }, body: [{ name: 'Lifecycle lead one' }, { name: 'Lifecycle lead two' }] });
+    const [one, two] = made.data!.data.ids;
+    const deleted = await acme.DELETE('/api/v1/org/objects/{slug}/record/{id}', { params: { path: { slug: 'lead', id: one! } } });
+    expect(deleted.data?.data).toMatchObject({ id: one, is_deleted: true });
+    const restored = await acme.POST('/api/v1/org/objects/{slug}/record/{id}/restore', { params: { path: { slug: 'lead', id: one! } } });
+    expect(restored.data?.data.name).toBe('Lifecycle lead one');
+    const bulk = await acme.POST('/api/v1/org/objects/{slug}/record/bulk_delete', { params: { path: { slug: 'lead' } }, body: { ids: [one!, two!] } });
+    expect(bulk.data?.data.records.map((r) => r.id)).toEqual([one, two]);
+    const page = await acme.GET('/api/v1/changes', { params: { query: { after: start, objects: 'lead' } } });
+    expect(page.data?.data.changes.map((c) => [c.operation, c.record_id === one ? 1 : c.record_id === two ? 2 : c.record_id])).toEqual([['created', 1], ['created', 2], ['deleted', 1], ['restored', 1], ['deleted', 1], ['deleted', 2]]);
+    // The other organization's feed has none of them.
+    const theirs = await globex.GET('/api/v1/changes', { params: { query: { objects: 'lead', limit: '1000' } } });
+    expect(theirs.data?.data.changes.some((c) => c.record_id === one || c.record_id === two)).toBe(false);
+    const member = await acmeMember.DELETE('/api/v1/org/objects/{slug}/record/{id}', { params: { path: { slug: 'contact', id: 'nope' } } });
+    expect(member.error?.data.error_code).toBe('PERMISSION_DENIED');
+    // The stream from the same cursor gives the same changes as events of the Change schema.
+    const controller = new AbortController();
+    const stream = await acme.GET('/api/v1/changes/stream', { params: { query: { after: start, objects: 'lead' } }, parseAs: 'stream', signal: controller.signal });
+    const reader = (stream.response.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while ((text.match(/^data: /gm) ?? []).length < 6) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    controller.abort();
+    const events = [...text.matchAll(/^event: (.+)\ndata: (.+)$/gm)].map((m) => ({ event: m[1]!, data: JSON.parse(m[2]!) }));
+    expect(events.map((e) => e.event)).toEqual(['record.created', 'record.created', 'record.deleted', 'record.restored', 'record.deleted', 'record.deleted']);
+    for (const e of events) expect(check.schemaMatches('Change', e.data)).toBeNull();
   });
 
   it('answers 503 in the error envelope once the database is gone', async () => {

@@ -10,6 +10,7 @@ import { databaseOf } from '../../src/server/index.js';
 import { DOCUMENT_FILE, documentText } from '../../scripts/openapi.js';
 import { DocumentCheck, operationsOf, type OpenApiDocument } from '../support/openapi.js';
 import { API_KEYS_ENV, listen, type Running } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * The OpenAPI document a live server serves: clean under Redocly's recommended rules, the same as
@@ -28,7 +29,7 @@ let served: OpenApiDocument;
 let dir: string;
 
 beforeAll(async () => {
-  pglite = await PGlite.create();
+  pglite = await emptyPglite();
   api = await listen({ db: databaseOf(pglite), apiKeys: API_KEYS_ENV, env: {} });
   const res = await fetch(`${api.url}/openapi.json`);
   expect(res.status).toBe(200);
@@ -84,9 +85,9 @@ describe('the served OpenAPI document', () => {
       expect(op.tags?.length, name).toBe(1);
       expect(path, name).not.toMatch(/.\/$/);
     }
-    // The spec's 15, the API keys' 4 and lint.
-    expect(ids.size).toBe(20);
-    for (const id of ['listKeys', 'createKey', 'rollKey', 'revokeKey', 'lintReport']) expect(ids.has(id), id).toBe(true);
+    // The spec's 15, the API keys' 4, lint, the record lifecycle's 3 and the change log's 3.
+    expect(ids.size).toBe(26);
+    for (const id of ['listKeys', 'createKey', 'rollKey', 'revokeKey', 'lintReport', 'deleteRecord', 'bulkDeleteRecords', 'restoreRecord', 'listChanges', 'changesHead', 'streamChanges']) expect(ids.has(id), id).toBe(true);
     expect(served['security']).toEqual([{ apiKey: [] }]);
     expect(served.paths['/api/v1/org/tool/mcp/logs/list']!['post']!.security).toEqual([{ apiKey: [] }, { oauthToken: [] }, { consoleSession: [], consoleCsrf: [] }]);
     expect(served.paths['/api/v1/keys']!['get']!.security).toEqual([{ apiKey: [] }, { consoleSession: [] }]);
@@ -101,9 +102,16 @@ describe('the served OpenAPI document', () => {
       const statuses = Object.keys(op.responses);
       const success = creates.includes(op.operationId!) ? '201' : '200';
       expect(statuses.filter((s) => s.startsWith('2')), name).toEqual([success]);
-      const ok = op.responses[success]!.content!['application/json']!;
-      expect(ok.schema, name).toMatchObject({ required: ['success', 'data'], properties: { success: { const: true } } });
-      expect(ok.example, `${name}: example`).toBeDefined();
+      const stream = op.responses[success]!.content!['text/event-stream'];
+      if (stream !== undefined) {
+        // A stream of Server-Sent Events, whose events are changes; the test reading it holds them to the Change schema.
+        expect(Object.keys(op.responses[success]!.content!), name).toEqual(['text/event-stream']);
+        expect(stream.example, `${name}: example`).toMatch(/^id: .+\nevent: record\.\w+\ndata: \{/);
+      } else {
+        const ok = op.responses[success]!.content!['application/json']!;
+        expect(ok.schema, name).toMatchObject({ required: ['success', 'data'], properties: { success: { const: true } } });
+        expect(ok.example, `${name}: example`).toBeDefined();
+      }
       // What any authenticated route can answer, whatever it does; one that reads the database
       // within the user's budget also times out and refuses beyond the budget.
       for (const s of ['401', '500', '503']) expect(statuses, name).toContain(s);
@@ -126,7 +134,10 @@ describe('the served OpenAPI document', () => {
     const examples = served.components!.examples!;
     for (const [method, path, op] of operationsOf(served)) {
       for (const [status, response] of Object.entries(op.responses)) {
-        const media = response.content!['application/json']!;
+        const media = response.content!['application/json'];
+        // An event stream's example is its wire text, checked by the test of the success answers above.
+        if (media === undefined && response.content!['text/event-stream'] !== undefined) continue;
+        if (media === undefined) throw new Error(`${method} ${path} ${status}: no JSON answer`);
         const values = media.example !== undefined ? [media.example]
           : Object.values(media.examples ?? {}).map((e) => (e.$ref ? examples[e.$ref.replace('#/components/examples/', '')]!.value : e.value));
         for (const value of values) {

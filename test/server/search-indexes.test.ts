@@ -6,6 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, databaseOf, type OqlServer } from '../../src/server/index.js';
 import { API_KEYS_ENV, KEYS, call } from './support.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /**
  * `searchIndexes`: trigram indexes on every text column and the search column, made by the
@@ -89,7 +90,7 @@ describe('search indexes', () => {
   }, 120_000);
 
   it('stop the start with a clear error where pg_trgm cannot be created', async () => {
-    const bare = await PGlite.create();
+    const bare = await emptyPglite();
     try {
       const failed = await createServer({ db: databaseOf(bare), searchIndexes: true, env: {}, log: false }).then(() => null, (e) => e);
       expect(failed).toMatchObject({ code: 'DATABASE_ERROR', message: 'search indexes need the PostgreSQL extension pg_trgm, which this database cannot create' });

@@ -3,6 +3,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { fixtureData, loadFixtureCatalog, loadIntoDatabase, type Row } from '../../fixtures/index.js';
 import { createServer, databaseOf, type OqlServer, type ServiceDb } from '../../src/server/index.js';
 import type { ServerOptions } from '../../src/service/config.js';
+import { emptyPglite } from '../support/pglite-template.js';
 
 /** A server listening on 127.0.0.1 at a free port, called over real HTTP. */
 export interface Running {
@@ -77,7 +78,7 @@ export interface CrmService {
 }
 
 export async function crmServiceOnPglite(options: Omit<ServerOptions, 'db'> = {}): Promise<CrmService> {
-  const pglite = await PGlite.create();
+  const pglite = await emptyPglite();
   await loadIntoDatabase(pglite, crm.catalog, crm.data);
   const db = databaseOf(pglite);
   const api = await listen({ db, apiKeys: API_KEYS_ENV, env: {}, ...options });

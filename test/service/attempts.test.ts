@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignInGuard, signInKeys } from '../../src/oauth/sign-in.js';
 import type { Database } from '../../src/run/database.js';
 import { openDatabase } from '../../src/run/open.js';
-import { MemoryAttemptStore, type AttemptStore } from '../../src/service/attempts.js';
-import { PostgresAttemptStore } from '../../src/service/attempts-pg.js';
+import { MemoryAttemptStore, type AttemptStore } from '../../src/service/shared-state/attempts.js';
+import { PostgresAttemptStore } from '../../src/service/shared-state/attempts-pg.js';
 import { migrate } from '../../src/service/migrations.js';
 import { startPgServer, type PgServer } from '../support/pg-server.js';
 

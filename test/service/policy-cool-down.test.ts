@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadFixtureCatalog } from '../../fixtures/index.js';
 import { OqlError } from '../../src/diagnostics/diagnostic.js';
 import { resolveConfig } from '../../src/service/config.js';
-import { MemoryLeaseStore } from '../../src/service/leases.js';
+import { MemoryLeaseStore } from '../../src/service/shared-state/leases.js';
 import { Policy, requestContext } from '../../src/service/policy.js';
 
 /**

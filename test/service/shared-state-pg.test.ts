@@ -3,10 +3,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/run/database.js';
 import { openDatabase } from '../../src/run/open.js';
-import { PostgresAttemptStore } from '../../src/service/attempts-pg.js';
-import { PostgresLeaseStore } from '../../src/service/leases-pg.js';
+import { PostgresAttemptStore } from '../../src/service/shared-state/attempts-pg.js';
+import { PostgresLeaseStore } from '../../src/service/shared-state/leases-pg.js';
 import { migrate } from '../../src/service/migrations.js';
-import { storedKey } from '../../src/service/stored-key.js';
+import { storedKey } from '../../src/service/shared-state/stored-key.js';
 import { startFleetDatabases, type FleetDatabases } from '../support/fleet.js';
 
 /**
@@ -44,7 +44,41 @@ async function liveRows(key: string): Promise<number> {
   return rows[0]!.n;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The leases' earliest expiry as the database holds it (epoch ms), read at once after they were granted. */
+async function firstExpiry(key: string): Promise<number> {
+  const { rows } = await admin.query<{ ms: string }>('SELECT floor(extract(epoch FROM min(expires_at)) * 1000)::bigint AS ms FROM oql_service.leases WHERE key = $1', [storedKey(key)]);
+  return Number(rows[0]!.ms);
+}
+
+/**
+ * Until the database's clock, the one lease expiry is read against, is past `ms`: the moment a
+ * lease granted for its TTL alone would have ended. Asked every 50 ms, bounded by `within` ms.
+ */
+async function untilDatabaseClockPasses(ms: number, within = 30_000): Promise<void> {
+  const deadline = Date.now() + within;
+  for (;;) {
+    const { rows } = await admin.query<{ past: boolean }>('SELECT clock_timestamp() > to_timestamp($1::float8 / 1000) AS past', [ms]);
+    if (rows[0]!.past) return;
+    if (Date.now() > deadline) throw new Error(`the database's clock did not pass ${new Date(ms).toISOString()} within ${within} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Until `check` holds, asked every 50 ms, bounded by `within` ms. */
+async function until<T>(what: string, check: () => Promise<T | null>, within = 30_000): Promise<T> {
+  const deadline = Date.now() + within;
+  for (;;) {
+    const value = await check();
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${within} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Holds a slot for a moment of random length, as a request would, without a timer: 0 to 15 turns of the event loop. */
+async function hold(): Promise<void> {
+  for (let i = Math.floor(Math.random() * 16); i > 0; i--) await new Promise((r) => setImmediate(r));
+}
 
 describe('PostgresLeaseStore', () => {
   it('grants exactly max slots of one key to 60 simultaneous acquires from six instances, round after round', async () => {
@@ -74,7 +108,7 @@ describe('PostgresLeaseStore', () => {
         grants++;
         running++;
         most = Math.max(most, running);
-        await sleep(Math.random() * 15);
+        await hold();
         // Counted down before the row goes: the table always holds at least `running` leases.
         running--;
         await lease.release();
@@ -91,13 +125,15 @@ describe('PostgresLeaseStore', () => {
 
   it("counts none of an instance's own released leases, even before their rows are gone", async () => {
     const store = instances[4]!.store;
+    const releases: Promise<void>[] = [];
     for (let i = 0; i < 20; i++) {
       const lease = await store.acquire('p:sequential', 1, 10_000);
       expect(lease).not.toBeNull();
       // Not waited for, as the policy point does not wait: the next acquire carries the release.
-      void lease!.release();
+      releases.push(lease!.release());
     }
-    await sleep(100);
+    // Only the table is waited for: every release's DELETE has been answered.
+    await Promise.all(releases);
     expect(await liveRows('p:sequential')).toBe(0);
   });
 
@@ -139,18 +175,23 @@ describe('PostgresLeaseStore', () => {
     const { db } = instances[5]!;
     let open!: () => void;
     const gate = new Promise<void>((resolve) => { open = resolve; });
+    let sent!: () => void;
+    const deleteSent = new Promise<void>((resolve) => { sent = resolve; });
     // The instance's own database, holding back the DELETE of released leases until the gate opens.
     const held = Object.create(db) as Database;
     held.query = (async (sql: string, params?: readonly unknown[]) => {
-      if (/^DELETE FROM \S+\.leases WHERE id = ANY/.test(sql)) await gate;
+      if (/^DELETE FROM \S+\.leases WHERE id = ANY/.test(sql)) {
+        sent();
+        await gate;
+      }
       return db.query(sql, params);
     }) as Database['query'];
     const store = new PostgresLeaseStore(held, { renewEveryMs: 200 });
     try {
       const first = await store.acquire('p:in-flight', 1, 10_000);
       const released = first!.release();
-      // Past the few milliseconds after which the release's own DELETE is sent (and held back here).
-      await sleep(100);
+      // The release's own DELETE has been sent (and is held back here).
+      await deleteSent;
       expect(await liveRows('p:in-flight')).toBe(1);
       const second = await store.acquire('p:in-flight', 1, 10_000);
       expect(second).not.toBeNull();
@@ -176,7 +217,10 @@ describe('PostgresLeaseStore', () => {
     const store = instances[0]!.store;
     const lease = await store.acquire('p:renew', 1, 600);
     expect(lease).not.toBeNull();
-    await sleep(2_000);
+    // Past the expiry the lease was granted with, and then past the expiry it had at that moment:
+    // it has been renewed at least once since its TTL would have ended it.
+    await untilDatabaseClockPasses(await firstExpiry('p:renew'));
+    await untilDatabaseClockPasses(await firstExpiry('p:renew'));
     expect(await liveRows('p:renew')).toBe(1);
     expect(await instances[1]!.store.acquire('p:renew', 1, 600)).toBeNull();
     await lease!.release();
@@ -198,18 +242,15 @@ describe('PostgresLeaseStore', () => {
       child.once('exit', (code) => reject(new Error(`the holder exited (${code}) before holding: ${out}`)));
     });
     expect(holding).toBe('holding 3');
-    // Held past its TTL by renewal while the process lives.
-    await sleep(5_000);
+    // Held past its TTL by renewal while the process lives: past the expiry the leases were
+    // granted with, and past the one they had then.
+    await untilDatabaseClockPasses(await firstExpiry(key));
+    await untilDatabaseClockPasses(await firstExpiry(key));
     expect(await liveRows(key)).toBe(3);
     expect(await instances[0]!.store.acquire(key, 3, 4000)).toBeNull();
     child.kill('SIGKILL');
-    const killedAt = Date.now();
-    let lease = null;
-    while (!lease && Date.now() - killedAt < 10_000) {
-      await sleep(250);
-      lease = await instances[0]!.store.acquire(key, 3, 4000);
-    }
-    expect(lease).not.toBeNull();
+    // Freed by their TTL, as no holder renews them any more (an acquire is refused until then).
+    const lease = await until('a slot of the killed holder', () => instances[0]!.store.acquire(key, 3, 4000), 10_000);
     expect(await liveRows(key)).toBe(1);
     await lease!.release();
   });

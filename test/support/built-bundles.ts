@@ -1,10 +1,11 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 /**
- * Vitest's global setup: the bundles in dist/ (tsup) are built once, before any test file runs,
- * when one is missing or older than a source. The tests that run the built CLI, the README's
+ * Part of vitest's global setup (global-setup.ts): the bundles in dist/ (tsup) are built once,
+ * before any test file runs, when one is missing or older than a source. The tests that run the built CLI, the README's
  * commands and the embedded database's built process script read them; were each to build them on its own,
  * two of them running side by side could empty dist/ (tsup cleans it) under the other.
  */
@@ -22,8 +23,8 @@ function newestSource(dir: string): number {
   return newest;
 }
 
-export default function setup(): void {
+export async function buildBundles(): Promise<void> {
   const sources = Math.max(newestSource(join(ROOT, 'src')), statSync(join(ROOT, 'tsup.config.ts')).mtimeMs);
   if (BUILT.every((f) => existsSync(f) && statSync(f).mtimeMs >= sources)) return;
-  execFileSync('npx', ['tsup'], { cwd: ROOT, stdio: 'pipe' });
+  await promisify(execFile)('npx', ['tsup'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
 }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compile, compileCount } from '../../src/compile.js';
 import { fixtureData, loadFixtureCatalog, loadIntoDatabase, type FixtureName } from '../../fixtures/index.js';
 import { Oracle, TEXT_TIME_PARSERS, decodeRows, foreignIds, multiset, sequence, type ExecCase, type Row } from './oracle.js';
+import { emptyPglite } from './pglite-template.js';
 
 /** Planner options: `{ semiJoins: false }` is the service's literal fan-out plan. */
 export type Plan = { readonly semiJoins?: boolean; readonly fanout?: 'service' | 'exact' };
@@ -19,7 +20,7 @@ export function execHarness(fixture: FixtureName, now: string) {
   let db: PGlite;
 
   beforeAll(async () => {
-    db = new PGlite();
+    db = await emptyPglite();
     await loadIntoDatabase(db, catalog, data);
   }, 120_000);
   afterAll(async () => {

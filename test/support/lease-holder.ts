@@ -4,7 +4,7 @@
  * them as an instance serving long requests would, until SIGKILL.
  */
 import { openDatabase } from '../../src/run/open.js';
-import { PostgresLeaseStore } from '../../src/service/leases-pg.js';
+import { PostgresLeaseStore } from '../../src/service/shared-state/leases-pg.js';
 
 const [url, key, count, ttl] = process.argv.slice(2);
 const db = await openDatabase({ database: url!, poolSize: 2 });

@@ -179,7 +179,7 @@ export interface paths {
         put?: never;
         /**
          * Records page by page with an opaque next_token; incremental by updated_at (4.11)
-         * @description Pages of up to 3000 records in updated_at order. Send the next_token of each page, unchanged and with the same fields and filter, until it is null.
+         * @description Pages of up to 3000 records in updated_at order. Send the next_token of each page, unchanged and with the same fields, filter and include_deleted, until it is null. With include_deleted, deletions come as tombstones in the same order.
          */
         post: operations["getConnectorRecords"];
         delete?: never;
@@ -311,6 +311,239 @@ export interface paths {
          */
         put: operations["updateRecord"];
         post?: never;
+        /**
+         * Delete one record (admins)
+         * @description The record reads as absent everywhere from now on (get, update, filters, reports, counts, relations to it, the MCP tools) until it is restored; it is purged for good after OQL_PURGE_AFTER_DAYS (30 days by default). A change `deleted` is recorded with the write.
+         */
+        delete: operations["deleteRecord"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/objects/{slug}/record/bulk_delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete records, all or none (admins)
+         * @description Every id must name a live record of the object in your organization; otherwise NOT_FOUND names every id that does not, and nothing is deleted. At most 1000 ids; an id sent twice is deleted once.
+         */
+        post: operations["bulkDeleteRecords"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/objects/{slug}/record/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a deleted record (admins)
+         * @description The record comes back as it was when deleted, with updated_at and updated_by of the restore; a record that is not deleted (live, absent or purged) is NOT_FOUND, one whose unique value another record has taken since is VALIDATION_FAILED. A change `restored` is recorded with the write.
+         */
+        post: operations["restoreRecord"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the changes after a cursor, oldest first; with wait, a long-poll
+         * @description Your organization's changes of the objects your role may read, in commit order: a reader following next_cursor never misses a change nor gets one twice. With wait (seconds, at most 30), an empty answer waits until a change commits (answered within about a second of its commit) or the wait runs out (no changes, the same cursor). A cursor older than the retention (OQL_CHANGES_RETENTION_DAYS) is 410 CURSOR_EXPIRED.
+         */
+        get: operations["listChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/changes/head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The cursor of now: read from it to get only the changes that commit from now on */
+        get: operations["changesHead"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/changes/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The changes as Server-Sent Events, from a cursor on
+         * @description text/event-stream: each change is an event with id (its cursor), event (record.<operation>) and data (the change as JSON). Last-Event-ID resumes after that change. A comment line every 15 s keeps idle connections open; the server ends the stream after 300 s and the client reconnects with Last-Event-ID, as EventSource does by itself.
+         */
+        get: operations["streamChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's webhook endpoints
+         * @description Admins and superadmins; members get 403.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Add a webhook endpoint; its signing secret is in this answer only
+         * @description Changes committed from now on are POSTed to the URL, signed as Standard Webhooks, in log order, retried for 24 hours. Admins and superadmins; members get 403.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One webhook endpoint
+         * @description Admins and superadmins; members get 403.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook endpoint and its delivery log
+         * @description Admins and superadmins; members get 403.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change, pause or resume a webhook endpoint
+         * @description Only the fields sent change. status paused holds deliveries (changes wait, nothing is lost); active resumes them, and re-enables an endpoint the service disabled. Admins and superadmins; members get 403.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new signing secret; the old one keeps signing beside it for 24 hours
+         * @description While both are valid every delivery carries two signatures, so a receiver switches over without losing one. Admins and superadmins; members get 403.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a ping (type webhook.test) now and say what the receiver answered
+         * @description Admins and superadmins; members get 403.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's delivery attempts, newest first
+         * @description Admins and superadmins; members get 403.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver again every change after a cursor
+         * @description The endpoint goes back to the cursor and sends, in order, every change after it that it selects (the same webhook-id as the first time). Admins and superadmins; members get 403.
+         */
+        post: operations["replayWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -486,14 +719,21 @@ export interface components {
         Row: {
             [key: string]: unknown;
         };
-        /** @description A connector record (spec 4.11): id and the requested fields; dates and datetimes as ISO 8601 UTC strings. */
+        /** @description A connector record (spec 4.11): id and the requested fields; dates and datetimes as ISO 8601 UTC strings. With include_deleted, a deleted record is a tombstone {id, is_deleted: true, deleted_at, updated_at} and a live one ends with is_deleted false and deleted_at null. */
         ConnectorRecord: {
             id: string;
             /**
              * Format: date-time
-             * @description when requested
+             * @description when requested; always on a tombstone
              */
             updated_at?: string | null;
+            /** @description with include_deleted only: true on a tombstone */
+            is_deleted?: boolean;
+            /**
+             * Format: date-time
+             * @description with include_deleted only: when the record was deleted; null on a live record
+             */
+            deleted_at?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -760,6 +1000,128 @@ export interface components {
             error_count: number;
             warning_count: number;
         };
+        /** @description A record that was deleted: it reads as absent everywhere until it is restored, and is purged after OQL_PURGE_AFTER_DAYS. */
+        DeletedRecord: {
+            id: string;
+            /** @constant */
+            is_deleted: true;
+            /** @description when it was deleted (Unix epoch milliseconds) */
+            deleted_at: number;
+        };
+        /** @description One committed change of one record (docs/changes.md). */
+        Change: {
+            /** @description the position just after this change: pass it as after to read on from here */
+            cursor: string;
+            /**
+             * Format: uuid
+             * @description unique and stable: the same change has the same event_id on every read, and webhooks send it as webhook-id
+             */
+            event_id: string;
+            object_slug: string;
+            record_id: string;
+            /** @enum {string} */
+            operation: "created" | "updated" | "deleted" | "restored" | "purged";
+            /** @description updated: the fields whose values changed; null otherwise */
+            changed_fields: string[] | null;
+            /** @description the record after the change as get-one returns it; deleted: with is_deleted, deleted_at and deleted_by; purged: null */
+            record: {
+                [key: string]: unknown;
+            } | null;
+            /** @description updated: the values the changed fields had before; null otherwise */
+            previous: {
+                [key: string]: unknown;
+            } | null;
+            actor: {
+                /** @description the user whose credential made the change; null for the service's own purges */
+                user_id: string | null;
+                /** @enum {string} */
+                surface: "rest" | "mcp" | "console" | "cli" | "system";
+            };
+            /** @description when the change was recorded, just before its commit (Unix epoch milliseconds) */
+            committed_at: number;
+        };
+        ChangePage: {
+            changes: components["schemas"]["Change"][];
+            /** @description pass as after for the next read; the same cursor when there was no change */
+            next_cursor: string;
+            /** @description more changes are there already: read again at once */
+            has_more: boolean;
+        };
+        /** @description A webhook endpoint; its secret is shown only when it is made or rotated. */
+        Webhook: {
+            id: string;
+            /** @description where deliveries are POSTed */
+            url: string;
+            description: string | null;
+            /** @description only changes of these objects; null: every object */
+            objects: string[] | null;
+            /** @description only these operations; null: all */
+            operations: ("created" | "updated" | "deleted" | "restored" | "purged")[] | null;
+            /** @enum {string} */
+            status: "active" | "paused" | "disabled";
+            /** @description why the service disabled it (410 Gone, or changes dead-lettered in a row) */
+            disabled_reason: string | null;
+            /** @description the last change it is done with (delivered or dead-lettered); the next delivery is the next change after it */
+            cursor: string;
+            /** @description while a change waits to be retried: when (Unix epoch milliseconds) */
+            next_attempt_at: number | null;
+            /** @description since when the change it waits on has failed (Unix epoch milliseconds) */
+            failing_since: number | null;
+            /** @description when it was made (Unix epoch milliseconds) */
+            created_at: number;
+            created_by: string;
+            /** @description when it last changed (Unix epoch milliseconds) */
+            updated_at: number;
+        };
+        /** @description A webhook endpoint and its signing secret, shown in this answer only. */
+        WebhookWithSecret: {
+            id: string;
+            /** @description where deliveries are POSTed */
+            url: string;
+            description: string | null;
+            /** @description only changes of these objects; null: every object */
+            objects: string[] | null;
+            /** @description only these operations; null: all */
+            operations: ("created" | "updated" | "deleted" | "restored" | "purged")[] | null;
+            /** @enum {string} */
+            status: "active" | "paused" | "disabled";
+            /** @description why the service disabled it (410 Gone, or changes dead-lettered in a row) */
+            disabled_reason: string | null;
+            /** @description the last change it is done with (delivered or dead-lettered); the next delivery is the next change after it */
+            cursor: string;
+            /** @description while a change waits to be retried: when (Unix epoch milliseconds) */
+            next_attempt_at: number | null;
+            /** @description since when the change it waits on has failed (Unix epoch milliseconds) */
+            failing_since: number | null;
+            /** @description when it was made (Unix epoch milliseconds) */
+            created_at: number;
+            created_by: string;
+            /** @description when it last changed (Unix epoch milliseconds) */
+            updated_at: number;
+            /** @description the Standard Webhooks signing secret: whsec_ and base64 */
+            secret: string;
+            /** @description after a rotation: until when the old secret still signs beside the new one (Unix epoch milliseconds) */
+            previous_secret_expires_at?: number;
+        };
+        /** @description One attempt to deliver one change. */
+        WebhookDelivery: {
+            id: string;
+            /** @description the change delivered, sent as webhook-id */
+            event_id: string;
+            /** @description the change's cursor: replay from the cursor before it to send it again */
+            cursor: string;
+            /** @description when (Unix epoch milliseconds) */
+            attempted_at: number;
+            /** @enum {string} */
+            outcome: "succeeded" | "failed" | "dead_lettered";
+            /** @description what the receiver answered; null when it did not */
+            http_status: number | null;
+            latency_ms: number | null;
+            /** @description why it failed */
+            error: string | null;
+            /** @description a failed attempt: when the next is due (Unix epoch milliseconds) */
+            next_attempt_at: number | null;
+        };
     };
     responses: never;
     parameters: never;
@@ -872,7 +1234,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -1008,7 +1370,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -1178,6 +1540,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description An internal error; the body says nothing of its cause, the server log names it. */
             500: {
                 headers: {
@@ -1312,7 +1685,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -1469,7 +1842,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -1635,7 +2008,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -1785,7 +2158,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -1943,7 +2316,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -2159,7 +2532,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -2216,27 +2589,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "query": {
-                 *         "fields": [
-                 *           "name",
-                 *           "email",
-                 *           "updated_at"
-                 *         ],
-                 *         "filter": {
-                 *           "and": [
-                 *             {
-                 *               "field": "updated_at",
-                 *               "operator": "gte",
-                 *               "value": 1735689600000
-                 *             }
-                 *           ]
-                 *         }
-                 *       },
-                 *       "next_token": null
-                 *     }
-                 */
                 "application/json": {
                     query: {
                         /** @description fields to return (id always comes back) */
@@ -2252,6 +2604,11 @@ export interface operations {
                     };
                     /** @description null first, then the previous page's next_token */
                     next_token?: string | null;
+                    /**
+                     * @description true: records deleted since the sync start come as tombstones {id, is_deleted: true, deleted_at, updated_at} in the same order, and live records carry is_deleted false and deleted_at null. The sync must follow updated_at. Send the same value on every page of a sync.
+                     * @default false
+                     */
+                    include_deleted?: boolean;
                 };
             };
         };
@@ -2346,7 +2703,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -2932,7 +3289,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The records were created. */
+            /** @description The records were created; their ids, in the order sent. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2942,7 +3299,11 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "message": "2 records created"
+                     *         "message": "2 records created",
+                     *         "ids": [
+                     *           "con_01m8a2x7k0v4q9d3hzf6ry1bts",
+                     *           "con_01m8a2x7k0c2w8n5jte4pg7bqa"
+                     *         ]
                      *       }
                      *     }
                      */
@@ -2951,6 +3312,8 @@ export interface operations {
                         success: true;
                         data: {
                             message: string;
+                            /** @description the new records' ids, in the order of the records sent */
+                            ids: string[];
                         };
                     };
                 };
@@ -3009,7 +3372,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -3244,7 +3607,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -3378,7 +3741,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */
@@ -3543,7 +3906,1996 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS); retry later. */
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the object slug
+                 * @example contact
+                 */
+                slug: string;
+                /**
+                 * @description the record id
+                 * @example org_acme_contact_10
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record is deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "org_acme_contact_10",
+                     *         "is_deleted": true,
+                     *         "deleted_at": 1795628280647
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DeletedRecord"];
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment (object slug or record id) is longer than the server accepts (BAD_REQUEST). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    bulkDeleteRecords: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the object slug
+                 * @example contact
+                 */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ids": [
+                 *         "org_acme_contact_10",
+                 *         "org_acme_contact_11"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the ids of the records to delete, at most 1000 */
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Every record is deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "records": [
+                     *           {
+                     *             "id": "org_acme_contact_10",
+                     *             "is_deleted": true,
+                     *             "deleted_at": 1795628280647
+                     *           },
+                     *           {
+                     *             "id": "org_acme_contact_11",
+                     *             "is_deleted": true,
+                     *             "deleted_at": 1795628280647
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            records: components["schemas"]["DeletedRecord"][];
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment (object slug or record id) is longer than the server accepts (BAD_REQUEST). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (UNSUPPORTED_MEDIA_TYPE): send Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    restoreRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the object slug
+                 * @example contact
+                 */
+                slug: string;
+                /**
+                 * @description the record id
+                 * @example org_acme_contact_10
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record, whole, after the restore. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "org_acme_contact_10",
+                     *         "name": "Delta Contact 10",
+                     *         "email": "bo10@corp.example.in",
+                     *         "phone": "+912203442323",
+                     *         "status": "active",
+                     *         "account": "org_acme_account_681",
+                     *         "birthday": 1727222400000,
+                     *         "is_primary": null,
+                     *         "owner": "org_acme_user_4",
+                     *         "created_at": 1679934449039,
+                     *         "updated_at": 1747426458000,
+                     *         "created_by": "org_acme_user_18",
+                     *         "updated_by": "org_acme_user_7",
+                     *         "search_field": "delta contact 10",
+                     *         "object_id": "obj_contact",
+                     *         "org_id": "org_acme"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Record"];
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment (object slug or record id) is longer than the server accepts (BAD_REQUEST). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listChanges: {
+        parameters: {
+            query?: {
+                /** @description a cursor as a change, next_cursor or /api/v1/changes/head gave it; leave it out to start at the oldest change kept */
+                after?: string;
+                /**
+                 * @description object slugs separated by commas; default every object your role may read
+                 * @example contact,account
+                 */
+                objects?: string;
+                /**
+                 * @description changes per page, 1 to 1000; default 100
+                 * @example 100
+                 */
+                limit?: string;
+                /**
+                 * @description seconds to wait for a change when there is none yet, 0 to 30; default 0
+                 * @example 25
+                 */
+                wait?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of changes, and where to read on. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "changes": [
+                     *           {
+                     *             "cursor": "c2n9c",
+                     *             "event_id": "5f0c1c1e-8f4b-4d7a-9b0e-3c6a2d9e7f10",
+                     *             "object_slug": "contact",
+                     *             "record_id": "org_acme_contact_10",
+                     *             "operation": "updated",
+                     *             "changed_fields": [
+                     *               "phone",
+                     *               "updated_at"
+                     *             ],
+                     *             "record": {
+                     *               "id": "org_acme_contact_10",
+                     *               "name": "Delta Contact 10",
+                     *               "email": "bo10@corp.example.in",
+                     *               "phone": "+912203442323",
+                     *               "status": "active",
+                     *               "account": "org_acme_account_681",
+                     *               "birthday": 1727222400000,
+                     *               "is_primary": null,
+                     *               "owner": "org_acme_user_4",
+                     *               "created_at": 1679934449039,
+                     *               "updated_at": 1795628280647,
+                     *               "created_by": "org_acme_user_18",
+                     *               "updated_by": "org_acme_user_7",
+                     *               "search_field": "delta contact 10",
+                     *               "object_id": "obj_contact",
+                     *               "org_id": "org_acme"
+                     *             },
+                     *             "previous": {
+                     *               "phone": null,
+                     *               "updated_at": 1747426458000
+                     *             },
+                     *             "actor": {
+                     *               "user_id": "u_acme_admin",
+                     *               "surface": "rest"
+                     *             },
+                     *             "committed_at": 1795628280651
+                     *           }
+                     *         ],
+                     *         "next_cursor": "c2n9c",
+                     *         "has_more": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ChangePage"];
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The change cursor is older than the changes kept (CURSOR_EXPIRED): resynchronise, then follow the log from its head. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    changesHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cursor of your organization's newest change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "cursor": "c2n9c"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            cursor: string;
+                        };
+                    };
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    streamChanges: {
+        parameters: {
+            query?: {
+                /** @description a cursor as a change, next_cursor or /api/v1/changes/head gave it; leave it out to start at the oldest change kept */
+                after?: string;
+                /**
+                 * @description object slugs separated by commas; default every object your role may read
+                 * @example contact,account
+                 */
+                objects?: string;
+            };
+            header?: {
+                /** @description resume after this change: its cursor, as the last event's id gave it; wins over after */
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream of changes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: c2n9c
+                     *     event: record.updated
+                     *     data: {"cursor":"c2n9c","event_id":"5f0c1c1e-8f4b-4d7a-9b0e-3c6a2d9e7f10",…}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The change cursor is older than the changes kept (CURSOR_EXPIRED): resynchronise, then follow the log from its head. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every endpoint, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "webhooks": [
+                     *           {
+                     *             "id": "whk_3q9Xb2LkV0aHc8Zt",
+                     *             "url": "https://hooks.example.com/oql",
+                     *             "description": "Warehouse sync",
+                     *             "objects": [
+                     *               "contact",
+                     *               "account"
+                     *             ],
+                     *             "operations": null,
+                     *             "status": "active",
+                     *             "disabled_reason": null,
+                     *             "cursor": "c2n9c",
+                     *             "next_attempt_at": null,
+                     *             "failing_since": null,
+                     *             "created_at": 1795628280647,
+                     *             "created_by": "u_acme_admin",
+                     *             "updated_at": 1795628280647
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            webhooks: components["schemas"]["Webhook"][];
+                        };
+                    };
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/oql",
+                 *       "objects": [
+                 *         "contact",
+                 *         "account"
+                 *       ],
+                 *       "description": "Warehouse sync"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description an https URL on the public internet (http and private addresses only with OQL_WEBHOOK_ALLOW_PRIVATE=1) */
+                    url: string;
+                    /** @description only changes of these object slugs; leave out for every object your role may read */
+                    objects?: string[];
+                    /** @description only these operations; leave out for all */
+                    operations?: ("created" | "updated" | "deleted" | "restored" | "purged")[];
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its secret (shown once). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_3q9Xb2LkV0aHc8Zt",
+                     *         "url": "https://hooks.example.com/oql",
+                     *         "description": "Warehouse sync",
+                     *         "objects": [
+                     *           "contact",
+                     *           "account"
+                     *         ],
+                     *         "operations": null,
+                     *         "status": "active",
+                     *         "disabled_reason": null,
+                     *         "cursor": "c2n9c",
+                     *         "next_attempt_at": null,
+                     *         "failing_since": null,
+                     *         "created_at": 1795628280647,
+                     *         "created_by": "u_acme_admin",
+                     *         "updated_at": 1795628280647,
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookWithSecret"];
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (UNSUPPORTED_MEDIA_TYPE): send Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the endpoint id
+                 * @example whk_3q9Xb2LkV0aHc8Zt
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_3q9Xb2LkV0aHc8Zt",
+                     *         "url": "https://hooks.example.com/oql",
+                     *         "description": "Warehouse sync",
+                     *         "objects": [
+                     *           "contact",
+                     *           "account"
+                     *         ],
+                     *         "operations": null,
+                     *         "status": "active",
+                     *         "disabled_reason": null,
+                     *         "cursor": "c2n9c",
+                     *         "next_attempt_at": null,
+                     *         "failing_since": null,
+                     *         "created_at": 1795628280647,
+                     *         "created_by": "u_acme_admin",
+                     *         "updated_at": 1795628280647
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the endpoint id
+                 * @example whk_3q9Xb2LkV0aHc8Zt
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description It is gone. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_3q9Xb2LkV0aHc8Zt",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            id: string;
+                            /** @constant */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the endpoint id
+                 * @example whk_3q9Xb2LkV0aHc8Zt
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "paused"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description an https URL on the public internet (http and private addresses only with OQL_WEBHOOK_ALLOW_PRIVATE=1) */
+                    url?: string;
+                    /** @description only changes of these object slugs; leave out for every object your role may read */
+                    objects?: string[] | null;
+                    /** @description only these operations; leave out for all */
+                    operations?: ("created" | "updated" | "deleted" | "restored" | "purged")[] | null;
+                    description?: string | null;
+                    /** @enum {string} */
+                    status?: "active" | "paused";
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_3q9Xb2LkV0aHc8Zt",
+                     *         "url": "https://hooks.example.com/oql",
+                     *         "description": "Warehouse sync",
+                     *         "objects": [
+                     *           "contact",
+                     *           "account"
+                     *         ],
+                     *         "operations": null,
+                     *         "status": "active",
+                     *         "disabled_reason": null,
+                     *         "cursor": "c2n9c",
+                     *         "next_attempt_at": null,
+                     *         "failing_since": null,
+                     *         "created_at": 1795628280647,
+                     *         "created_by": "u_acme_admin",
+                     *         "updated_at": 1795628280647
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (UNSUPPORTED_MEDIA_TYPE): send Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the endpoint id
+                 * @example whk_3q9Xb2LkV0aHc8Zt
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint with its new secret (shown once). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_3q9Xb2LkV0aHc8Zt",
+                     *         "url": "https://hooks.example.com/oql",
+                     *         "description": "Warehouse sync",
+                     *         "objects": [
+                     *           "contact",
+                     *           "account"
+                     *         ],
+                     *         "operations": null,
+                     *         "status": "active",
+                     *         "disabled_reason": null,
+                     *         "cursor": "c2n9c",
+                     *         "next_attempt_at": null,
+                     *         "failing_since": null,
+                     *         "created_at": 1795628280647,
+                     *         "created_by": "u_acme_admin",
+                     *         "updated_at": 1795628280647,
+                     *         "secret": "whsec_q2Y0cWx0bXh1Z0RkY2lYb2tQZlpqRnpm",
+                     *         "previous_secret_expires_at": 1795714680647
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookWithSecret"];
+                    };
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the endpoint id
+                 * @example whk_3q9Xb2LkV0aHc8Zt
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the receiver answered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "success": true,
+                     *         "http_status": 204,
+                     *         "latency_ms": 83,
+                     *         "error": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            success: boolean;
+                            http_status: number | null;
+                            latency_ms: number;
+                            error: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                status?: "succeeded" | "failed" | "dead_lettered";
+                /** @description next_before of the previous page */
+                before?: string;
+                /** @description 1 to 500; default 50 */
+                limit?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description the endpoint id
+                 * @example whk_3q9Xb2LkV0aHc8Zt
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of attempts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "deliveries": [
+                     *           {
+                     *             "id": "412",
+                     *             "event_id": "5f0c1c1e-8f4b-4d7a-9b0e-3c6a2d9e7f10",
+                     *             "cursor": "c2n9c",
+                     *             "attempted_at": 1795628290000,
+                     *             "outcome": "succeeded",
+                     *             "http_status": 200,
+                     *             "latency_ms": 91,
+                     *             "error": null,
+                     *             "next_attempt_at": null
+                     *           },
+                     *           {
+                     *             "id": "411",
+                     *             "event_id": "5f0c1c1e-8f4b-4d7a-9b0e-3c6a2d9e7f10",
+                     *             "cursor": "c2n9c",
+                     *             "attempted_at": 1795628284000,
+                     *             "outcome": "failed",
+                     *             "http_status": 503,
+                     *             "latency_ms": 40,
+                     *             "error": "the receiver answered HTTP 503",
+                     *             "next_attempt_at": 1795628289000
+                     *           }
+                     *         ],
+                     *         "next_before": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            deliveries: components["schemas"]["WebhookDelivery"][];
+                            next_before: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    replayWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the endpoint id
+                 * @example whk_3q9Xb2LkV0aHc8Zt
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "after": "c2n9c"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description a change cursor */
+                    after: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint, at the cursor. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whk_3q9Xb2LkV0aHc8Zt",
+                     *         "url": "https://hooks.example.com/oql",
+                     *         "description": "Warehouse sync",
+                     *         "objects": [
+                     *           "contact",
+                     *           "account"
+                     *         ],
+                     *         "operations": null,
+                     *         "status": "active",
+                     *         "disabled_reason": null,
+                     *         "cursor": "c2n9c",
+                     *         "next_attempt_at": null,
+                     *         "failing_since": null,
+                     *         "created_at": 1795628280647,
+                     *         "created_by": "u_acme_admin",
+                     *         "updated_at": 1795628280647
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The change cursor is older than the changes kept (CURSOR_EXPIRED): resynchronise, then follow the log from its head. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not JSON (UNSUPPORTED_MEDIA_TYPE): send Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
                     /** @description Seconds after which the same request may succeed, when the server can tell. */

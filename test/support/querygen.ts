@@ -184,7 +184,7 @@ export interface GenOptions {
   limits?: readonly number[];
   /**
    * Avoid forms that trip compiler bugs already reported (the 'known compiler bugs' tests in
-   * test/props/oracles.test.ts), so the oracles keep hunting for new ones. Default true.
+   * test/props/oracles.ts), so the oracles keep hunting for new ones. Default true.
    */
   avoidKnownBugs?: boolean;
 }

@@ -18,14 +18,18 @@ export interface ServeProcess {
 const ROOT = resolve(import.meta.dirname, '../..');
 
 /**
- * Starts `oql serve --port 0 …args` and resolves once it has printed its last start-up line. A
+ * Starts `oql serve --port 0 …args` (with `ownGroup`, as the leader of a process group of its
+ * own, which `process.kill(-child.pid, signal)` signals whole) and resolves once it has printed its last start-up line. A
  * process that exits first rejects with what it printed.
  */
-export async function startServe(args: readonly string[], env: Record<string, string> = {}): Promise<ServeProcess> {
+export async function startServe(args: readonly string[], env: Record<string, string> = {}, options: { readonly ownGroup?: boolean } = {}): Promise<ServeProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', ...args], {
     cwd: ROOT,
     env: { ...process.env, OQL_LOG_LEVEL: 'warn', OQL_API_KEYS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own, as a shell gives a command: a signal to the group reaches the
+    // server and every process it started, as a terminal's Ctrl+C does.
+    detached: options.ownGroup === true,
   });
   let out = '';
   let err = '';

@@ -2,7 +2,7 @@ import type { Catalog } from '../../catalog/types.js';
 import { compile, compileCount } from '../../compile.js';
 import { codeFrame } from '../../diagnostics/frame.js';
 import { lint } from '../../lint/lint.js';
-import { count, execute } from '../../run/index.js';
+import { count, execute } from '../../query/index.js';
 import type { Queryable } from '../../demo/index.js';
 import { loadFixtureCatalog } from '../../demo/index.js';
 import { parseCommand } from '../args.js';

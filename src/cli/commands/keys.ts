@@ -1,4 +1,4 @@
-import { isRole } from '../../service/types.js';
+import { aRole, isRole } from '../../service/types.js';
 import { parseCommand, requireFlag } from '../args.js';
 import { EXIT, UsageError, println, type CliIo } from '../io.js';
 import { openServiceAccess, type ServiceAccess } from '../service-access.js';
@@ -11,6 +11,7 @@ export const KEYS_OPTIONS = {
   database: { type: 'string' },
   'data-dir': { type: 'string' },
   revoked: { type: 'boolean' },
+  'new-org': { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -47,9 +48,9 @@ export async function keysCommand(argv: readonly string[], io: CliIo): Promise<n
     const role = requireFlag('keys', 'role', values.role, 'member');
     if (!isRole(role)) throw new UsageError(`--role must be member, admin or superadmin, not '${role}'`, 'keys');
     return run(async (db) => {
-      const { id, key } = await db.issueKey({ orgId, role, userId: values.user });
+      const { id, key } = await db.issueKey({ orgId, role, userId: values.user, newOrg: values['new-org'] === true });
       println(io.stdout, key);
-      println(io.stderr, `oql keys: ${id}, a ${role} key for ${orgId} in ${db.label}; the key is shown only now`);
+      println(io.stderr, `oql keys: ${id}, ${aRole(role)} key for ${orgId} in ${db.label}; the key is shown only now`);
       return EXIT.ok;
     });
   }

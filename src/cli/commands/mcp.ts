@@ -10,7 +10,8 @@ export const MCP_OPTIONS = {
 /**
  * `oql mcp --stdio`: the MCP tools over stdin and stdout for a local agent, as the organization,
  * user and role of the API key in OQL_API_KEY. stdout carries the protocol only; every message of
- * ours goes to stderr. Stops when the agent closes stdin, or on SIGTERM or SIGINT.
+ * ours goes to stderr. Stops when the agent closes stdin and every request read has its answer, or
+ * at once on SIGTERM or SIGINT.
  */
 export async function mcpCommand(argv: readonly string[], io: CliIo, cwd: string): Promise<number> {
   const { values, positionals } = parseCommand('mcp', argv, MCP_OPTIONS);
@@ -42,29 +43,26 @@ export async function mcpCommand(argv: readonly string[], io: CliIo, cwd: string
     println(io.stderr, `oql mcp: OQL_API_KEY is not an API key of ${server.db.label}`);
     return EXIT.failed;
   }
-  const handle = serveToolsOverStdio({
+  const { handle, ended } = serveToolsOverStdio({
     ops: server.ops,
-    logDb: server.db,
-    maxLogEntryBytes: server.config.maxToolLogEntryBytes,
     catalog: server.catalog,
     request: requestContext(principal),
     onLogError: () => println(io.stderr, 'oql mcp: a tool call could not be logged'),
   }, { onError: (e) => println(io.stderr, `oql mcp: ${e.message.slice(0, 300)}`) });
   println(io.stderr, `oql mcp: serving ${principal.orgId} (${principal.role}) over stdio from ${server.db.label}`);
 
+  // The end of stdin waits for the answers to what was read before it (the transport sees to
+  // that); a signal stops at once.
   await new Promise<void>((resolve) => {
     let stopping = false;
     const stop = () => {
       if (stopping) return;
       stopping = true;
-      process.stdin.off('end', stop);
-      process.stdin.off('close', stop);
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
       void handle.close().catch(() => {}).then(() => server.close()).catch(() => {}).then(resolve);
     };
-    process.stdin.once('end', stop);
-    process.stdin.once('close', stop);
+    void ended.then(stop);
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
   });

@@ -1,6 +1,6 @@
 import { compile, compileCount } from '../../compile.js';
 import { isOqlError } from '../../diagnostics/diagnostic.js';
-import { count, execute } from '../../run/index.js';
+import { count, execute } from '../../query/index.js';
 import { fanoutFlag, instant, onePositional, parseCommand, positiveInt, slugFlag } from '../args.js';
 import { openEmbedded, openPostgres, type OpenDatabase } from '../database.js';
 import { formatDiagnostic } from '../errors.js';

@@ -109,7 +109,7 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
   try {
     if (hosts.api) url = await listenOn(server.app, listenPort, host, '--port');
     if (hosts.mcp) mcpAddress = await listenOn(server.mcpApp, mcpPort, host, '--mcp-port');
-    if (dataDir !== undefined) admin = await startAdminHost({ db: server.db, keys: server.keys, dataDir });
+    if (dataDir !== undefined) admin = await startAdminHost({ db: server.db, keys: server.keys, dataDir, tenantColumn: server.catalog.mapping.tenantColumn });
   } catch (e) {
     await server.close();
     throw e;
@@ -142,18 +142,19 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
   }
   if (hosts.api) println(io.stdout, `Console: ${url}/ (sign in with an API key)`, `OpenAPI document: ${url}/openapi.json`);
 
-  await new Promise<void>((resolve) => {
+  return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string) => {
+      // A supervisor may signal the whole group more than once, and a terminal's Ctrl+C comes
+      // with the SIGTERM of a script's trap: the handlers stay until the close is done, so a
+      // repeated signal cannot cut the database's close short.
       if (stopping) return;
       stopping = true;
-      process.off('SIGTERM', onTerm);
-      process.off('SIGINT', onInt);
       println(io.stderr, `oql serve: ${signal}, finishing requests in flight`);
       // The admin host first: a key command arriving now is told the server is stopping, not lost.
-      Promise.resolve(admin?.close()).then(() => server.close()).then(resolve, (e) => {
+      Promise.resolve(admin?.close()).then(() => server.close()).then(() => resolve(EXIT.ok), (e) => {
         println(io.stderr, `oql serve: closing failed: ${(e as Error).message}`);
-        resolve();
+        resolve(EXIT.failed);
       });
     };
     const onTerm = () => stop('SIGTERM');
@@ -161,6 +162,5 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
     process.on('SIGTERM', onTerm);
     process.on('SIGINT', onInt);
   });
-  return EXIT.ok;
 }
 

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DiagnosticCode } from '../../diagnostics/codes.js';
 import { OqlError, type ValidationError } from '../../diagnostics/diagnostic.js';
-import { errorEnvelope, type ErrorEnvelope } from '../../run/envelope.js';
+import { errorEnvelope, type ErrorEnvelope } from '../../query/envelope.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
@@ -178,6 +178,18 @@ export function installEnvelope(app: FastifyInstance, options: EnvelopeOptions =
       : plain('ROUTE_NOT_FOUND', `no endpoint ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`, notFoundHint(path));
     if (allowed.length > 0) void reply.header('allow', allowed.join(', '));
     void reply.code(envelope.data.status_code).type('application/json; charset=utf-8').send(envelope);
+  });
+
+  // A path written out as a route of its own for other methods (POST /api/v1/org/objects/list)
+  // also matches a parametric route of this one (GET /api/v1/org/objects/:slug), which would
+  // answer about an object 'list'. The path named for itself wins: 405, with the methods it takes.
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.routeOptions.url?.includes(':')) return undefined;
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = METHODS.filter((m) => m !== request.method && request.server.hasRoute({ method: m, url: path }));
+    if (allowed.length === 0) return undefined;
+    const envelope = plain('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`, `use ${allowed.join(' or ')}`);
+    return reply.header('allow', allowed.join(', ')).code(envelope.data.status_code).type('application/json; charset=utf-8').send(envelope);
   });
 }
 

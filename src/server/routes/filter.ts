@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { toEnvelope } from '../../run/envelope.js';
+import { toEnvelope } from '../../query/envelope.js';
 import { contextOf } from '../context.js';
-import { SLUG_PARAM } from './schemas.js';
-import { EXAMPLES } from './examples.js';
-import { ref } from './response-schemas.js';
-import { BODY_ERRORS, errors, HEAVY_ERRORS, PATH_ERRORS, success } from './responses.js';
+import { SLUG_PARAM } from '../openapi/path-params.js';
+import { EXAMPLES } from '../openapi/examples.js';
+import { ref } from '../openapi/response-schemas.js';
+import { BODY_ERRORS, errors, HEAVY_ERRORS, PATH_ERRORS, success } from '../openapi/responses.js';
 
 const CONDITION = {
   type: 'object',

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { OqlError } from '../../diagnostics/diagnostic.js';
-import { errorEnvelope } from '../../run/envelope.js';
+import { errorEnvelope } from '../../query/envelope.js';
 
 const HEALTH_TIMEOUT_MS = 2_000;
 

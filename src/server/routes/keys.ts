@@ -1,14 +1,13 @@
 import type { FastifyInstance } from 'fastify';
-import { toEnvelope } from '../../run/envelope.js';
-import { checkMayManage, checkNewKey, keyCursorOf, keyNotFound, keyNotRollable, keyScope, ownerOfNewKey, readKeyCursor } from '../../service/api-key-access.js';
-import { ROLL_GRACE_MS, getApiKey, issueApiKeyWithinCaps, listApiKeys, revokeApiKey, rollApiKey, type ApiKeyInfo, type KeyCaps } from '../../service/store/api-keys.js';
-import type { RequestContext } from '../../service/policy.js';
+import { toEnvelope } from '../../query/envelope.js';
+import { checkMayManage } from '../../service/api-key-access.js';
+import { ROLL_GRACE_MS, type ApiKeyInfo } from '../../service/operations.js';
 import { ROLES, type Principal, type Role } from '../../service/types.js';
 import { ORG_ID_PATTERN, ORG_ID_RULE } from '../../rules.js';
 import { contextOf } from '../context.js';
-import { EXAMPLES } from './examples.js';
-import { ref } from './response-schemas.js';
-import { BODY_ERRORS, errors, LIGHT_ERRORS, success } from './responses.js';
+import { EXAMPLES } from '../openapi/examples.js';
+import { ref } from '../openapi/response-schemas.js';
+import { BODY_ERRORS, errors, LIGHT_ERRORS, success } from '../openapi/responses.js';
 
 /**
  * API keys of the caller's organization (the API access page of the workspace settings): list,
@@ -74,22 +73,13 @@ function view(key: ApiKeyInfo, p: Principal, now: number) {
     id: key.id, name: key.name, role: key.role, user_id: key.userId, prefix: key.prefix, last4: key.last4,
     created_at: key.createdAt, created_by: key.createdBy, expires_at: key.expiresAt, last_used_at: key.lastUsedAt,
     revoked_at: key.revokedAt, revoked_by: key.revokedBy, rolled_from: key.rolledFrom,
-    status: key.revokedAt !== null ? 'revoked' : key.expiresAt !== null && key.expiresAt <= now ? 'expired' : 'active',
+    status: key.revokedAt !== null ? 'revoked' : key.live ? 'active' : 'expired',
     can_manage: manageable && key.revokedAt === null,
   };
 }
 
 export async function keyRoutes(app: FastifyInstance): Promise<void> {
-  const { db } = app.oql;
-  const admit = <T>(ctx: RequestContext, fn: () => Promise<T>): Promise<T> => app.oql.policy.admit(ctx, 'light', fn);
-  const visibleKey = async (p: Principal, id: string): Promise<ApiKeyInfo> => {
-    const key = await getApiKey(db, p.orgId, id);
-    if (!key) throw keyNotFound(id);
-    checkMayManage(p, key);
-    return key;
-  };
-
-  const caps: KeyCaps = { perUser: app.oql.config.maxKeysPerUser, perOrg: app.oql.config.maxKeysPerOrg };
+  const { ops } = app.oql;
 
   app.get<{ Querystring: { limit?: string; cursor?: string } }>('/api/v1/keys', {
     schema: {
@@ -105,14 +95,10 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const ctx = contextOf(request);
-    const p = ctx.principal;
     const limit = request.query.limit === undefined ? KEYS_PAGE : Number(request.query.limit);
-    const after = request.query.cursor === undefined ? undefined : readKeyCursor(request.query.cursor);
-    const keys = await admit(ctx, () => listApiKeys(db, { ...keyScope(p), revoked: true, newestFirst: true, limit: limit + 1, after }));
-    const page = keys.slice(0, limit);
-    const last = page[page.length - 1];
+    const { keys, next } = await ops.listKeys(ctx, { limit, cursor: request.query.cursor });
     const now = Date.now();
-    return toEnvelope({ keys: page.map((k) => view(k, p, now)), next: keys.length > limit && last !== undefined ? keyCursorOf(last) : null });
+    return toEnvelope({ keys: keys.map((k) => view(k, ctx.principal, now)), next });
   });
 
   app.post<{ Body: CreateBody }>('/api/v1/keys', {
@@ -126,16 +112,9 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
     },
   }, async (request, reply) => {
     const ctx = contextOf(request);
-    const p = ctx.principal;
-    const { role, expires_at: expiresAt = null, user_id: userId } = request.body;
-    const now = Date.now();
-    const name = checkNewKey(request.body.name, expiresAt, now);
-    const owner = ownerOfNewKey(p, role, userId);
-    const { issued, key } = await admit(ctx, async () => {
-      const made = await issueApiKeyWithinCaps(db, { orgId: p.orgId, role, userId: owner, name, expiresAt, createdBy: p.userId }, caps, now);
-      return { issued: made, key: (await getApiKey(db, p.orgId, made.id))! };
-    });
-    return reply.code(201).send(toEnvelope({ key: view(key, p, now), secret: issued.key }));
+    const { name, role, expires_at: expiresAt = null, user_id: userId } = request.body;
+    const { key, secret } = await ops.createKey(ctx, { name, role, expiresAt, userId });
+    return reply.code(201).send(toEnvelope({ key: view(key, ctx.principal, Date.now()), secret }));
   });
 
   app.post<{ Params: { id: string } }>('/api/v1/keys/:id/roll', {
@@ -147,16 +126,12 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
         ...errors('keyNotFound', 'keyNotRollable', 'tooManyKeys', ...KEY_PATH_ERRORS, 'keyManageDenied', ...LIGHT_ERRORS, ...NO_BODY_ERRORS),
       },
     },
-  }, async (request, reply) => admit(contextOf(request), async () => {
-    const p = contextOf(request).principal;
-    const old = await visibleKey(p, request.params.id);
-    const issued = await rollApiKey(db, old.id, { orgId: p.orgId, by: p.userId, caps });
-    if (!issued) throw keyNotRollable(old.id);
-    app.oql.keys.forgetKey(old.id);
+  }, async (request, reply) => {
+    const ctx = contextOf(request);
+    const { key, secret, previous } = await ops.rollKey(ctx, request.params.id);
     const now = Date.now();
-    const [key, previous] = await Promise.all([getApiKey(db, p.orgId, issued.id), getApiKey(db, p.orgId, old.id)]);
-    return reply.code(201).send(toEnvelope({ key: view(key!, p, now), secret: issued.key, previous: view(previous!, p, now) }));
-  }));
+    return reply.code(201).send(toEnvelope({ key: view(key, ctx.principal, now), secret, previous: view(previous, ctx.principal, now) }));
+  });
 
   app.post<{ Params: { id: string } }>('/api/v1/keys/:id/revoke', {
     schema: {
@@ -169,13 +144,8 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
         ...errors('keyNotFound', ...KEY_PATH_ERRORS, 'keyManageDenied', ...LIGHT_ERRORS, ...NO_BODY_ERRORS),
       },
     },
-  }, async (request) => admit(contextOf(request), async () => {
-    const p = contextOf(request).principal;
-    const key = await visibleKey(p, request.params.id);
-    if (key.revokedAt === null) {
-      await revokeApiKey(db, key.id, Date.now(), { by: p.userId, orgId: p.orgId });
-      app.oql.keys.forgetKey(key.id);
-    }
-    return toEnvelope({ key: view((await getApiKey(db, p.orgId, key.id))!, p, Date.now()) });
-  }));
+  }, async (request) => {
+    const ctx = contextOf(request);
+    return toEnvelope({ key: view(await ops.revokeKey(ctx, request.params.id), ctx.principal, Date.now()) });
+  });
 }

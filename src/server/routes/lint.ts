@@ -1,11 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { lint } from '../../lint/lint.js';
-import { toEnvelope } from '../../run/envelope.js';
-import { parse } from '../../syntax/parse.js';
+import { toEnvelope } from '../../query/envelope.js';
 import { contextOf } from '../context.js';
-import { EXAMPLES } from './examples.js';
-import { ref } from './response-schemas.js';
-import { BODY_ERRORS, errors, success } from './responses.js';
+import { EXAMPLES } from '../openapi/examples.js';
+import { ref } from '../openapi/response-schemas.js';
+import { BODY_ERRORS, errors, success } from '../openapi/responses.js';
 
 const LINT_BODY = {
   type: 'object',
@@ -30,26 +28,12 @@ export async function lintRoutes(app: FastifyInstance): Promise<void> {
       description: 'Every diagnostic the query has, errors and warnings (fan-out, units, time zones, an unstable LIMIT), with its span, hint and, where one is known, the fix that keeps what the query means. Nothing is read from the database. A query over an object the role may not use is refused, since hints name its fields.',
       response: {
         200: success('Every diagnostic, in source order, and how many are errors and warnings. A query with problems is still a 200.', ref('LintResult'), EXAMPLES.lint),
-        ...errors('bodySchema', 'objectDenied', ...BODY_ERRORS),
+        ...errors('bodySchema', 'objectDenied', 'tooManyLight', 'shortOfMemory', ...BODY_ERRORS),
       },
     },
   }, async (request) => {
-    const ctx = contextOf(request);
-    const { query } = request.body;
-    const slug = request.body.slug ?? fromObject(query);
-    // Lint reads no data, but its hints name fields: an object the role may not use is 403, as its details are.
-    if (slug !== null) app.oql.policy.checkObject(ctx, slug);
-    const diagnostics = lint(query, { catalog: app.oql.catalog, slug: slug ?? '' });
+    const { slug, diagnostics } = await app.oql.ops.lint(contextOf(request), request.body);
     const errors = diagnostics.filter((d) => d.severity === 'error').length;
     return toEnvelope({ slug, diagnostics, error_count: errors, warning_count: diagnostics.length - errors });
   });
-}
-
-/** The top-level FROM object of a query that parses; null when it does not (lint then says why). */
-function fromObject(query: string): string | null {
-  try {
-    return parse(query).from.object.name;
-  } catch {
-    return null;
-  }
 }

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { toEnvelope } from '../../run/envelope.js';
+import { toEnvelope } from '../../query/envelope.js';
 import { contextOf } from '../context.js';
-import { SLUG_PARAM } from './schemas.js';
-import { EXAMPLES } from './examples.js';
-import { ref } from './response-schemas.js';
-import { errors, PATH_ERRORS, success } from './responses.js';
+import { SLUG_PARAM } from '../openapi/path-params.js';
+import { EXAMPLES } from '../openapi/examples.js';
+import { ref } from '../openapi/response-schemas.js';
+import { errors, PATH_ERRORS, success } from '../openapi/responses.js';
 
 /** Objects (4.6, 4.7) in the service's own payload shape, which loadCatalog reads back. */
 export async function objectRoutes(app: FastifyInstance): Promise<void> {

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { toEnvelope } from '../../run/envelope.js';
+import { toEnvelope } from '../../query/envelope.js';
 import { contextOf } from '../context.js';
-import { RECORD_PARAMS, SLUG_PARAM } from './schemas.js';
-import { EXAMPLES } from './examples.js';
-import { ref } from './response-schemas.js';
-import { BODY_ERRORS, errors, LIGHT_ERRORS, PATH_ERRORS, success } from './responses.js';
+import { RECORD_PARAMS, SLUG_PARAM } from '../openapi/path-params.js';
+import { EXAMPLES } from '../openapi/examples.js';
+import { ref } from '../openapi/response-schemas.js';
+import { BODY_ERRORS, errors, LIGHT_ERRORS, PATH_ERRORS, success } from '../openapi/responses.js';
 
 const RECORD = { type: 'object', description: 'field slug → value; system fields are set by the server', additionalProperties: true } as const;
 
@@ -20,7 +20,10 @@ export async function recordRoutes(app: FastifyInstance): Promise<void> {
       description: 'Every value of every record is checked (types, formats, options, required columns, relations, unique values); one problem fails the call, lists every problem, and writes nothing.',
       body: { type: 'array', items: RECORD, maxItems: maxBulkRecords, description: `at most ${maxBulkRecords} records`, examples: [[{ name: 'Asha Rao', email: 'asha@example.com', status: 'active' }, { name: 'Bo Chen' }]] },
       response: {
-        200: success('The records were created.', { type: 'object', required: ['message'], additionalProperties: false, properties: { message: { type: 'string' } } }, EXAMPLES.bulkCreate),
+        200: success('The records were created; their ids, in the order sent.', {
+          type: 'object', required: ['message', 'ids'], additionalProperties: false,
+          properties: { message: { type: 'string' }, ids: { type: 'array', items: { type: 'string' }, description: 'the new records\' ids, in the order of the records sent' } },
+        }, EXAMPLES.bulkCreate),
         ...errors('validation', ...PATH_ERRORS, 'objectDenied', ...LIGHT_ERRORS, ...BODY_ERRORS),
       },
     },
@@ -54,4 +57,36 @@ export async function recordRoutes(app: FastifyInstance): Promise<void> {
       response: { 200: success('The record after the update, whole.', ref('Record'), EXAMPLES.record), ...errors('updateValidation', 'notFound', ...PATH_ERRORS, 'objectDenied', ...LIGHT_ERRORS, ...BODY_ERRORS) },
     },
   }, async (request) => toEnvelope(await app.oql.ops.updateRecord(contextOf(request), request.params.slug, request.params.id, request.body)));
+
+  app.delete<{ Params: { slug: string; id: string } }>('/api/v1/org/objects/:slug/record/:id', {
+    schema: {
+      operationId: 'deleteRecord', summary: 'Delete one record (admins)', tags: ['records'], params: RECORD_PARAMS,
+      description: 'The record reads as absent everywhere from now on (get, update, filters, reports, counts, relations to it, the MCP tools) until it is restored; it is purged for good after OQL_PURGE_AFTER_DAYS (30 days by default). A change `deleted` is recorded with the write.',
+      response: { 200: success('The record is deleted.', ref('DeletedRecord'), EXAMPLES.deleted), ...errors('notFound', 'adminOnly', ...PATH_ERRORS, 'objectDenied', ...LIGHT_ERRORS) },
+    },
+  }, async (request) => toEnvelope(await app.oql.ops.deleteRecord(contextOf(request), request.params.slug, request.params.id)));
+
+  app.post<{ Params: { slug: string }; Body: { ids: string[] } }>('/api/v1/org/objects/:slug/record/bulk_delete', {
+    schema: {
+      operationId: 'bulkDeleteRecords', summary: 'Delete records, all or none (admins)', tags: ['records'], params: SLUG_PARAM,
+      description: `Every id must name a live record of the object in your organization; otherwise NOT_FOUND names every id that does not, and nothing is deleted. At most ${maxBulkRecords} ids; an id sent twice is deleted once.`,
+      body: {
+        type: 'object', required: ['ids'], additionalProperties: false,
+        properties: { ids: { type: 'array', minItems: 1, maxItems: maxBulkRecords, items: { type: 'string', minLength: 1, maxLength: 255 }, description: `the ids of the records to delete, at most ${maxBulkRecords}` } },
+        examples: [{ ids: ['org_acme_contact_10', 'org_acme_contact_11'] }],
+      },
+      response: {
+        200: success('Every record is deleted.', { type: 'object', required: ['records'], additionalProperties: false, properties: { records: { type: 'array', items: ref('DeletedRecord') } } }, EXAMPLES.bulkDeleted),
+        ...errors('notFound', 'adminOnly', ...PATH_ERRORS, 'objectDenied', ...LIGHT_ERRORS, ...BODY_ERRORS),
+      },
+    },
+  }, async (request) => toEnvelope(await app.oql.ops.bulkDelete(contextOf(request), request.params.slug, request.body)));
+
+  app.post<{ Params: { slug: string; id: string } }>('/api/v1/org/objects/:slug/record/:id/restore', {
+    schema: {
+      operationId: 'restoreRecord', summary: 'Restore a deleted record (admins)', tags: ['records'], params: RECORD_PARAMS,
+      description: 'The record comes back as it was when deleted, with updated_at and updated_by of the restore; a record that is not deleted (live, absent or purged) is NOT_FOUND, one whose unique value another record has taken since is VALIDATION_FAILED. A change `restored` is recorded with the write.',
+      response: { 200: success('The record, whole, after the restore.', ref('Record'), EXAMPLES.record), ...errors('notFound', 'adminOnly', 'updateValidation', ...PATH_ERRORS, 'objectDenied', ...LIGHT_ERRORS) },
+    },
+  }, async (request) => toEnvelope(await app.oql.ops.restoreRecord(contextOf(request), request.params.slug, request.params.id)));
 }

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import type { QueryRequest } from '../../run/execute.js';
-import { toEnvelope } from '../../run/envelope.js';
+import type { QueryRequest } from '../../query/execute.js';
+import { toEnvelope } from '../../query/envelope.js';
 import { contextOf } from '../context.js';
-import { EXAMPLES } from './examples.js';
-import { BODY_ERRORS, errors, HEAVY_ERRORS, success } from './responses.js';
+import { EXAMPLES } from '../openapi/examples.js';
+import { BODY_ERRORS, errors, HEAVY_ERRORS, success } from '../openapi/responses.js';
 
 const REPORT_BODY = {
   type: 'object',

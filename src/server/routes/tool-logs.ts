@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { toEnvelope } from '../../run/envelope.js';
+import { toEnvelope } from '../../query/envelope.js';
 import { contextOf } from '../context.js';
-import { EXAMPLES } from './examples.js';
-import { ref } from './response-schemas.js';
-import { BODY_ERRORS, errors, LIGHT_ERRORS, success } from './responses.js';
+import { EXAMPLES } from '../openapi/examples.js';
+import { ref } from '../openapi/response-schemas.js';
+import { BODY_ERRORS, errors, LIGHT_ERRORS, success } from '../openapi/responses.js';
 
 const LOGS_BODY = {
   type: ['object', 'null'],

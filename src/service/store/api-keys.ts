@@ -161,14 +161,18 @@ export interface ApiKeyInfo {
   readonly revokedAt: number | null;
   readonly revokedBy: string | null;
   readonly rolledFrom: string | null;
+  /** The key authenticates: decided by `keyIsLive` in the statement that read it, never again in JS. */
+  readonly live: boolean;
 }
 
-const INFO_COLUMNS = 'id, org_id, user_id, role, name, key_prefix, key_last4, created_at, created_by, expires_at, last_used_at, revoked_at, revoked_by, rolled_from';
+/** The columns of ApiKeyInfo from the row `k`, its liveness judged at the parameter `now`. */
+const infoColumns = (now: string): string =>
+  `k.id, k.org_id, k.user_id, k.role, k.name, k.key_prefix, k.key_last4, k.created_at, k.created_by, k.expires_at, k.last_used_at, k.revoked_at, k.revoked_by, k.rolled_from, ${keyIsLive('k', now)} AS live`;
 
 interface InfoRow {
   id: string; org_id: string; user_id: string; role: string; name: string | null; key_prefix: string | null; key_last4: string | null;
   created_at: string | number; created_by: string | null; expires_at: string | number | null; last_used_at: string | number | null;
-  revoked_at: string | number | null; revoked_by: string | null; rolled_from: string | null;
+  revoked_at: string | number | null; revoked_by: string | null; rolled_from: string | null; live: boolean;
 }
 
 const ms = (v: string | number | null): number | null => (v === null ? null : Number(v));
@@ -177,7 +181,7 @@ function infoOf(r: InfoRow): ApiKeyInfo {
   return {
     id: r.id, orgId: r.org_id, userId: r.user_id, role: r.role, name: r.name, prefix: r.key_prefix, last4: r.key_last4,
     createdAt: Number(r.created_at), createdBy: r.created_by, expiresAt: ms(r.expires_at), lastUsedAt: ms(r.last_used_at),
-    revokedAt: ms(r.revoked_at), revokedBy: r.revoked_by, rolledFrom: r.rolled_from,
+    revokedAt: ms(r.revoked_at), revokedBy: r.revoked_by, rolledFrom: r.rolled_from, live: r.live === true,
   };
 }
 
@@ -194,27 +198,29 @@ export interface ListApiKeysOptions {
   readonly limit?: number;
   /** Only keys after this one in the listing's order (a page's last key: its creation time and id). */
   readonly after?: { readonly createdAt: number; readonly id: string } | undefined;
+  /** The time the keys' liveness is judged at (epoch ms). Default now. */
+  readonly now?: number;
 }
 
 /** The keys of one organization (or all), oldest first unless asked otherwise; revoked ones only when asked for. */
 export async function listApiKeys(db: ServiceTx, o: ListApiKeysOptions = {}): Promise<ApiKeyInfo[]> {
   const order = o.newestFirst ? 'created_at DESC, id DESC' : 'created_at, id';
-  const after = o.after === undefined ? '' : ` AND (created_at, id) ${o.newestFirst ? '<' : '>'} ($5::bigint, $6::text)`;
+  const after = o.after === undefined ? '' : ` AND (created_at, id) ${o.newestFirst ? '<' : '>'} ($6::bigint, $7::text)`;
   const { rows } = await db.query<InfoRow>(
-    `SELECT ${INFO_COLUMNS} FROM ${SERVICE_SCHEMA}.api_keys
+    `SELECT ${infoColumns('$5')} FROM ${SERVICE_SCHEMA}.api_keys k
       WHERE ($1::text IS NULL OR org_id = $1) AND ($2::text IS NULL OR user_id = $2) AND ($3::boolean OR revoked_at IS NULL)${after}
       ORDER BY ${order}
       LIMIT $4`,
-    [o.orgId ?? null, o.userId ?? null, o.revoked === true, Math.max(1, Math.min(o.limit ?? 1000, 10_000)),
+    [o.orgId ?? null, o.userId ?? null, o.revoked === true, Math.max(1, Math.min(o.limit ?? 1000, 10_000)), o.now ?? Date.now(),
       ...(o.after === undefined ? [] : [o.after.createdAt, o.after.id])],
   );
   return rows.map(infoOf);
 }
 
 /** One key by id, within an organization; null when it has no such key. */
-export async function getApiKey(db: ServiceTx, orgId: string, id: string): Promise<ApiKeyInfo | null> {
+export async function getApiKey(db: ServiceTx, orgId: string, id: string, now = Date.now()): Promise<ApiKeyInfo | null> {
   if (typeof id !== 'string' || id.length === 0 || id.length > 200) return null;
-  const { rows } = await db.query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${SERVICE_SCHEMA}.api_keys WHERE id = $1 AND org_id = $2`, [id, orgId]);
+  const { rows } = await db.query<InfoRow>(`SELECT ${infoColumns('$3')} FROM ${SERVICE_SCHEMA}.api_keys k WHERE id = $1 AND org_id = $2`, [id, orgId, now]);
   return rows[0] ? infoOf(rows[0]) : null;
 }
 
@@ -262,7 +268,7 @@ export async function rollApiKey(db: Database, id: string, o: RollOptions): Prom
   const now = o.now ?? Date.now();
   return db.transaction(async (tx) => {
     const { rows } = await tx.query<InfoRow>(
-      `SELECT ${INFO_COLUMNS} FROM ${SERVICE_SCHEMA}.api_keys k WHERE id = $1 AND org_id = $2 AND ${keyIsLive('k', '$3')} FOR UPDATE`,
+      `SELECT ${infoColumns('$3')} FROM ${SERVICE_SCHEMA}.api_keys k WHERE id = $1 AND org_id = $2 AND ${keyIsLive('k', '$3')} FOR UPDATE`,
       [id, o.orgId, now],
     );
     const old = rows[0] ? infoOf(rows[0]) : null;
@@ -348,6 +354,17 @@ export class ApiKeyVerifier {
 
   forget(): void {
     this.entries.clear();
+  }
+
+  /**
+   * Revokes a key, then drops it from this server's cache: "revoke" as every caller means it, the
+   * key failing here from its next request (on other servers within `ttlMs`). Returns the key's
+   * organization, or null when no live key has that id (nothing changed).
+   */
+  async revoke(id: string, o: RevokeOptions = {}): Promise<string | null> {
+    const orgId = await revokeApiKey(this.db, id, this.now(), o);
+    if (orgId !== null) this.forgetKey(id);
+    return orgId;
   }
 }
 

@@ -3,6 +3,7 @@ import { OqlError } from '../../diagnostics/diagnostic.js';
 import type { ServiceTx } from '../types.js';
 import { SERVICE_SCHEMA } from '../migrations.js';
 import { storableInput } from './tool-log-input.js';
+import type { ToolLog } from '../../wire/tool-log.js';
 
 export interface ToolCall {
   readonly orgId: string;
@@ -17,18 +18,8 @@ export interface ToolCall {
   readonly timestamp?: number;
 }
 
-/** A log entry as the listing returns it (spec 2.4). */
-export interface ToolLog {
-  readonly id: string;
-  readonly user_id: string;
-  readonly tool_name: string;
-  readonly input_params: unknown;
-  readonly response_time: number;
-  readonly response_code: number;
-  readonly tool_call_timestamp: number;
-  /** Whether input_params were cut to the entry cap: the call had more than the entry shows. */
-  readonly truncated: boolean;
-}
+/** A log entry as the listing returns it (spec 2.4): one type with its schema, in src/wire/. */
+export type { ToolLog } from '../../wire/tool-log.js';
 
 /** Bytes of one entry's input_params (JSON), unless the service is configured otherwise (OQL_MAX_TOOL_LOG_ENTRY_BYTES). */
 export const DEFAULT_MAX_ENTRY_BYTES = 64 * 1024;

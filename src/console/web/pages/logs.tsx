@@ -2,17 +2,8 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { Dialog, ErrorBanner } from '../components.js';
 import { dateTime, isoTime } from '../format.js';
+import type { ToolLog } from '../../../wire/tool-log.js';
 
-/** An entry as the tool-log endpoint (4.16) returns it. */
-interface ToolLog {
-  readonly id: string;
-  readonly user_id: string;
-  readonly tool_name: string;
-  readonly input_params: unknown;
-  readonly response_time: number;
-  readonly response_code: number;
-  readonly tool_call_timestamp: number;
-}
 
 interface Filters {
   readonly tool: string;

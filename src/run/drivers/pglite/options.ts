@@ -1,0 +1,128 @@
+import { runtimeError } from '../../errors.js';
+import type { ProcessOptions, QueryResult } from './process-client.js';
+import { checkTimeout } from '../../transaction.js';
+
+/** The options and shapes of EmbeddedDatabase (supervisor.ts), and the checks of those options. */
+
+export type EmbeddedExtension = 'pg_trgm';
+const EXTENSIONS: readonly EmbeddedExtension[] = ['pg_trgm'];
+
+export interface EmbeddedDatabaseOptions {
+  /** The directory PGlite keeps its files in (created when missing). Exclusive with `memory`. */
+  readonly dataDir?: string;
+  /** A temporary directory, removed on close: nothing is kept. */
+  readonly memory?: boolean;
+  /**
+   * Extensions to load. Default true: pg_trgm, as a directory whose tables carry trigram indexes
+   * cannot be written without it, whatever this start asked for.
+   */
+  readonly extensions?: readonly EmbeddedExtension[] | boolean;
+  /**
+   * Statements the connection runs before it takes calls, again after every restart: session
+   * settings (`SET TimeZone = 'UTC'`), which a new process would otherwise not have.
+   */
+  readonly sessionSql?: string;
+  /** Each statement's budget in milliseconds, unless a call gives its own. Default 5000. */
+  readonly timeoutMs?: number;
+  /** How long a call waits for a database being reopened before SERVICE_UNAVAILABLE. Default 10000. */
+  readonly restartWaitMs?: number;
+  /**
+   * Bounds each start of the process (an empty directory is initialised first: seconds, or minutes
+   * on a machine busy with other work). Default 300000.
+   */
+  readonly openTimeoutMs?: number;
+  /**
+   * The database process's JavaScript heap in MB, where result rows are built. A result that needs
+   * more kills that process (the call rejects, the process is replaced), not the service. Default 1024.
+   */
+  readonly maxHeapMb?: number;
+  /** Restarts and failures, for the service's log. */
+  readonly onEvent?: (event: EmbeddedDatabaseEvent) => void;
+}
+
+export type EmbeddedDatabaseEvent =
+  | { readonly type: 'restarting'; readonly reason: 'timeout' | 'crash'; readonly tenant: string | undefined; readonly error: Error }
+  | { readonly type: 'restarted'; readonly durationMs: number }
+  | { readonly type: 'restart-failed'; readonly error: Error; readonly retryInMs: number };
+
+export interface CallOptions {
+  /** The statement's budget in milliseconds (each statement of a transaction has its own). */
+  readonly timeoutMs?: number;
+  /** Whose turn the call takes in the queue; calls without one share a turn. */
+  readonly tenant?: string;
+}
+
+/** A transaction's connection (`transaction(fn)` hands it to `fn`); PGlite's Transaction in shape. */
+export interface EmbeddedTx {
+  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: { timeoutMs?: number }): Promise<QueryResult<T>>;
+  exec(sql: string, options?: { timeoutMs?: number }): Promise<QueryResult[]>;
+  /** Rolls back now; `transaction` then answers fn's value without committing. */
+  rollback(): Promise<void>;
+}
+
+export interface EmbeddedDatabaseStats {
+  readonly state: 'ready' | 'restarting' | 'closed';
+  /** Processes replaced since open, after a timeout or a crash. */
+  readonly restarts: number;
+  /** Calls waiting for the connection. */
+  readonly queued: number;
+  /** The first open (process start and PGlite open), ms. */
+  readonly openMs: number;
+  /** The last replacement, from the kill to the new process's first readiness, ms. */
+  readonly lastRestartMs: number | undefined;
+}
+
+/** The options, checked and with their defaults. */
+export interface EmbeddedSettings {
+  readonly memory: boolean;
+  readonly extensions: readonly EmbeddedExtension[];
+  readonly sessionSql: string | undefined;
+  readonly timeoutMs: number;
+  readonly restartWaitMs: number;
+  readonly openTimeoutMs: number;
+  readonly maxHeapMb: number;
+  readonly onEvent: ((event: EmbeddedDatabaseEvent) => void) | undefined;
+}
+
+const DEFAULTS = { timeoutMs: 5_000, restartWaitMs: 10_000, openTimeoutMs: 300_000, maxHeapMb: 1024 } as const;
+
+export function checkOptions(options: EmbeddedDatabaseOptions): EmbeddedSettings {
+  const memory = options.memory === true;
+  if (memory && options.dataDir !== undefined) {
+    throw runtimeError('INVALID_OPTIONS', '--data-dir and --memory exclude each other', { hint: 'drop --memory to keep data in the directory' });
+  }
+  if (!memory && (typeof options.dataDir !== 'string' || options.dataDir === '')) {
+    throw runtimeError('INVALID_OPTIONS', 'the embedded database needs a data directory or memory: true', { hint: 'for example --data-dir ./.oql-data, or --memory' });
+  }
+  const extensions = options.extensions === undefined || options.extensions === true ? EXTENSIONS : options.extensions === false ? [] : options.extensions;
+  for (const name of extensions) {
+    if (!EXTENSIONS.includes(name)) {
+      throw runtimeError('INVALID_OPTIONS', `the embedded database has no extension '${String(name)}'`, { hint: `available: ${EXTENSIONS.join(', ')}` });
+    }
+  }
+  if (options.sessionSql !== undefined && typeof options.sessionSql !== 'string') {
+    throw runtimeError('INVALID_OPTIONS', 'sessionSql must be a string of SQL statements');
+  }
+  return {
+    memory,
+    extensions,
+    sessionSql: options.sessionSql,
+    timeoutMs: checkTimeout(options.timeoutMs ?? DEFAULTS.timeoutMs),
+    restartWaitMs: whole('restartWaitMs', options.restartWaitMs ?? DEFAULTS.restartWaitMs, 1),
+    openTimeoutMs: whole('openTimeoutMs', options.openTimeoutMs ?? DEFAULTS.openTimeoutMs, 1),
+    maxHeapMb: whole('maxHeapMb', options.maxHeapMb ?? DEFAULTS.maxHeapMb, 64),
+    onEvent: options.onEvent,
+  };
+}
+
+/** A whole number from `min` up to the largest timer delay Node takes. */
+function whole(name: string, value: unknown, min: number): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > 2_147_483_647) {
+    throw runtimeError('INVALID_OPTIONS', `${name} must be a whole number between ${min} and 2147483647, not ${String(value)}`);
+  }
+  return value;
+}
+
+export function processOptions(settings: EmbeddedSettings): Omit<ProcessOptions, 'dataDir'> {
+  return { extensions: settings.extensions, openTimeoutMs: settings.openTimeoutMs, maxHeapMb: settings.maxHeapMb, sessionSql: settings.sessionSql };
+}

@@ -1,0 +1,222 @@
+// The process of the embedded database (src/run/drivers/pglite/supervisor.ts starts it through
+// process-client.ts). It opens PGlite on a data directory and runs one statement per
+// message, in the order they come. A process of its own, not a thread of the service's: what ends
+// it (its heap, or V8 aborting on a failed check of its own, docs/embedded-database.md) ends the
+// database, which the service reopens, never the service.
+//
+// Plain JavaScript that imports nothing from src/: it is loaded by Node itself from three places
+// (src/run/drivers/pglite under vitest and tsx, dist/ in the package), none of which can give it a
+// TypeScript loader. Keep it ASCII, like every built file.
+//
+// Its settings come as JSON in the environment variable OQL_PGLITE_PROCESS:
+//   { dataDir: string | null, extensions: string[], rawOids: number[], sessionSql: string | undefined }
+//   dataDir null: a spare. It loads PGlite and compiles its WebAssembly ahead, then waits
+//   for { op: 'open', dataDir } before it opens anything: a restart then only pays for Postgres's
+//   own start.
+//   rawOids: the types the service decodes itself (its parsers are functions, which cannot cross
+//   to another process); their values are sent as the text Postgres wrote.
+// Messages come and go over the IPC channel (serialization 'advanced': the structured clone).
+// Messages in:  { op: 'open', dataDir } (a spare, once) | { id, op: 'query', sql, params } | { id, op: 'exec', sql } | { id, op: 'close' }
+// Messages out: { type: 'ready', openMs } | { type: 'open-failed', error }
+//               | { id, ok: true, result } | { id, ok: false, error }
+// A result is { rows: unknown[][], fields: {name, dataTypeID}[], affectedRows } (rows as arrays:
+// smaller to copy than objects that repeat every key); exec answers a list of them.
+//
+// It never outlives the service: it exits when the channel closes, and a watchdog thread (which
+// runs no WebAssembly) kills it when its parent changes, since a statement in progress keeps this
+// thread from hearing the channel close.
+import fs from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+
+const settings = JSON.parse(process.env.OQL_PGLITE_PROCESS ?? '{}');
+
+// The directory holds every organization's records: its files are the service user's alone (0600,
+// directories 0700). PGlite's file system layer sets each file's mode with an explicit chmod
+// (0666), which no umask reaches, so the umask is applied to those calls as well.
+const PRIVATE = 0o077;
+process.umask(PRIVATE);
+for (const name of ['chmodSync', 'fchmodSync']) {
+  const chmod = fs[name];
+  fs[name] = (target, mode, ...rest) => chmod(target, typeof mode === 'number' ? mode & ~PRIVATE : mode, ...rest);
+}
+
+// Text comes back byte for byte, as PostgreSQL sent it: PGlite decodes each value with a
+// TextDecoder, which by default drops a leading U+FEFF (a byte-order mark) from every value.
+const Decoder = globalThis.TextDecoder;
+globalThis.TextDecoder = class ExactTextDecoder extends Decoder {
+  constructor(label, options) {
+    super(label, { ...options, ignoreBOM: true });
+  }
+};
+
+const watchdog = new Worker(
+  "const { workerData: parent } = require('node:worker_threads');\n" +
+    "setInterval(() => { if (process.ppid !== parent) process.kill(process.pid, 'SIGKILL'); }, 100);",
+  { eval: true, workerData: process.ppid },
+);
+watchdog.unref();
+process.on('disconnect', () => process.exit(0));
+// The service decides when its database ends. A terminal's Ctrl+C sends SIGINT to the whole
+// process group, and a supervisor (systemd, docker stop) may send SIGTERM to every process of the
+// service: ended here, the database would be gone before the service could close it cleanly, and
+// the clean stop would report a failure. The service closes it, or its end ends this process.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => {});
+
+let started = Date.now();
+const raw = (text) => text;
+const parsers = Object.fromEntries(settings.rawOids.map((oid) => [oid, raw]));
+const options = { parsers, rowMode: 'array' };
+
+// The fields of a Postgres error that callers look at (code, constraint, ...): an Error copied to
+// another process keeps only its message and stack.
+const ERROR_FIELDS = ['name', 'message', 'severity', 'code', 'detail', 'hint', 'position', 'internalPosition', 'internalQuery',
+  'where', 'schema', 'table', 'column', 'dataType', 'constraint', 'file', 'line', 'routine'];
+
+function plainError(e) {
+  const out = {};
+  if (e === null || typeof e !== 'object') return { message: String(e) };
+  for (const key of ERROR_FIELDS) {
+    const value = e[key];
+    if (typeof value === 'string' || typeof value === 'number') out[key] = value;
+  }
+  if (out.message === undefined) out.message = String(e);
+  return out;
+}
+
+function resultOf(r) {
+  return { rows: r.rows, fields: r.fields, affectedRows: r.affectedRows };
+}
+
+// What does not depend on the directory: the module, its extensions, the compiled WebAssembly and
+// the file-system bundle, which PGlite would otherwise load and compile at every create.
+async function load() {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const extensions = {};
+  for (const name of settings.extensions) {
+    const mod = await import(`@electric-sql/pglite/contrib/${name}`);
+    extensions[name] = mod[name];
+  }
+  const dist = new URL('.', import.meta.resolve('@electric-sql/pglite'));
+  const [wasm, data] = await Promise.all([readFile(new URL('pglite.wasm', dist)), readFile(new URL('pglite.data', dist))]);
+  return { PGlite, extensions, pgliteWasmModule: await WebAssembly.compile(wasm), fsBundle: new Blob([data]) };
+}
+
+function openMessage() {
+  return new Promise((resolve) => {
+    const take = (message) => {
+      if (message?.op !== 'open') return;
+      process.off('message', take);
+      resolve(message.dataDir);
+    };
+    process.on('message', take);
+  });
+}
+
+async function open() {
+  const loaded = load();
+  // Not left unhandled while a spare waits: the error is rethrown below when the open comes.
+  loaded.catch(() => {});
+  const dataDir = settings.dataDir ?? (await openMessage());
+  started = Date.now();
+  const { PGlite, extensions, pgliteWasmModule, fsBundle } = await loaded;
+  const create = () => PGlite.create({ dataDir, extensions, pgliteWasmModule, fsBundle });
+  const pg = isFresh(dataDir) ? await createFromTemplate(dataDir, create) : await create();
+  // Session settings, run again by every new process: a restart must not lose them.
+  if (settings.sessionSql) await pg.exec(settings.sessionSql);
+  return pg;
+}
+
+// An empty directory costs Postgres's initdb, about ten seconds of a 2-core machine, at every
+// --memory start. The first initdb of this PGlite is kept, closed and untouched, beside the
+// temporary directories (one per PGlite version and user); later empty directories start as a
+// copy of it, which takes a fraction of a second.
+const LOCK_FILE = 'oql.lock';
+
+function isFresh(dataDir) {
+  return existsSync(dataDir) && readdirSync(dataDir).every((name) => name.startsWith(LOCK_FILE));
+}
+
+function templateDir() {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.resolve('@electric-sql/pglite')), 'utf8'));
+  let user = 'user';
+  try {
+    user = String(userInfo().uid);
+  } catch {
+    // No user entry (some containers): one template for the machine's temporary directory.
+  }
+  return join(tmpdir(), `oql-initdb-${pkg.version}-${user}`);
+}
+
+const notTheLock = (source) => !source.endsWith(LOCK_FILE) && !source.includes(`${LOCK_FILE}.`);
+
+async function createFromTemplate(dataDir, create) {
+  let template;
+  try {
+    template = templateDir();
+  } catch {
+    return create();
+  }
+  if (existsSync(join(template, 'PG_VERSION'))) {
+    try {
+      cpSync(template, dataDir, { recursive: true });
+      return await create();
+    } catch {
+      // A template a cleaner of the temporary directory took in part: start over without it.
+      rmSync(template, { recursive: true, force: true });
+      for (const name of readdirSync(dataDir)) if (!name.startsWith(LOCK_FILE)) rmSync(join(dataDir, name), { recursive: true, force: true });
+      return create();
+    }
+  }
+  const first = await create();
+  try {
+    await first.close();
+    const staging = mkdtempSync(`${template}.`);
+    cpSync(dataDir, staging, { recursive: true, filter: notTheLock });
+    try {
+      renameSync(staging, template);
+    } catch {
+      // Another process kept its template first.
+      rmSync(staging, { recursive: true, force: true });
+    }
+  } catch {
+    // Without a template the next start pays for initdb again; this one goes on.
+  }
+  return create();
+}
+
+let db;
+try {
+  db = await open();
+} catch (e) {
+  process.send({ type: 'open-failed', error: plainError(e) });
+  // Nothing else keeps the process alive: it ends once the message is out.
+}
+
+if (db !== undefined) {
+  process.on('message', async (message) => {
+    const { id, op } = message;
+    let reply;
+    try {
+      if (op === 'query') reply = { id, ok: true, result: resultOf(await db.query(message.sql, message.params, options)) };
+      else if (op === 'exec') reply = { id, ok: true, result: (await db.exec(message.sql, options)).map(resultOf) };
+      else if (op === 'close') {
+        await db.close();
+        reply = { id, ok: true, result: null };
+      } else reply = { id, ok: false, error: { message: `unknown operation ${String(op)}` } };
+    } catch (e) {
+      reply = { id, ok: false, error: plainError(e) };
+    }
+    try {
+      process.send(reply);
+    } catch (e) {
+      // A value that cannot be copied to the service (DataCloneError: process.send throws it).
+      process.send({ id, ok: false, error: plainError(e) });
+    }
+  });
+  process.send({ type: 'ready', openMs: Date.now() - started });
+}

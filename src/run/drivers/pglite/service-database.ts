@@ -1,0 +1,52 @@
+import { asDatabase, type Database, type ReadOptions, type Rows, type Tx, type WriteOptions } from '../../database.js';
+import { databaseError } from '../../errors.js';
+import type { EmbeddedDatabase } from './supervisor.js';
+import { assertSelect, readSettings } from '../session.js';
+
+/**
+ * The service's embedded database behind the one database interface: EmbeddedDatabase (PGlite in
+ * a process of its own, ./supervisor.ts) as a `Database`. What differs from PGlite on the
+ * caller's thread (./in-thread.ts) is only what the process makes possible: every statement ends at its
+ * budget, and each call takes its tenant's turn in the queue in front of the one connection.
+ *
+ *   const db = workerDatabase(await EmbeddedDatabase.open({ dataDir, sessionSql: EMBEDDED_SESSION_SQL }));
+ */
+
+/** Session settings for every thread: reads set them per transaction too, writes rely on them. */
+export const EMBEDDED_SESSION_SQL = "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'";
+
+export function workerDatabase(db: EmbeddedDatabase): Database {
+  return asDatabase({
+    kind: 'pglite' as const,
+    label: db.label,
+    async query<T>(sql: string, params: readonly unknown[] = []): Promise<Rows<T>> {
+      try {
+        return await db.query<T>(sql, params);
+      } catch (e) {
+        throw databaseError(e, 0);
+      }
+    },
+    async read(sql: string, params: readonly unknown[], { timeoutMs, tenant, explain }: ReadOptions): Promise<Rows> {
+      assertSelect(sql);
+      try {
+        // statement_timeout among the settings does nothing in PGlite; the process's deadline is the budget.
+        return await db.transaction(async (tx) => {
+          await tx.exec(readSettings(timeoutMs).replace(/^BEGIN READ ONLY/, 'SET TRANSACTION READ ONLY'));
+          const { rows } = await tx.query(explain ? `EXPLAIN (FORMAT JSON) ${sql}` : sql, params);
+          await tx.rollback();
+          return { rows };
+        }, { tenant, timeoutMs });
+      } catch (e) {
+        throw databaseError(e, timeoutMs);
+      }
+    },
+    transaction<T>(fn: (tx: Tx) => Promise<T>, options: WriteOptions = {}): Promise<T> {
+      return db.transaction((tx) => fn({ query: (sql, params = []) => tx.query(sql, params) }), { tenant: options.tenant, timeoutMs: options.timeoutMs });
+    },
+    /** The thread is up and not being replaced; nothing is queued behind tenants' calls to learn it. */
+    async ping(): Promise<boolean> {
+      return db.stats().state === 'ready';
+    },
+    close: () => db.close(),
+  });
+}

@@ -1,0 +1,488 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { OqlError } from '../../../diagnostics/diagnostic.js';
+import { lockDataDir } from '../../data-dir-lock.js';
+import { makePrivate } from '../../data-dir-mode.js';
+import { describeSeconds, runtimeError, timeoutError } from '../../errors.js';
+import { FairQueue } from '../fair-queue.js';
+import {
+  checkOptions, processOptions, type CallOptions, type EmbeddedDatabaseEvent, type EmbeddedDatabaseOptions, type EmbeddedDatabaseStats,
+  type EmbeddedSettings, type EmbeddedTx,
+} from './options.js';
+import { PgliteProcess, ProcessGone, type QueryResult, type SpareProcess } from './process-client.js';
+import { checkTimeout } from '../../transaction.js';
+
+export { dataDirOwner } from '../../data-dir-lock.js';
+export type { Field, QueryResult } from './process-client.js';
+export type {
+  CallOptions, EmbeddedDatabaseEvent, EmbeddedDatabaseOptions, EmbeddedDatabaseStats, EmbeddedExtension, EmbeddedTx,
+} from './options.js';
+
+/**
+ * The embedded database: PGlite (Postgres compiled to WASM) in a process of its own that can be killed.
+ *
+ * PGlite runs Postgres on the thread that calls it, so no timer fires while a statement runs and
+ * statement_timeout never ends one: a single runaway query used to freeze the whole service. Here
+ * PGlite lives in a child process (./pglite-process.js); a statement that outlives its budget
+ * gets the process killed, and a fresh process reopens the same directory. Postgres recovers the
+ * directory from its write-ahead log, so what was committed stays and the transaction that was cut
+ * off disappears whole. A process, not a worker thread: whatever ends it (its heap, V8 aborting on
+ * a failed check of its own while it compiles or frees WebAssembly) ends the database, which is
+ * reopened, and never the service.
+ *
+ *   const db = await EmbeddedDatabase.open({ dataDir: './.oql-data', sessionSql: "SET TimeZone = 'UTC'" });  // or { memory: true }
+ *   const { rows, fields } = await db.query('SELECT ... WHERE org_id = $1', [org], { tenant: org, timeoutMs: 5000 });
+ *   await db.exec('CREATE TABLE ...; CREATE INDEX ...');        // several statements, no parameters
+ *   await db.transaction(async (tx) => { await tx.query('INSERT ...', [...]); }, { tenant: org });
+ *   db.stats();                                                // state, restarts, queue length, last restart time
+ *   await db.close();
+ *
+ * - Values arrive as PGlite gives them in the calling process with TEXT_PARSERS (decode.ts): int8 and
+ *   numeric as numbers, date and time types as Postgres's text; json, arrays, booleans as usual.
+ *   SQL errors reject with the driver's error (code, constraint, ... kept): map them with
+ *   databaseError() as for any driver. Every other failure is an OqlError already.
+ * - PGlite is one connection. Every call waits its turn in a queue that serves tenants (the
+ *   `tenant` option) round-robin (FairQueue), and a transaction keeps the connection from BEGIN to
+ *   its end; `tx` has PGlite's Transaction shape (query, exec, rollback).
+ * - Each statement has a budget (`timeoutMs`, default 5 s: one statement holds every tenant's
+ *   only connection, so the budget is shorter than a server's 20 s). Past it the call rejects
+ *   with QUERY_TIMEOUT (504) and the process is replaced; calls queued behind it run on the new one.
+ *   statement_timeout, SET or SET LOCAL, does nothing in PGlite: this budget is the only one.
+ * - While the process is replaced, calls wait up to `restartWaitMs` (default 10 s), then reject
+ *   with SERVICE_UNAVAILABLE (503) and `retryAfterSeconds` (OqlError.retryLater, for a
+ *   Retry-After header). A process that dies on its own is replaced the same way;
+ *   its statement rejects with DATABASE_ERROR (503), or QUERY_FAILED when its result outgrew the
+ *   process's heap (`maxHeapMb`, default 1024: a huge result kills that process, not the service).
+ * - Session settings (`SET ...`) die with a process: give them as `sessionSql`, run on every start.
+ * - The directory is locked (oql.lock, see data-dir-lock.ts): a second service gets DATABASE_ERROR,
+ *   and dataDirOwner() tells a command whether a server holds it. `memory: true` uses a fresh
+ *   temporary directory (a killed process must reopen something), removed by close() or at exit.
+ * - `onEvent` reports restarts (which tenant's statement, why, how long the reopening took) for logs.
+ *
+ * The service's `Database` over it is workerDatabase() in ./service-database.ts.
+ */
+
+interface Waiter {
+  readonly tenant: string;
+  readonly grant: () => void;
+  readonly refuse: (e: OqlError) => void;
+  timer?: NodeJS.Timeout;
+}
+
+const CLOSE_TIMEOUT_MS = 30_000;
+/**
+ * How long after a process is taken into service its spare is started. A new process runs
+ * Postgres on WebAssembly code that is not compiled yet, function by function as it is first
+ * called; a spare that loads and compiles PGlite meanwhile would take the same cores from it, just
+ * when the tenants that waited through a restart are served. Measured with `npm run bench:hostile`
+ * on 2 cores: the other organization's p99 under attack 0.9 s when the spare starts at once,
+ * 0.4 s three seconds later.
+ */
+const SPARE_DELAY_MS = 3_000;
+const MAX_RETRY_DELAY_MS = 30_000;
+const NO_TENANT = '';
+
+/** Databases open in this process: their locks and temporary directories go when it exits. */
+const openDatabases = new Set<EmbeddedDatabase>();
+let exitHook = false;
+
+export class EmbeddedDatabase {
+  private child: PgliteProcess | undefined;
+  /**
+   * A process that has loaded and compiled PGlite, ready to open the directory when the current
+   * one is killed: a restart then costs Postgres's start (and its recovery), not PGlite's load.
+   */
+  private spare: SpareProcess | undefined;
+  /** Starts the spare, SPARE_DELAY_MS after a process was taken into service. */
+  private spareTimer: NodeJS.Timeout | undefined;
+  private state: 'ready' | 'restarting' | 'closed' = 'ready';
+  private readonly queue = new FairQueue<Waiter>();
+  private leased = false;
+  /** The tenant whose call holds the connection, for the restart event. */
+  private holder: string | undefined;
+  /** Increments with every new process: a transaction begun on an older one is lost. */
+  private generation = 0;
+  private restarts = 0;
+  private lastRestartMs: number | undefined;
+  private restartStartedAt = 0;
+  private restartReason: 'timeout' | 'crash' = 'timeout';
+  private restarting: Promise<void> = Promise.resolve();
+  private closing: Promise<void> | undefined;
+  private idle: (() => void)[] = [];
+
+  private constructor(
+    /** The data directory (the temporary one for `memory`). */
+    readonly dataDir: string,
+    /** For messages: "embedded PostgreSQL (PGlite) in ./.oql-data" or "... in memory". */
+    readonly label: string,
+    private readonly settings: EmbeddedSettings,
+    private readonly unlock: () => void,
+    private readonly openMs: number,
+  ) {}
+
+  /** Starts the process and opens PGlite in it; DATABASE_ERROR when the directory is held or cannot be opened. */
+  static async open(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
+    const settings = checkOptions(options);
+    const dataDir = settings.memory ? mkdtempSync(join(tmpdir(), 'oql-pglite-')) : resolve(options.dataDir!);
+    const label = settings.memory ? 'embedded PostgreSQL (PGlite) in memory' : `embedded PostgreSQL (PGlite) in ${options.dataDir}`;
+    let unlock: (() => void) | undefined;
+    try {
+      unlock = lockDataDir(dataDir);
+      makePrivate(dataDir);
+      const started = Date.now();
+      const { child } = await PgliteProcess.start({ dataDir, ...processOptions(settings) });
+      const db = new EmbeddedDatabase(dataDir, label, settings, unlock, Date.now() - started);
+      db.adopt(child);
+      openDatabases.add(db);
+      registerExitHook();
+      return db;
+    } catch (e) {
+      unlock?.();
+      if (settings.memory) rmSync(dataDir, { recursive: true, force: true });
+      if (e instanceof OqlError) throw e;
+      throw runtimeError('DATABASE_ERROR', `cannot open the ${label}: ${(e as Error).message}`, {
+        hint: settings.memory ? 'check the free space of the temporary directory' : 'use another directory (--data-dir) or --memory',
+        cause: e,
+      });
+    }
+  }
+
+  /** One statement with parameters ($1, $2, ...). */
+  async query<T = Record<string, unknown>>(sql: string, params: readonly unknown[] = [], options: CallOptions = {}): Promise<QueryResult<T>> {
+    const timeoutMs = this.budget(options.timeoutMs);
+    await this.acquire(options.tenant);
+    try {
+      return await this.statement((t) => t.query<T>(sql, params), timeoutMs);
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Several statements separated by semicolons, without parameters; one result per statement. The budget covers them all. */
+  async exec(sql: string, options: CallOptions = {}): Promise<QueryResult[]> {
+    const timeoutMs = this.budget(options.timeoutMs);
+    await this.acquire(options.tenant);
+    try {
+      return await this.statement((t) => t.exec(sql), timeoutMs);
+    } finally {
+      this.release();
+    }
+  }
+
+  /**
+   * Runs `fn` in one transaction, alone on the connection: committed when it resolves, rolled back
+   * when it throws or calls `tx.rollback()`. Each statement has the budget; so does each pause
+   * between two of them, since the connection is everyone's (past it the transaction is rolled back
+   * and the call rejects with QUERY_TIMEOUT). A statement killed at its deadline takes the
+   * transaction with it: nothing of it is committed, and every later statement of `fn` is refused.
+   */
+  async transaction<R>(fn: (tx: EmbeddedTx) => Promise<R>, options: CallOptions = {}): Promise<R> {
+    const timeoutMs = this.budget(options.timeoutMs);
+    await this.acquire(options.tenant);
+    const generation = this.generation;
+    // Set once the transaction takes no more statements: the error every later statement gets.
+    let ended: { error: unknown } | undefined;
+    const end = (error: unknown): void => {
+      ended ??= { error };
+    };
+    let rolledBack = false;
+    let chain: Promise<unknown> = Promise.resolve();
+    let idleTimer: NodeJS.Timeout | undefined;
+    let abandon: () => void = () => {};
+    const abandoned = new Promise<never>((_, reject) => {
+      abandon = () => reject(ended!.error);
+    });
+    abandoned.catch(() => {});
+    // Statements run one after the other, even those fn starts without awaiting the previous one.
+    const step = <X>(run: (t: PgliteProcess) => Promise<X>, ms: number | undefined): Promise<X> => {
+      const next = chain.then(async () => {
+        // The process was replaced between two statements (it died): the transaction went with it.
+        if (this.generation !== generation) end(lostError(this.label, this.expectedRestartSeconds()));
+        if (ended) throw ended.error;
+        clearTimeout(idleTimer);
+        try {
+          return await this.statement(run, this.budget(ms ?? timeoutMs));
+        } catch (e) {
+          if (this.generation !== generation) end(e);
+          throw e;
+        } finally {
+          if (!ended) {
+            idleTimer = setTimeout(() => {
+              end(idleError(timeoutMs));
+              abandon();
+            }, timeoutMs);
+          }
+        }
+      });
+      chain = next.catch(() => {});
+      return next;
+    };
+    const tx: EmbeddedTx = {
+      query: (sql, params = [], o = {}) => step((t) => t.query(sql, params), o.timeoutMs),
+      exec: (sql, o = {}) => step((t) => t.exec(sql), o.timeoutMs),
+      rollback: async () => {
+        await step((t) => t.exec('ROLLBACK'), undefined);
+        rolledBack = true;
+        end(endedError());
+      },
+    };
+    try {
+      await step((t) => t.exec('BEGIN'), timeoutMs);
+      const result = await Promise.race([fn(tx), abandoned]);
+      await chain; // statements fn started without awaiting them
+      if (rolledBack) return result;
+      if (ended) throw ended.error;
+      await step((t) => t.exec('COMMIT'), timeoutMs);
+      return result;
+    } catch (e) {
+      end(e);
+      clearTimeout(idleTimer);
+      await chain;
+      // In the process it began in, the transaction is still open; a new process never saw it.
+      if (!rolledBack && this.generation === generation && this.state === 'ready') {
+        await this.statement((t) => t.exec('ROLLBACK'), timeoutMs).catch((rollbackError: unknown) => {
+          // A connection that cannot roll back is in an unknown state: replace it.
+          this.restart('crash', options.tenant, rollbackError as Error);
+        });
+      }
+      throw ended!.error;
+    } finally {
+      end(endedError());
+      clearTimeout(idleTimer);
+      this.release();
+    }
+  }
+
+  stats(): EmbeddedDatabaseStats {
+    return { state: this.state, restarts: this.restarts, queued: this.queue.size, openMs: this.openMs, lastRestartMs: this.lastRestartMs };
+  }
+
+  /**
+   * Lets queued and running calls finish (each within its budget), closes PGlite cleanly so the
+   * directory is consistent, ends the process and removes the lock (and the temporary directory).
+   * Calls made after close() reject with DATABASE_ERROR.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await new Promise<void>((done) => {
+        this.idle.push(done);
+        this.pump();
+      });
+      await this.restarting;
+      const child = this.child;
+      this.child = undefined;
+      this.state = 'closed';
+      // The spare too, and waited for: once close() resolves, no process of this database is left.
+      clearTimeout(this.spareTimer);
+      const spare = this.spare;
+      this.spare = undefined;
+      try {
+        await Promise.all([child?.close(CLOSE_TIMEOUT_MS), spare?.discard()]);
+      } finally {
+        this.cleanUp();
+      }
+    })();
+    return this.closing;
+  }
+
+  // ---- The queue in front of the one connection ----
+
+  private acquire(tenant: string = NO_TENANT): Promise<void> {
+    if (this.closing) return Promise.reject(closedError(this.label));
+    return new Promise<void>((grant, refuse) => {
+      const waiter: Waiter = { tenant, grant, refuse };
+      this.queue.push(tenant, waiter);
+      if (this.state === 'restarting') this.waitForRestart(waiter);
+      this.pump();
+    });
+  }
+
+  private release(): void {
+    this.leased = false;
+    this.holder = undefined;
+    this.pump();
+  }
+
+  private pump(): void {
+    while (!this.leased && this.state === 'ready' && this.queue.size > 0) {
+      const waiter = this.queue.shift()!;
+      clearTimeout(waiter.timer);
+      this.leased = true;
+      this.holder = waiter.tenant === NO_TENANT ? undefined : waiter.tenant;
+      waiter.grant();
+    }
+    if (!this.leased && this.queue.size === 0 && this.idle.length > 0) {
+      for (const done of this.idle.splice(0)) done();
+    }
+  }
+
+  /** A call that waits for the new process longer than restartWaitMs gets 503, never a hang. */
+  private waitForRestart(waiter: Waiter): void {
+    waiter.timer ??= setTimeout(() => {
+      if (!this.queue.remove(waiter.tenant, waiter)) return;
+      const why = this.restartReason === 'timeout' ? 'a statement ran past its time budget' : 'its process stopped';
+      waiter.refuse(this.unavailable(
+        `the ${this.label} is being reopened after ${why}, and did not come back within ${this.settings.restartWaitMs} ms`,
+      ));
+      this.pump();
+    }, this.settings.restartWaitMs);
+  }
+
+  /** 503 SERVICE_UNAVAILABLE, with the seconds until the new process is expected (Retry-After). */
+  private unavailable(message: string): OqlError {
+    const seconds = this.expectedRestartSeconds();
+    return OqlError.retryLater('SERVICE_UNAVAILABLE', message, seconds, `retry in ${describeSeconds(seconds * 1000)}`);
+  }
+
+  private expectedRestartSeconds(): number {
+    const typical = this.lastRestartMs ?? this.openMs;
+    const left = this.state === 'restarting' ? typical - (Date.now() - this.restartStartedAt) : 0;
+    return Math.max(1, Math.ceil(left / 1000));
+  }
+
+  // ---- Statements, deadlines and restarts ----
+
+  /** Runs one call in the process under a deadline; the caller holds the connection. */
+  private async statement<X>(run: (child: PgliteProcess) => Promise<X>, timeoutMs: number): Promise<X> {
+    const child = this.child;
+    if (this.state !== 'ready' || child === undefined) {
+      throw this.unavailable(`the ${this.label} is being reopened`);
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = timeoutError(timeoutMs);
+        reject(error);
+        this.restart('timeout', this.holder, error);
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([run(child), deadline]);
+    } catch (e) {
+      if (e instanceof ProcessGone && e.outOfMemory) {
+        throw OqlError.retryLater('QUERY_FAILED',
+          `the statement's result needed more than the database process's ${this.settings.maxHeapMb} MB of memory; the ${this.label} was restarted`,
+          this.expectedRestartSeconds(), 'ask for fewer rows or columns, or shorter values: a smaller LIMIT, LEFT(field, n)');
+      }
+      if (e instanceof ProcessGone) {
+        throw OqlError.retryLater('DATABASE_ERROR', `the ${this.label} stopped while running the statement; it is being reopened`, this.expectedRestartSeconds());
+      }
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Replaces the process: kills the old one (if alive), opens the directory again, retries with backoff. */
+  private restart(reason: 'timeout' | 'crash', tenant: string | undefined, error: Error): void {
+    if (this.state !== 'ready') return;
+    this.state = 'restarting';
+    this.restartReason = reason;
+    this.generation++;
+    this.restarts++;
+    this.restartStartedAt = Date.now();
+    const old = this.child;
+    this.child = undefined;
+    for (const waiter of this.queue.items()) this.waitForRestart(waiter);
+    this.emit({ type: 'restarting', reason, tenant, error });
+    this.restarting = (async () => {
+      // The old process must have stopped writing before another opens the directory.
+      await old?.kill();
+      for (let delay = 1000; ; delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)) {
+        const spare = this.spare;
+        this.spare = undefined;
+        try {
+          const { child } = await (spare
+            ? spare.open(this.dataDir)
+            : PgliteProcess.start({ dataDir: this.dataDir, ...processOptions(this.settings) }));
+          this.adopt(child);
+          break;
+        } catch (e) {
+          const closing = this.closing !== undefined;
+          this.emit({ type: 'restart-failed', error: e as Error, retryInMs: closing ? 0 : delay });
+          if (closing) {
+            this.state = 'closed';
+            for (const waiter of this.queue.drain()) {
+              clearTimeout(waiter.timer);
+              waiter.refuse(closedError(this.label));
+            }
+            this.pump();
+            return;
+          }
+          await new Promise((r) => setTimeout(r, delay));
+        }
+      }
+      this.lastRestartMs = Date.now() - this.restartStartedAt;
+      this.state = 'ready';
+      this.emit({ type: 'restarted', durationMs: this.lastRestartMs });
+      this.pump();
+    })();
+  }
+
+  /** Takes a freshly started process into service; its own death restarts it. */
+  private adopt(child: PgliteProcess): void {
+    const generation = ++this.generation;
+    this.child = child;
+    clearTimeout(this.spareTimer);
+    this.spareTimer = setTimeout(() => {
+      if (this.spare === undefined && this.closing === undefined) this.spare = PgliteProcess.spare(processOptions(this.settings));
+    }, SPARE_DELAY_MS);
+    // A spare to come keeps the service from exiting no more than a spare does.
+    this.spareTimer.unref();
+    child.onDeath = (error) => {
+      if (this.generation === generation) this.restart('crash', this.holder, error);
+    };
+  }
+
+  private budget(timeoutMs: number | undefined): number {
+    return checkTimeout(timeoutMs ?? this.settings.timeoutMs);
+  }
+
+  private emit(event: EmbeddedDatabaseEvent): void {
+    try {
+      this.settings.onEvent?.(event);
+    } catch {
+      // A logger's failure is not the database's.
+    }
+  }
+
+  private cleanUp(): void {
+    clearTimeout(this.spareTimer);
+    void this.spare?.discard();
+    this.spare = undefined;
+    openDatabases.delete(this);
+    this.unlock();
+    if (this.settings.memory) rmSync(this.dataDir, { recursive: true, force: true });
+  }
+
+  /** At the service's exit: its database processes, the lock and the temporary directory, synchronously. */
+  static cleanUpAtExit(): void {
+    PgliteProcess.killAll();
+    for (const db of openDatabases) db.cleanUp();
+  }
+}
+
+function registerExitHook(): void {
+  if (exitHook) return;
+  exitHook = true;
+  process.once('exit', () => EmbeddedDatabase.cleanUpAtExit());
+}
+
+function closedError(label: string): OqlError {
+  return runtimeError('DATABASE_ERROR', `the ${label} is closed`);
+}
+
+function lostError(label: string, retryAfterSeconds: number): OqlError {
+  return OqlError.retryLater('DATABASE_ERROR', `the ${label} stopped during the transaction; nothing of it was committed`, retryAfterSeconds);
+}
+
+function endedError(): OqlError {
+  return runtimeError('QUERY_FAILED', 'the transaction has ended; run its statements inside its function', { status: 500 });
+}
+
+function idleError(timeoutMs: number): OqlError {
+  return runtimeError('QUERY_TIMEOUT', `the transaction held the database for more than ${timeoutMs} ms without running a statement; it was rolled back`, {
+    hint: 'do the work that is not SQL before or after the transaction, not between its statements',
+  });
+}

@@ -1,0 +1,319 @@
+import http from 'node:http';
+import https from 'node:https';
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../../run/database.js';
+import { SERVICE_SCHEMA } from '../migrations.js';
+import { checkOutboundHost, outboundLookup, OutboundAddressError, describeVerdict, type OutboundAllowance, type Resolver } from '../outbound.js';
+import { positionOf, type Change, type ChangeLog } from '../changes/log.js';
+import { webhookHeaders } from './signature.js';
+import type { EndpointRow } from './store.js';
+
+const S = SERVICE_SCHEMA;
+
+/** The retry schedule, before its scale: about 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then hourly. */
+const SCHEDULE_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000];
+const HOURLY_MS = 3_600_000;
+/** How long a change is retried before it is dead-lettered, before the scale. */
+const RETRY_FOR_MS = 24 * 3_600_000;
+/** Dead letters in a row after which an endpoint is disabled. */
+const DISABLE_AFTER_DEAD = 3;
+/** How much of a receiver's answer is read. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+/** How long an instance holds an endpoint it is delivering to; a killed instance's claim runs out after it. */
+const CLAIM_MS = 30_000;
+/** Changes delivered to one endpoint in one claim before it goes back to the pool. */
+const PER_CLAIM = 50;
+
+export interface SenderOptions {
+  readonly allowPrivate: boolean;
+  readonly slotsPerOrg: number;
+  /** Deliveries in flight on this instance, all organizations together. */
+  readonly slots?: number;
+  readonly retryScale: number;
+  readonly timeoutMs: number;
+  /** How often to look for due work when nothing woke the sender (another instance's commits, retries). Default 1000 ms. */
+  readonly pollMs?: number;
+  /** Name resolution for deliveries; tests pass their own. */
+  readonly resolver?: Resolver;
+}
+
+export interface DeliveryResult {
+  readonly ok: boolean;
+  readonly http_status: number | null;
+  readonly latency_ms: number;
+  readonly error: string | null;
+  /** Seconds the receiver asked to wait (Retry-After), if it did. */
+  readonly retryAfterSeconds?: number;
+}
+
+/**
+ * Delivers each organization's changes to its webhook endpoints, in log order per endpoint. Any
+ * instance of a fleet may deliver: an instance claims an endpoint in PostgreSQL (FOR UPDATE SKIP
+ * LOCKED, then a claim that runs out), delivers its next changes, and lets it go. Each organization
+ * has its own bounded number of deliveries in flight on an instance, so one whose receivers hang
+ * holds only its own slots.
+ */
+export class WebhookSender {
+  private readonly instance = `i_${randomUUID()}`;
+  private readonly inFlight = new Map<string, number>();
+  private total = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private ticking = false;
+  private again = false;
+  private stopped = false;
+  private readonly running = new Set<Promise<void>>();
+  private readonly allow: OutboundAllowance;
+
+  constructor(private readonly db: Database, private readonly log: ChangeLog, private readonly options: SenderOptions) {
+    this.allow = options.allowPrivate ? { privateNetworks: true } : {};
+  }
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** A change committed here: look for work now rather than at the next poll. */
+  poke(): void {
+    if (!this.stopped) this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await Promise.allSettled([...this.running]);
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    this.ticking = true;
+    this.again = false;
+    try {
+      await this.claimAndDeliver();
+    } catch {
+      // The database is away for a moment: the next poll tries again.
+    } finally {
+      this.ticking = false;
+      this.schedule(this.again ? 0 : this.options.pollMs ?? 1000);
+    }
+  }
+
+  private async claimAndDeliver(): Promise<void> {
+    const slots = this.options.slots ?? 32;
+    const free = slots - this.total;
+    if (free <= 0) return;
+    const busy = [...this.inFlight].filter(([, n]) => n >= this.options.slotsPerOrg).map(([org]) => org);
+    const now = Date.now();
+    // Due endpoints with a change after their position, not of an organization whose slots are all in use here.
+    const { rows } = await this.db.query<EndpointRow>(
+      `UPDATE ${S}.webhook_endpoints e SET claimed_by = $1, claimed_until = $2::bigint + ${CLAIM_MS}
+        WHERE e.id IN (
+          SELECT w.id FROM ${S}.webhook_endpoints w
+           WHERE w.status = 'active' AND w.next_attempt_at <= $2::bigint AND (w.claimed_until IS NULL OR w.claimed_until < $2::bigint)
+             AND NOT (w.org_id = ANY($3::text[]))
+             AND EXISTS (SELECT 1 FROM ${S}.changes c WHERE c.org_id = w.org_id AND c.position > w.position)
+           ORDER BY w.next_attempt_at, random() LIMIT $4 FOR UPDATE SKIP LOCKED)
+        RETURNING e.id, e.org_id, e.url, e.objects, e.operations, e.secret, e.previous_secret, e.previous_secret_until::text, e.position::text, e.attempt, e.first_failed_at::text, e.dead_in_a_row`,
+      [this.instance, now, busy, free]);
+    for (const row of rows) {
+      if ((this.inFlight.get(row.org_id) ?? 0) >= this.options.slotsPerOrg || this.total >= slots) {
+        await this.release(row.id);
+        continue;
+      }
+      this.inFlight.set(row.org_id, (this.inFlight.get(row.org_id) ?? 0) + 1);
+      this.total++;
+      const work = this.work(row).catch(() => {}).finally(() => {
+        this.total--;
+        const n = (this.inFlight.get(row.org_id) ?? 1) - 1;
+        if (n <= 0) this.inFlight.delete(row.org_id);
+        else this.inFlight.set(row.org_id, n);
+        this.running.delete(work);
+        this.schedule(0);
+      });
+      this.running.add(work);
+    }
+  }
+
+  private async release(id: string): Promise<void> {
+    await this.db.query(`UPDATE ${S}.webhook_endpoints SET claimed_by = NULL, claimed_until = NULL WHERE id = $1 AND claimed_by = $2`, [id, this.instance]);
+  }
+
+  /** Delivers the endpoint's next changes in order until one fails, none is left, or the claim has done its share. */
+  private async work(endpoint: EndpointRow): Promise<void> {
+    let position = BigInt(endpoint.position);
+    let attempt = endpoint.attempt;
+    let firstFailed = endpoint.first_failed_at === null ? null : Number(endpoint.first_failed_at);
+    let deadInARow = endpoint.dead_in_a_row;
+    try {
+      for (let n = 0; n < PER_CLAIM && !this.stopped; n++) {
+        // The endpoint as it is now: a pause, a deletion, a new URL or a rotated secret holds from the next delivery on.
+        const { rows: [current] } = await this.db.query<EndpointRow>(
+          `SELECT id, org_id, url, objects, operations, status, secret, previous_secret, previous_secret_until::text FROM ${S}.webhook_endpoints WHERE id = $1 AND claimed_by = $2`,
+          [endpoint.id, this.instance]);
+        if (current === undefined || current.status !== 'active') return;
+        endpoint = { ...endpoint, ...current };
+        const change = await this.next(endpoint, position);
+        if (change === null) return;
+        const result = await this.deliver(endpoint, change);
+        const now = Date.now();
+        const changePosition = positionOfChange(change);
+        if (result.ok) {
+          await this.record(endpoint, change, 'succeeded', result, null);
+          position = changePosition;
+          attempt = 0;
+          firstFailed = null;
+          deadInARow = 0;
+          await this.advance(endpoint.id, position, 0, null, 0, 0);
+          continue;
+        }
+        if (result.http_status === 410) {
+          await this.record(endpoint, change, 'failed', result, null);
+          await this.db.query(`UPDATE ${S}.webhook_endpoints SET status = 'disabled', disabled_reason = $3, updated_at = $4 WHERE id = $1 AND claimed_by = $2`,
+            [endpoint.id, this.instance, 'the receiver answered 410 Gone: it asked for no more deliveries', now]);
+          return;
+        }
+        firstFailed ??= now;
+        if (now - firstFailed >= RETRY_FOR_MS * this.options.retryScale) {
+          // Retried for the whole window: dead-lettered (listed, replayable), and the next change goes on.
+          await this.record(endpoint, change, 'dead_lettered', result, null);
+          position = changePosition;
+          attempt = 0;
+          firstFailed = null;
+          deadInARow++;
+          if (deadInARow >= DISABLE_AFTER_DEAD) {
+            await this.advance(endpoint.id, position, 0, null, 0, deadInARow);
+            await this.db.query(`UPDATE ${S}.webhook_endpoints SET status = 'disabled', disabled_reason = $3, updated_at = $4 WHERE id = $1 AND claimed_by = $2`,
+              [endpoint.id, this.instance, `${deadInARow} changes in a row were dead-lettered; the last: ${result.error ?? `HTTP ${result.http_status}`}`, now]);
+            return;
+          }
+          await this.advance(endpoint.id, position, 0, null, 0, deadInARow);
+          continue;
+        }
+        attempt++;
+        const wait = this.backoff(attempt, result.retryAfterSeconds);
+        await this.record(endpoint, change, 'failed', result, now + wait);
+        await this.advance(endpoint.id, position, attempt, firstFailed, now + wait, deadInARow);
+        return;
+      }
+    } finally {
+      await this.release(endpoint.id).catch(() => {});
+    }
+  }
+
+  /** About 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then hourly, each ±20 %, scaled; at least what Retry-After asks (up to an hour). */
+  private backoff(attempt: number, retryAfterSeconds: number | undefined): number {
+    const base = (SCHEDULE_MS[attempt - 1] ?? HOURLY_MS) * this.options.retryScale;
+    const jittered = base * (0.8 + Math.random() * 0.4);
+    const asked = retryAfterSeconds === undefined ? 0 : Math.min(retryAfterSeconds * 1000, HOURLY_MS) * this.options.retryScale;
+    return Math.max(1, Math.round(Math.max(jittered, asked)));
+  }
+
+  private async advance(id: string, position: bigint, attempt: number, firstFailed: number | null, nextAt: number, deadInARow: number): Promise<void> {
+    await this.db.query(
+      `UPDATE ${S}.webhook_endpoints SET position = greatest(position, $3::bigint), attempt = $4, first_failed_at = $5::bigint, next_attempt_at = $6::bigint, dead_in_a_row = $7,
+              claimed_until = CASE WHEN claimed_by = $2 THEN $8::bigint ELSE claimed_until END
+        WHERE id = $1`,
+      [id, this.instance, position.toString(), attempt, firstFailed, nextAt, deadInARow, Date.now() + CLAIM_MS]);
+  }
+
+  private async record(endpoint: EndpointRow, change: Change, outcome: 'succeeded' | 'failed' | 'dead_lettered', result: DeliveryResult, nextAt: number | null): Promise<void> {
+    await this.db.query(
+      `INSERT INTO ${S}.webhook_attempts (endpoint_id, org_id, position, event_id, attempted_at, outcome, http_status, latency_ms, error, next_attempt_at)
+       VALUES ($1, $2, $3::bigint, $4, $5, $6, $7, $8, $9, $10::bigint)`,
+      [endpoint.id, endpoint.org_id, positionOfChange(change).toString(), change.event_id, Date.now(), outcome, result.http_status, Math.round(result.latency_ms), result.error, nextAt]);
+  }
+
+  /** The endpoint's next change after `position` that its objects and operations select; the position moves past the others. */
+  private async next(endpoint: EndpointRow, position: bigint): Promise<Change | null> {
+    const { change, head } = await this.log.next(endpoint.org_id, position, endpoint.objects, endpoint.operations);
+    if (change === null && head > position) {
+      // None selected up to the head of the same snapshot: the position moves there, past the changes this endpoint does not want.
+      await this.db.query(
+        `UPDATE ${S}.webhook_endpoints SET position = greatest(position, $3::bigint) WHERE id = $1 AND claimed_by = $2 AND attempt = 0`,
+        [endpoint.id, this.instance, head.toString()]);
+    }
+    return change;
+  }
+
+  /** One POST of a change, signed with every secret still valid. */
+  deliver(endpoint: Pick<EndpointRow, 'url' | 'secret' | 'previous_secret' | 'previous_secret_until'>, change: Change): Promise<DeliveryResult> {
+    const timestamp = Math.floor(Date.now() / 1000);
+    const body = JSON.stringify({ type: `record.${change.operation}`, timestamp: new Date(timestamp * 1000).toISOString(), data: change });
+    return this.post(endpoint, change.event_id, timestamp, body);
+  }
+
+  /** A ping: `webhook.test`, with an id of its own. */
+  ping(endpoint: Pick<EndpointRow, 'id' | 'url' | 'secret' | 'previous_secret' | 'previous_secret_until'>): Promise<DeliveryResult> {
+    const timestamp = Math.floor(Date.now() / 1000);
+    const body = JSON.stringify({ type: 'webhook.test', timestamp: new Date(timestamp * 1000).toISOString(), data: { endpoint_id: endpoint.id } });
+    return this.post(endpoint, `msg_test_${randomUUID()}`, timestamp, body);
+  }
+
+  private post(endpoint: Pick<EndpointRow, 'url' | 'secret' | 'previous_secret' | 'previous_secret_until'>, id: string, timestamp: number, body: string): Promise<DeliveryResult> {
+    const secrets = [endpoint.secret];
+    if (endpoint.previous_secret !== null && Number(endpoint.previous_secret_until) > Date.now()) secrets.push(endpoint.previous_secret);
+    const started = performance.now();
+    const done = (ok: boolean, status: number | null, error: string | null, retryAfter?: number): DeliveryResult => ({
+      ok, http_status: status, latency_ms: performance.now() - started, error, ...(retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter }),
+    });
+    return new Promise((resolve) => {
+      let url: URL;
+      try {
+        url = new URL(endpoint.url);
+        checkOutboundHost(url.hostname, this.allow);
+        if (url.protocol !== 'https:' && !(this.options.allowPrivate && url.protocol === 'http:')) throw new Error(`only https URLs are allowed, not ${url.protocol}`);
+      } catch (e) {
+        resolve(done(false, null, refusal(e)));
+        return;
+      }
+      const client = url.protocol === 'https:' ? https : http;
+      const request = client.request(url, {
+        method: 'POST',
+        headers: { ...webhookHeaders(secrets, id, timestamp, body), 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'oql-webhooks' },
+        lookup: outboundLookup(this.allow, this.options.resolver),
+        timeout: this.options.timeoutMs,
+        agent: false,
+      }, (response) => {
+        let read = 0;
+        response.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          // Only the status matters: at most 64 KiB of the answer is read.
+          if (read > MAX_ANSWER_BYTES) response.destroy();
+        });
+        const finish = () => {
+          const status = response.statusCode ?? 0;
+          const retryAfter = Number(response.headers['retry-after']);
+          resolve(done(status >= 200 && status < 300, status, status >= 200 && status < 300 ? null : `the receiver answered HTTP ${status}`, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined));
+        };
+        response.on('end', finish);
+        response.on('close', finish);
+        response.on('error', () => {});
+      });
+      request.on('timeout', () => request.destroy(new Error(`no answer within ${this.options.timeoutMs / 1000} s`)));
+      request.on('error', (e) => resolve(done(false, null, refusal(e))));
+      request.end(body);
+    });
+  }
+}
+
+function positionOfChange(change: Change): bigint {
+  return positionOf(change.cursor);
+}
+
+function refusal(e: unknown): string {
+  if (e instanceof OutboundAddressError) return `refused: ${describeVerdict(e.verdict)}`;
+  const err = e as { code?: string; message?: string };
+  if (err.code === 'ECONNREFUSED') return 'connection refused';
+  if (err.code === 'ENOTFOUND') return 'the host name does not resolve';
+  if (err.code === 'ECONNRESET') return 'the connection was reset';
+  return String(err.message ?? e).slice(0, 300);
+}

@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectEnvelope } from '../server/support.js';
+import { allChanges, KEYS, startChangesService, type ChangesHarness, type DbKind } from './support.js';
+
+/**
+ * The record lifecycle and the change log over real HTTP, on embedded PGlite and on PostgreSQL 15:
+ * delete, bulk delete, restore and purge, a deleted record absent from every read, and every write
+ * in the feed for its own organization only.
+ */
+
+const DAY = 86_400_000;
+
+describe.each<DbKind>(['pglite', 'postgres'])('the record lifecycle on %s', (kind) => {
+  let h: ChangesHarness;
+
+  beforeAll(async () => {
+    // Changes are kept longer than deleted records, so one round can purge without pruning the purge's own change.
+    h = await startChangesService(kind, { changesRetentionDays: 40 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  const filterNames = async (key: string, slug: string) => {
+    const a = await h.call('POST', `/api/v1/org/objects/${slug}/filter`, { key, body: { query: { fields: slug === 'contact' ? ['id', 'name', 'account.name'] : ['id', 'name'], pagination: { page: 1, page_size: 100 } } } });
+    expect(a.status, a.text).toBe(200);
+    return a.json.data.records as { id: string; name: string; 'account.name'?: string | null }[];
+  };
+  const reportCount = async (key: string, slug: string) => {
+    const a = await h.call('POST', '/api/v1/reports/execute', { key, body: { slug, query: `SELECT COUNT(*) AS n FROM ${slug} LIMIT 1` } });
+    expect(a.status, a.text).toBe(200);
+    return Number(a.json.data.records[0].n);
+  };
+
+  it('deletes a record, which then reads as absent everywhere, and restores it', async () => {
+    const before = await reportCount(KEYS.acmeAdmin, 'account');
+    const del = await h.call('DELETE', '/api/v1/org/objects/account/record/acc_a2', { key: KEYS.acmeAdmin });
+    expect(del.status, del.text).toBe(200);
+    expect(del.json).toEqual({ success: true, data: { id: 'acc_a2', is_deleted: true, deleted_at: expect.any(Number) } });
+
+    expectEnvelope(await h.call('GET', '/api/v1/org/objects/account/record/acc_a2', { key: KEYS.acmeAdmin }), 400, 'NOT_FOUND');
+    expectEnvelope(await h.call('PUT', '/api/v1/org/objects/account/record/acc_a2', { key: KEYS.acmeAdmin, body: { city: 'Goa' } }), 400, 'NOT_FOUND');
+    expect((await filterNames(KEYS.acmeAdmin, 'account')).map((r) => r.id)).toEqual(['acc_a1']);
+    expect(await reportCount(KEYS.acmeAdmin, 'account')).toBe(before - 1);
+    // The contacts of the deleted account see no account through their relation.
+    const contacts = await filterNames(KEYS.acmeAdmin, 'contact');
+    expect(contacts.find((c) => c.id === 'con_a2')!['account.name']).toBeNull();
+    expect(contacts.find((c) => c.id === 'con_a1')!['account.name']).toBe('Acme Retail');
+    // Deleting it again, or deleting an id nobody has, names the id.
+    const again = await h.call('DELETE', '/api/v1/org/objects/account/record/acc_a2', { key: KEYS.acmeAdmin });
+    expectEnvelope(again, 400, 'NOT_FOUND');
+    expect(again.json.data.meta_data).toContain('"acc_a2"');
+
+    const restored = await h.call('POST', '/api/v1/org/objects/account/record/acc_a2/restore', { key: KEYS.acmeAdmin });
+    expect(restored.status, restored.text).toBe(200);
+    expect(restored.json.data).toMatchObject({ id: 'acc_a2', name: 'Acme Soft', external_id: 'EXT-A2', updated_by: 'u_acme_admin' });
+    expect((await h.call('GET', '/api/v1/org/objects/account/record/acc_a2', { key: KEYS.acmeAdmin })).json.data.name).toBe('Acme Soft');
+    expect((await filterNames(KEYS.acmeAdmin, 'contact')).find((c) => c.id === 'con_a2')!['account.name']).toBe('Acme Soft');
+    expect(await reportCount(KEYS.acmeAdmin, 'account')).toBe(before);
+    // A live record cannot be restored.
+    expectEnvelope(await h.call('POST', '/api/v1/org/objects/account/record/acc_a2/restore', { key: KEYS.acmeAdmin }), 400, 'NOT_FOUND');
+  });
+
+  it('keeps each organization to its own records: another organization cannot delete, restore or see the deletion', async () => {
+    expectEnvelope(await h.call('DELETE', '/api/v1/org/objects/contact/record/con_a1', { key: KEYS.globexAdmin }), 400, 'NOT_FOUND');
+    expect((await h.call('GET', '/api/v1/org/objects/contact/record/con_a1', { key: KEYS.acmeAdmin })).status).toBe(200);
+    const del = await h.call('DELETE', '/api/v1/org/objects/contact/record/con_g1', { key: KEYS.globexAdmin });
+    expect(del.status).toBe(200);
+    expectEnvelope(await h.call('POST', '/api/v1/org/objects/contact/record/con_g1/restore', { key: KEYS.acmeAdmin }), 400, 'NOT_FOUND');
+    expect((await filterNames(KEYS.acmeAdmin, 'contact')).every((c) => c.name.endsWith('Acme'))).toBe(true);
+    expect((await h.call('POST', '/api/v1/org/objects/contact/record/con_g1/restore', { key: KEYS.globexAdmin })).status).toBe(200);
+  });
+
+  it('refuses a member with 403 in the envelope', async () => {
+    expectEnvelope(await h.call('DELETE', '/api/v1/org/objects/contact/record/con_a1', { key: KEYS.acmeMember }), 403, 'PERMISSION_DENIED');
+    expectEnvelope(await h.call('POST', '/api/v1/org/objects/contact/record/bulk_delete', { key: KEYS.acmeMember, body: { ids: ['con_a1'] } }), 403, 'PERMISSION_DENIED');
+    expectEnvelope(await h.call('POST', '/api/v1/org/objects/contact/record/con_a1/restore', { key: KEYS.acmeMember }), 403, 'PERMISSION_DENIED');
+    expect((await h.call('GET', '/api/v1/org/objects/contact/record/con_a1', { key: KEYS.acmeMember })).status).toBe(200);
+  });
+
+  it('bulk-deletes all or none, naming every id that is not there', async () => {
+    const made = await h.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'Del One Acme' }, { name: 'Del Two Acme' }] });
+    expect(made.status, made.text).toBe(200);
+    const ids: string[] = made.json.data.ids;
+    expect(ids).toHaveLength(2);
+    const refused = await h.call('POST', '/api/v1/org/objects/contact/record/bulk_delete', { key: KEYS.acmeAdmin, body: { ids: [...ids, 'con_nope', 'con_g1'] } });
+    expectEnvelope(refused, 400, 'NOT_FOUND');
+    expect(refused.json.data.meta_data).toContain('"con_nope"');
+    expect(refused.json.data.meta_data).toContain('"con_g1"');
+    for (const id of ids) expect((await h.call('GET', `/api/v1/org/objects/contact/record/${id}`, { key: KEYS.acmeAdmin })).status).toBe(200);
+    const done = await h.call('POST', '/api/v1/org/objects/contact/record/bulk_delete', { key: KEYS.acmeAdmin, body: { ids: [...ids, ids[0]] } });
+    expect(done.status, done.text).toBe(200);
+    expect(done.json.data.records.map((r: { id: string }) => r.id)).toEqual(ids);
+    for (const id of ids) expectEnvelope(await h.call('GET', `/api/v1/org/objects/contact/record/${id}`, { key: KEYS.acmeAdmin }), 400, 'NOT_FOUND');
+  });
+
+  it('refuses to restore a record whose unique value another record took meanwhile', async () => {
+    expect((await h.call('DELETE', '/api/v1/org/objects/account/record/acc_a1', { key: KEYS.acmeAdmin })).status).toBe(200);
+    const taker = await h.call('POST', '/api/v1/org/objects/account/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'Acme Taker', external_id: 'EXT-A1' }] });
+    expect(taker.status, taker.text).toBe(200);
+    const refused = await h.call('POST', '/api/v1/org/objects/account/record/acc_a1/restore', { key: KEYS.acmeAdmin });
+    expectEnvelope(refused, 400, 'VALIDATION_FAILED');
+    expect(refused.json.data.validation_errors[0]).toMatchObject({ field: 'external_id', error_code: 'NOT_UNIQUE' });
+    expect((await h.call('DELETE', `/api/v1/org/objects/account/record/${taker.json.data.ids[0]}`, { key: KEYS.acmeAdmin })).status).toBe(200);
+    expect((await h.call('POST', '/api/v1/org/objects/account/record/acc_a1/restore', { key: KEYS.acmeAdmin })).status).toBe(200);
+  });
+
+  it('records every write as one change, in order, for its own organization only', async () => {
+    const start = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
+    const globexStart = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.globexAdmin })).json.data.cursor as string;
+    const made = await h.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'Feed Acme', status: 'active' }] });
+    const id = made.json.data.ids[0] as string;
+    expect((await h.call('PUT', `/api/v1/org/objects/contact/record/${id}`, { key: KEYS.acmeAdmin, body: { status: 'inactive' } })).status).toBe(200);
+    const upsert = await h.call('POST', '/api/v1/org/objects/contact/record/bulk_upsert', { key: KEYS.acmeAdmin, body: { values: [{ id, name: 'Feed Acme 2' }, { name: 'Feed Upserted Acme' }, { id: 'con_nope', name: 'x' }] } });
+    expect(upsert.json.data.records_created).toBe(1);
+    expect((await h.call('DELETE', `/api/v1/org/objects/contact/record/${id}`, { key: KEYS.acmeAdmin })).status).toBe(200);
+    expect((await h.call('POST', `/api/v1/org/objects/contact/record/${id}/restore`, { key: KEYS.acmeAdmin })).status).toBe(200);
+    const final = (await h.call('GET', `/api/v1/org/objects/contact/record/${id}`, { key: KEYS.acmeAdmin })).json.data;
+
+    const { changes } = await allChanges(h, KEYS.acmeAdmin, start);
+    expect(changes.map((c) => [c.record_id === id ? 'it' : c.record?.name, c.operation])).toEqual([
+      ['it', 'created'], ['it', 'updated'], ['it', 'updated'], ['Feed Upserted Acme', 'created'], ['it', 'deleted'], ['it', 'restored'],
+    ]);
+    const [created, updated, upserted] = changes;
+    expect(created.record).toMatchObject({ id, name: 'Feed Acme', status: 'active', org_id: 'org_acme' });
+    expect(updated.changed_fields).toEqual(expect.arrayContaining(['status']));
+    expect(updated.previous.status).toBe('active');
+    expect(updated.record.status).toBe('inactive');
+    expect(upserted.changed_fields).toContain('name');
+    expect(upserted.previous.name).toBe('Feed Acme');
+    expect(changes[4].record).toMatchObject({ id, is_deleted: true, deleted_by: 'u_acme_admin', deleted_at: expect.any(Number) });
+    // The last change holds the record exactly as get-one returns it.
+    expect(changes[5].record).toEqual(final);
+    expect(Object.keys(changes[5].record)).toEqual(Object.keys(final));
+    for (const c of changes) {
+      expect(c.actor).toEqual({ user_id: 'u_acme_admin', surface: 'rest' });
+      expect(c.event_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(c.object_slug).toBe('contact');
+    }
+    expect(new Set(changes.map((c) => c.event_id)).size).toBe(changes.length);
+    // The other organization saw none of it.
+    expect((await allChanges(h, KEYS.globexAdmin, globexStart)).changes).toEqual([]);
+    // Reading from a change's own cursor gives what came after it, nothing twice.
+    const rest = await allChanges(h, KEYS.acmeAdmin, changes[2].cursor);
+    expect(rest.changes.map((c) => c.event_id)).toEqual(changes.slice(3).map((c) => c.event_id));
+  });
+
+  it('narrows the feed to the objects asked for and the role may read, and refuses bad cursors and parameters', async () => {
+    const start = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
+    await h.call('POST', '/api/v1/org/objects/account/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'Narrow Account Acme' }] });
+    await h.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'Narrow Contact Acme' }] });
+    const only = await h.call('GET', `/api/v1/changes?after=${start}&objects=account`, { key: KEYS.acmeAdmin });
+    expect(only.json.data.changes.map((c: any) => c.record.name)).toEqual(['Narrow Account Acme']);
+    expectEnvelope(await h.call('GET', '/api/v1/changes?objects=acount', { key: KEYS.acmeAdmin }), 400, 'INVALID_SLUG');
+    expectEnvelope(await h.call('GET', '/api/v1/changes?after=12', { key: KEYS.acmeAdmin }), 400, 'INVALID_CURSOR');
+    expectEnvelope(await h.call('GET', "/api/v1/changes?after=c1'%3B--", { key: KEYS.acmeAdmin }), 400, 'INVALID_CURSOR');
+    expect((await h.call('GET', '/api/v1/changes?limit=5000', { key: KEYS.acmeAdmin })).status).toBe(400);
+    expect((await h.call('GET', '/api/v1/changes?wait=31', { key: KEYS.acmeAdmin })).status).toBe(400);
+    expectEnvelope(await h.call('GET', '/api/v1/changes'), 401, 'UNAUTHENTICATED');
+  });
+
+  it('answers a long-poll as soon as a change commits, and an empty page with the same cursor when the wait runs out', async () => {
+    const head = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.globexAdmin })).json.data.cursor as string;
+    const empty = await h.call('GET', `/api/v1/changes?after=${head}&wait=1`, { key: KEYS.globexAdmin });
+    expect(empty.json.data).toEqual({ changes: [], next_cursor: head, has_more: false });
+    // A wait long past the test's own time limit: only the commit can end it in time.
+    const polled = h.call('GET', `/api/v1/changes?after=${head}&wait=30`, { key: KEYS.globexAdmin });
+    // Another organization's write does not answer it.
+    await h.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'Not For Globex Acme' }] });
+    await h.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key: KEYS.globexAdmin, body: [{ name: 'Awaited Globex' }] });
+    const answer = await polled;
+    expect(answer.json.data.changes.map((c: any) => c.record.name)).toEqual(['Awaited Globex']);
+  }, 20_000);
+
+  it('purges records deleted long enough ago, as a change, and expires cursors older than the retention', async () => {
+    const start = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
+    const made = await h.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'Purged Acme' }] });
+    const id = made.json.data.ids[0] as string;
+    expect((await h.call('DELETE', `/api/v1/org/objects/contact/record/${id}`, { key: KEYS.acmeAdmin })).status).toBe(200);
+    // Not yet 30 days: nothing goes.
+    expect((await h.server.maintenance.run(Date.now() + 29 * DAY)).purged).toBe(0);
+    expect((await h.server.maintenance.run(Date.now() + 31 * DAY)).purged).toBeGreaterThanOrEqual(1);
+    expectEnvelope(await h.call('POST', `/api/v1/org/objects/contact/record/${id}/restore`, { key: KEYS.acmeAdmin }), 400, 'NOT_FOUND');
+    const { changes } = await allChanges(h, KEYS.acmeAdmin, start);
+    const purge = changes.find((c) => c.record_id === id && c.operation === 'purged');
+    expect(purge).toMatchObject({ record: null, actor: { user_id: null, surface: 'system' } });
+    expect((await allChanges(h, KEYS.globexAdmin)).changes.some((c) => c.record_id === id)).toBe(false);
+
+    // Past the retention every change so far goes, and a cursor from before is told to resynchronise.
+    expect((await h.server.maintenance.run(Date.now() + 41 * DAY)).pruned).toBeGreaterThan(0);
+    const expired = await h.call('GET', `/api/v1/changes?after=${start}`, { key: KEYS.acmeAdmin });
+    expectEnvelope(expired, 410, 'CURSOR_EXPIRED');
+    expect(expired.json.data.hint).toContain('/api/v1/changes/head');
+    // The head still works, and so does reading from it.
+    const head = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
+    expect((await h.call('GET', `/api/v1/changes?after=${head}`, { key: KEYS.acmeAdmin })).json.data.changes).toEqual([]);
+  });
+});

@@ -1,0 +1,81 @@
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChangeLog } from '../../src/service/changes/log.js';
+import { allChanges, KEYS, rawClient, startChangesService, type ChangesHarness } from './support.js';
+
+/**
+ * Commit order, never a skip, on PostgreSQL 15: a transaction holds its change's position and
+ * has not committed while other writes come and readers read. With positions taken when a row is
+ * written and nothing more, the later write would commit first with a larger position, a reader
+ * would step past the held one, and miss it when it commits. Here the held change is read first,
+ * then the later one: nothing skipped, nothing out of order.
+ */
+
+let h: ChangesHarness;
+let held: pg.Client;
+let watcher: pg.Client;
+
+beforeAll(async () => {
+  h = await startChangesService('postgres');
+  held = await rawClient(h);
+  watcher = await rawClient(h);
+}, 120_000);
+
+afterAll(async () => {
+  await held?.end().catch(() => {});
+  await watcher?.end().catch(() => {});
+  await h?.close();
+});
+
+/** Resolves once a backend waits for an advisory lock: the writer queued behind the held transaction. */
+async function someoneWaitsForTheChangeLock(): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    const { rows } = await watcher.query(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`);
+    if (rows[0].n > 0) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error('no writer ever waited for the change lock');
+}
+
+describe('positions in commit order on PostgreSQL', () => {
+  it('never hands a reader a change that commits after one it has not seen yet', async () => {
+    const start = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
+    // A write transaction of org_acme that has taken its position and is still open.
+    await held.query('BEGIN');
+    const sink = new ChangeLog(h.db).sink({ user_id: 'u_held', surface: 'cli' });
+    await sink.append({ rows: async (text, params) => (await held.query(text, params as unknown[])).rows }, 'org_acme',
+      [{ objectSlug: 'contact', recordId: 'con_a1', operation: 'updated', record: { id: 'con_a1' }, changedFields: ['name'], previous: { name: 'Asha Acme' } }]);
+
+    // A later write of the same organization through the API: it queues for the organization's change lock.
+    const later = h.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'Later Acme' }] });
+    await someoneWaitsForTheChangeLock();
+    // Another organization is not held up by it.
+    const globex = await h.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key: KEYS.globexAdmin, body: [{ name: 'Free Globex' }] });
+    expect(globex.status, globex.text).toBe(200);
+    expect((await allChanges(h, KEYS.globexAdmin)).changes.map((c) => c.record?.name)).toContain('Free Globex');
+
+    // Nothing of org_acme is readable yet: neither has committed.
+    const during = await allChanges(h, KEYS.acmeAdmin, start);
+    expect(during.changes).toEqual([]);
+    expect(during.cursor).toBe(start);
+
+    await held.query('COMMIT');
+    expect((await later).status).toBe(200);
+    const after = await allChanges(h, KEYS.acmeAdmin, during.cursor);
+    expect(after.changes.map((c) => [c.actor.user_id, c.operation])).toEqual([['u_held', 'updated'], ['u_acme_admin', 'created']]);
+  });
+
+  it('leaves nothing of a write that rolls back', async () => {
+    const start = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
+    await held.query('BEGIN');
+    await new ChangeLog(h.db).sink({ user_id: 'u_held', surface: 'cli' }).append({ rows: async (text, params) => (await held.query(text, params as unknown[])).rows }, 'org_acme',
+      [{ objectSlug: 'contact', recordId: 'con_a2', operation: 'deleted', record: { id: 'con_a2' } }]);
+    await held.query('ROLLBACK');
+    // A write that fails validation records nothing either.
+    const refused = await h.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'Fine Acme' }, { email: 'not an email' }] });
+    expect(refused.status).toBe(400);
+    const ok = await h.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'Kept Acme' }] });
+    expect(ok.status).toBe(200);
+    expect((await allChanges(h, KEYS.acmeAdmin, start)).changes.map((c) => c.record?.name)).toEqual(['Kept Acme']);
+  });
+});
