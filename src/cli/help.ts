@@ -137,6 +137,8 @@ Options:
   --memory              embedded database in memory: nothing is kept
   --read-database <url> reports and filters read here: a read role on the primary, or a
                         streaming replica (with --database; see docs/fleet.md)
+  --webhook-allow-private  webhooks may go to http URLs and loopback and private addresses
+                        (development and tests only; never link-local)
   --trust-proxy <list>  proxies that may name the client's address (X-Forwarded-For): a hop
                         count, or addresses and CIDR ranges, e.g. 10.0.0.0/8 (default: none)
 ${SCHEMA_FLAGS}
@@ -145,6 +147,7 @@ ${SCHEMA_FLAGS}
   -h, --help            show this help
 
 Environment:
+  OQL_WEBHOOK_ALLOW_PRIVATE the same as --webhook-allow-private (1)
   OQL_TRUST_PROXY       the same as --trust-proxy
   OQL_API_KEYS          keys to create at start: key=org:role[:user],… (role member, admin, superadmin)
   OQL_TOKEN_SECRET      signs pagination tokens (default: generated once, kept in the database)
@@ -183,6 +186,22 @@ Environment:
   OQL_MAX_TOOL_LOG_ENTRY_BYTES, OQL_MAX_TOOL_LOG_PAGE_BYTES
                         bytes of one tool-log entry's arguments (cut beyond, marked truncated)
                         and of one listing page's (default 65536 and 4194304)
+  OQL_PURGE_AFTER_DAYS  deleted records are purged for good this many days later (default 30)
+  OQL_CHANGES_RETENTION_DAYS
+                        days the change log keeps a change; older cursors get 410 (default 7)
+  OQL_MAX_WAITING_PER_USER, OQL_MAX_WAITING_PER_ORG
+                        long-polls and change streams open at once per user and per organization
+                        on each instance; 429 TOO_MANY_WAITING beyond (default 10 and 200)
+  OQL_STREAM_MAX_SECONDS, OQL_STREAM_HEARTBEAT_SECONDS
+                        a change stream's length and its heartbeat (default 300 and 15)
+  OQL_MAX_WEBHOOKS_PER_ORG
+                        webhook endpoints one organization may have (default 50)
+  OQL_WEBHOOK_SLOTS_PER_ORG
+                        webhook deliveries one organization may have in flight per instance (default 4)
+  OQL_WEBHOOK_TIMEOUT_MS
+                        a webhook receiver's time to answer (default 10000)
+  OQL_WEBHOOK_RETRY_SCALE
+                        multiplies the webhook retry schedule, 0 to 1 (default 1)
 
 Example:
   oql serve --demo

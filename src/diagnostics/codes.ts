@@ -100,7 +100,6 @@ export const CODES = {
   // Webhooks
   INVALID_WEBHOOK_URL: 'A webhook URL that is not https, or that names an address the service never sends to (loopback, private, link-local, ...).',
   TOO_MANY_WEBHOOKS: 'The organization already has the maximum number of webhook endpoints.',
-  WEBHOOK_NOT_FOUND: 'No webhook endpoint with this id in the caller\'s organization.',
   MISSING_DEPENDENCY: 'An optional package the requested work needs (libphonenumber-js for phone columns) is not installed.',
   // The HTTP service
   UNAUTHENTICATED: 'The request has no bearer token, or one the service does not recognise.',
@@ -126,8 +125,6 @@ export function statusOf(code: DiagnosticCode): number {
       return 429;
     case 'CURSOR_EXPIRED':
       return 410;
-    case 'WEBHOOK_NOT_FOUND':
-      return 404;
     case 'DATABASE_ERROR':
     case 'SERVICE_UNAVAILABLE':
       return 503;

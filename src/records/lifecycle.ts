@@ -165,21 +165,6 @@ export async function purgeDeleted(db: Writable, catalog: Catalog, options: Purg
 export async function addLifecycleColumns(db: Writable, catalog: Catalog): Promise<string[]> {
   const { schema, softDeleteColumn: soft } = catalog.mapping;
   if (soft === null) return [];
-  const database = databaseOf(db);
-  const { rows } = await database.query<{ table_name: string; column_name: string | null }>(
-    `SELECT c.relname AS table_name, a.attname AS column_name
-       FROM pg_catalog.pg_class c
-       JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-       LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-      WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')`,
-    [schema]);
-  const tables = new Map<string, Set<string>>();
-  for (const r of rows) {
-    const table = String(r.table_name);
-    if (!tables.has(table)) tables.set(table, new Set());
-    if (r.column_name !== null) tables.get(table)!.add(String(r.column_name));
-  }
-  const added: string[] = [];
   for (const obj of catalog.objects.values()) {
     for (const col of obj.columns.values()) {
       if (col.column === DELETED_AT || col.column === DELETED_BY) {
@@ -187,18 +172,39 @@ export async function addLifecycleColumns(db: Writable, catalog: Catalog): Promi
           `store '${col.slug}' under another physical name`);
       }
     }
-    const have = tables.get(obj.table);
-    if (!have) continue;
-    const table = quoteQualified(schema, obj.table);
-    for (const [name, type] of [[DELETED_AT, 'bigint'], [DELETED_BY, 'text']] as const) {
-      if (have.has(name)) continue;
-      await database.query(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${quoteIdent(name)} ${type}`, []);
-      added.push(`${table}.${quoteIdent(name)}`);
-    }
-    const index = `${obj.table.slice(0, 40)}_deleted_at_idx`;
-    await database.query(`CREATE INDEX IF NOT EXISTS ${quoteIdent(index)} ON ${table} (${quoteIdent(DELETED_AT)}) WHERE ${quoteIdent(soft)} = true`, []);
   }
-  return added;
+  // Instances starting at once queue here: two CREATE INDEX IF NOT EXISTS of one name side by side
+  // would otherwise fail on the catalog's unique index.
+  return databaseOf(db).transaction(async (tx) => {
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('oql lifecycle columns|' || $1, 0))`, [schema]);
+    const { rows } = await tx.query<{ table_name: string; column_name: string | null }>(
+      `SELECT c.relname AS table_name, a.attname AS column_name
+         FROM pg_catalog.pg_class c
+         JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+         LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+        WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')`,
+      [schema]);
+    const tables = new Map<string, Set<string>>();
+    for (const r of rows) {
+      const table = String(r.table_name);
+      if (!tables.has(table)) tables.set(table, new Set());
+      if (r.column_name !== null) tables.get(table)!.add(String(r.column_name));
+    }
+    const added: string[] = [];
+    for (const obj of catalog.objects.values()) {
+      const have = tables.get(obj.table);
+      if (!have) continue;
+      const table = quoteQualified(schema, obj.table);
+      for (const [name, type] of [[DELETED_AT, 'bigint'], [DELETED_BY, 'text']] as const) {
+        if (have.has(name)) continue;
+        await tx.query(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${quoteIdent(name)} ${type}`);
+        added.push(`${table}.${quoteIdent(name)}`);
+      }
+      const index = `${obj.table.slice(0, 40)}_deleted_at_idx`;
+      await tx.query(`CREATE INDEX IF NOT EXISTS ${quoteIdent(index)} ON ${table} (${quoteIdent(DELETED_AT)}) WHERE ${quoteIdent(soft)} = true`);
+    }
+    return added;
+  });
 }
 
 function softDeleteColumn(catalog: Catalog): string {

@@ -244,7 +244,7 @@ const NOT_ABOUT_QUERIES = new Set<DiagnosticCode>([
   // The change log's cursors and waiting readers.
   'INVALID_CURSOR', 'CURSOR_EXPIRED', 'TOO_MANY_WAITING',
   // Webhook endpoints.
-  'INVALID_WEBHOOK_URL', 'TOO_MANY_WEBHOOKS', 'WEBHOOK_NOT_FOUND',
+  'INVALID_WEBHOOK_URL', 'TOO_MANY_WEBHOOKS',
 ]);
 
 function cases(catalogName: string): { code: DiagnosticCode; c: Case }[] {

@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import createClient from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordToolCall } from '../../src/server/index.js';
@@ -20,6 +22,7 @@ const slugs = objectsFile.map((o) => o.slug);
 const MEMBER_OBJECTS = ['account', 'contact', 'user'];
 
 let service: CrmService;
+let receiver: http.Server;
 let check: DocumentCheck;
 let small: Running;
 
@@ -41,7 +44,10 @@ let globex: Client;
 let acmeMember: Client;
 
 beforeAll(async () => {
-  service = await crmServiceOnPglite({ roleAccess: { member: MEMBER_OBJECTS } });
+  receiver = http.createServer((req, res) => { req.resume(); req.on('end', () => { res.statusCode = 204; res.end(); }); });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  // Webhooks to the loopback receiver above, and nowhere else.
+  service = await crmServiceOnPglite({ roleAccess: { member: MEMBER_OBJECTS }, webhookAllowPrivate: true });
   check = new DocumentCheck((await (await fetch(`${service.api.url}/openapi.json`)).json()) as OpenApiDocument);
   small = await listen({ db: service.db, apiKeys: API_KEYS_ENV, env: {}, bodyLimit: 1024 });
   acme = client(service.api.url, KEYS.acmeAdmin);
@@ -50,6 +56,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  await new Promise((resolve) => receiver?.close(resolve));
   await small?.close();
   await service?.api.close();
   if (service && !service.pglite.closed) await service.pglite.close();
@@ -332,6 +339,27 @@ describe('a typed client generated from /openapi.json', () => {
     const events = [...text.matchAll(/^event: (.+)\ndata: (.+)$/gm)].map((m) => ({ event: m[1]!, data: JSON.parse(m[2]!) }));
     expect(events.map((e) => e.event)).toEqual(['record.created', 'record.created', 'record.deleted', 'record.restored', 'record.deleted', 'record.deleted']);
     for (const e of events) expect(check.schemaMatches('Change', e.data)).toBeNull();
+  });
+
+  it('manages webhook endpoints: add, list, read, change, ping, rotate, deliveries, replay, remove', async () => {
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const made = await acme.POST('/api/v1/webhooks', { body: { url, objects: ['lead'], description: 'typed client' } });
+    expect(made.response.status).toBe(201);
+    const id = made.data!.data.id;
+    expect(made.data!.data.secret).toMatch(/^whsec_/);
+    expect((await acme.GET('/api/v1/webhooks')).data?.data.webhooks.map((w) => w.id)).toContain(id);
+    expect((await globex.GET('/api/v1/webhooks')).data?.data.webhooks.map((w) => w.id)).not.toContain(id);
+    expect((await acme.GET('/api/v1/webhooks/{id}', { params: { path: { id } } })).data?.data.url).toBe(url);
+    expect((await globex.GET('/api/v1/webhooks/{id}', { params: { path: { id } } })).error?.data.error_code).toBe('NOT_FOUND');
+    expect((await acme.PATCH('/api/v1/webhooks/{id}', { params: { path: { id } }, body: { status: 'paused' } })).data?.data.status).toBe('paused');
+    expect((await acme.POST('/api/v1/webhooks/{id}/test', { params: { path: { id } } })).data?.data).toMatchObject({ success: true, http_status: 204 });
+    const rotated = await acme.POST('/api/v1/webhooks/{id}/rotate-secret', { params: { path: { id } } });
+    expect(rotated.data?.data.secret).not.toBe(made.data!.data.secret);
+    expect((await acme.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id } } })).data?.data.deliveries).toEqual([]);
+    const head = (await acme.GET('/api/v1/changes/head')).data!.data.cursor;
+    expect((await acme.POST('/api/v1/webhooks/{id}/replay', { params: { path: { id } }, body: { after: head } })).data?.data.cursor).toBe(head);
+    expect((await acmeMember.GET('/api/v1/webhooks')).error?.data.error_code).toBe('PERMISSION_DENIED');
+    expect((await acme.DELETE('/api/v1/webhooks/{id}', { params: { path: { id } } })).data?.data).toEqual({ id, deleted: true });
   });
 
   it('answers 503 in the error envelope once the database is gone', async () => {

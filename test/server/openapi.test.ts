@@ -85,8 +85,8 @@ describe('the served OpenAPI document', () => {
       expect(op.tags?.length, name).toBe(1);
       expect(path, name).not.toMatch(/.\/$/);
     }
-    // The spec's 15, the API keys' 4, lint, the record lifecycle's 3 and the change log's 3.
-    expect(ids.size).toBe(26);
+    // The spec's 15, the API keys' 4, lint, the record lifecycle's 3, the change log's 3 and webhooks' 9.
+    expect(ids.size).toBe(35);
     for (const id of ['listKeys', 'createKey', 'rollKey', 'revokeKey', 'lintReport', 'deleteRecord', 'bulkDeleteRecords', 'restoreRecord', 'listChanges', 'changesHead', 'streamChanges']) expect(ids.has(id), id).toBe(true);
     expect(served['security']).toEqual([{ apiKey: [] }]);
     expect(served.paths['/api/v1/org/tool/mcp/logs/list']!['post']!.security).toEqual([{ apiKey: [] }, { oauthToken: [] }, { consoleSession: [], consoleCsrf: [] }]);
@@ -96,7 +96,7 @@ describe('the served OpenAPI document', () => {
 
   it('documents for every operation its success envelope, the errors of every route in the error envelope, and Retry-After on 429 and 503', () => {
     // Operations that make something answer 201 Created; every other success is 200.
-    const creates = ['createKey', 'rollKey'];
+    const creates = ['createKey', 'rollKey', 'createWebhook'];
     for (const [method, path, op] of operationsOf(served)) {
       const name = `${method.toUpperCase()} ${path}`;
       const statuses = Object.keys(op.responses);

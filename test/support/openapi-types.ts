@@ -5042,6 +5042,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
             401: {
                 headers: {
@@ -5053,15 +5062,6 @@ export interface operations {
             };
             /** @description The caller's role may not do this (PERMISSION_DENIED). */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5152,6 +5152,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
             401: {
                 headers: {
@@ -5163,15 +5172,6 @@ export interface operations {
             };
             /** @description The caller's role may not do this (PERMISSION_DENIED). */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5318,15 +5318,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT). */
             413: {
                 headers: {
@@ -5440,6 +5431,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
             401: {
                 headers: {
@@ -5451,15 +5451,6 @@ export interface operations {
             };
             /** @description The caller's role may not do this (PERMISSION_DENIED). */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5553,6 +5544,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
             401: {
                 headers: {
@@ -5564,15 +5564,6 @@ export interface operations {
             };
             /** @description The caller's role may not do this (PERMISSION_DENIED). */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5718,15 +5709,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
             429: {
                 headers: {
@@ -5852,15 +5834,6 @@ export interface operations {
             };
             /** @description The caller's role may not do this (PERMISSION_DENIED). */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description No such webhook endpoint in your organization (WEBHOOK_NOT_FOUND). */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -154,8 +154,8 @@ describe.each<DbKind>(['pglite', 'postgres'])('webhooks on %s', (kind) => {
   it('keeps endpoints to their organization and their admins', async () => {
     const r = await receiver();
     const hook = await create(KEYS.acmeAdmin, { url: r.url });
-    expectEnvelope(await h.call('GET', `/api/v1/webhooks/${hook.id}`, { key: KEYS.globexAdmin }), 404, 'WEBHOOK_NOT_FOUND');
-    expectEnvelope(await h.call('DELETE', `/api/v1/webhooks/${hook.id}`, { key: KEYS.globexAdmin }), 404, 'WEBHOOK_NOT_FOUND');
+    expectEnvelope(await h.call('GET', `/api/v1/webhooks/${hook.id}`, { key: KEYS.globexAdmin }), 400, 'NOT_FOUND');
+    expectEnvelope(await h.call('DELETE', `/api/v1/webhooks/${hook.id}`, { key: KEYS.globexAdmin }), 400, 'NOT_FOUND');
     expect((await h.call('GET', '/api/v1/webhooks', { key: KEYS.globexAdmin })).json.data.webhooks.some((w: any) => w.id === hook.id)).toBe(false);
     expectEnvelope(await h.call('GET', '/api/v1/webhooks', { key: KEYS.acmeMember }), 403, 'PERMISSION_DENIED');
     expectEnvelope(await h.call('POST', '/api/v1/webhooks', { key: KEYS.acmeMember, body: { url: r.url } }), 403, 'PERMISSION_DENIED');

@@ -16,6 +16,7 @@ export const SERVE_OPTIONS = {
   host: { type: 'string' },
   'read-database': { type: 'string' },
   'trust-proxy': { type: 'string' },
+  'webhook-allow-private': { type: 'boolean' },
   ...SERVICE_DATA_OPTIONS,
 } as const;
 
@@ -99,6 +100,7 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
     mcpUrl: values['mcp-url'],
     ...(values['read-database'] === undefined ? {} : { readDatabase: values['read-database'] }),
     ...(values['trust-proxy'] === undefined ? {} : { trustProxy: values['trust-proxy'] }),
+    ...(values['webhook-allow-private'] === true ? { webhookAllowPrivate: true } : {}),
     ...(io.env === undefined ? {} : { env: io.env }),
   });
   let url = '';
@@ -117,6 +119,9 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
   if (hosts.api) println(io.stdout, `oql serve: listening on ${url}`);
   if (hosts.mcp) println(io.stdout, `MCP host  ${mcpAddress}; endpoint ${server.mcpUrl()}/<workspace>/mcp`);
   println(io.stdout, `database  ${server.db.label}`);
+  if (server.config.webhookAllowPrivate) {
+    println(io.stderr, 'oql serve: webhooks may go to http URLs and to loopback and private addresses (--webhook-allow-private, OQL_WEBHOOK_ALLOW_PRIVATE): for development only, never in production');
+  }
   if (server.reads !== undefined) {
     const { label, role } = server.reads;
     println(io.stdout, `reads     ${label} (${role.standby ? 'a streaming replica' : 'the primary'}; ${role.missing.length === 0 ? 'one statement per read' : 'BEGIN/SET around each read'})`);

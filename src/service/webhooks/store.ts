@@ -225,5 +225,5 @@ export function attemptOf(r: AttemptRow) {
 
 export function notFound(id: unknown): OqlError {
   const shown = typeof id === 'string' ? JSON.stringify(id.slice(0, 80)) : 'this id';
-  return OqlError.plain('WEBHOOK_NOT_FOUND', `your organization has no webhook endpoint ${shown}`, 'GET /api/v1/webhooks lists your endpoints');
+  return OqlError.plain('NOT_FOUND', `your organization has no webhook endpoint ${shown}`, 'GET /api/v1/webhooks lists your endpoints');
 }
