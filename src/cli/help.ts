@@ -176,6 +176,16 @@ Environment:
   OQL_MAX_CONNECTIONS_PER_ADDRESS
                         open connections one client address may hold per host (default 256)
   OQL_API_KEY_CACHE_MS  how long a verified API key is trusted without a lookup (default 5000; 0: never)
+  OQL_MAX_KEYS_PER_USER, OQL_MAX_KEYS_PER_ORG
+                        live API keys one user, one organization may hold; TOO_MANY_KEYS
+                        beyond (default 100 and 1000)
+  OQL_MAX_CONSOLE_SESSIONS_PER_KEY
+                        live console sessions of one key; a sign-in past it ends the oldest (default 20)
+  OQL_MAX_CONSOLE_SIGN_INS_PER_MINUTE
+                        console sign-ins with one key per minute; 429 beyond (default 30)
+  OQL_MAX_TOOL_LOG_ENTRY_BYTES, OQL_MAX_TOOL_LOG_PAGE_BYTES
+                        bytes of one tool-log entry's arguments (cut beyond, marked truncated)
+                        and of one listing page's (default 65536 and 4194304)
   OQL_PURGE_AFTER_DAYS  deleted records are purged for good this many days later (default 30)
   OQL_CHANGES_RETENTION_DAYS
                         days the change log keeps a change; older cursors get 410 (default 7)

@@ -4,6 +4,7 @@ import { readCookie, sameOriginPost } from '../oauth/consent.js';
 import { workspaceUrls } from '../oauth/context.js';
 import type { SignInGuard } from '../oauth/sign-in.js';
 import { roleAtMost } from '../service/api-key-access.js';
+import type { AttemptStore } from '../service/shared-state/attempts.js';
 import {
   CSRF_HEADER, SAFE_METHODS, SECURE_SESSION_COOKIE, SESSION_COOKIE, changeFromAnotherSite, csrfTokenMissing, sessionEnded,
 } from '../service/console-session.js';
@@ -35,9 +36,14 @@ export interface ConsoleContext {
   mcpUrl(): string;
   now(): number;
   readonly lifetimes: SessionLifetimes;
-  /** The consent form's attempt counters and sign-in limit: one budget of key guesses per address for both. */
   /** The consent form's key-guessing budget (src/oauth/sign-in.ts), counted under the workspace name `console`. */
   readonly signIn: SignInGuard;
+  /** The attempt counters the guard counts in, where each key's sign-ins per minute are counted too. */
+  readonly attempts: AttemptStore;
+  /** Sign-ins with one key per minute (429 beyond): a key cannot open sessions as fast as it can send requests. */
+  readonly maxSignInsPerKeyPerMinute: number;
+  /** Live sessions of one key: a sign-in past it ends the key's oldest. */
+  readonly maxSessionsPerKey: number;
   /** Signs CSRF tokens; the same on every instance sharing the database. */
   csrfSecret(): Promise<string>;
   /** The directory of the built front end. */
@@ -159,18 +165,26 @@ export async function consolePlugin(app: FastifyInstance, ctx: ConsoleContext): 
       throw OqlError.plain('PERMISSION_DENIED', 'sign-in was sent from another site', 'sign in on the console of this host');
     }
     // The consent form's rule and budget: failures per address, and per key beginning.
-    const wait = await ctx.signIn.wait('console', request.ip, request.body.api_key);
-    if (wait > 0) throw OqlError.retryLater('TOO_MANY_REQUESTS', `too many API keys refused from this address; retry in ${wait} seconds`, wait);
+    const attempt = await ctx.signIn.begin('console', request.ip, request.body.api_key);
+    if (!attempt.ok) {
+      throw OqlError.retryLater('TOO_MANY_REQUESTS', `too many API keys refused from this address; retry in ${attempt.retryAfter} seconds`, attempt.retryAfter);
+    }
     const now = ctx.now();
     const principal = await verifyApiKey(ctx.db, request.body.api_key, now);
     if (!principal) {
-      await ctx.signIn.failed('console', request.ip, request.body.api_key);
+      // The reservation stays: it counts as a refused key.
       throw OqlError.plain('UNAUTHENTICATED', 'this API key is not valid: it is unknown, revoked or expired', 'paste a key of your organization, as created on the API access page or with oql keys create');
+    }
+    await attempt.release();
+    const perKey = await ctx.attempts.hit([`console-sign-in|key|${principal.clientId ?? ''}`], { max: ctx.maxSignInsPerKeyPerMinute, windowSeconds: 60 });
+    if (!perKey.ok) {
+      throw OqlError.retryLater('TOO_MANY_REQUESTS', `this API key signed in to the console ${ctx.maxSignInsPerKeyPerMinute} times within a minute; retry in ${perKey.retryAfter} seconds`, perKey.retryAfter,
+        'keep the session the console already has: it lasts while it is used');
     }
     const previous = sessionCookie(ctx, request);
     if (previous !== undefined) await endSession(ctx.db, previous);
     await pruneSessions(ctx.db, now);
-    const session = await createSession(ctx.db, principal, now, ctx.lifetimes);
+    const session = await createSession(ctx.db, principal, now, ctx.lifetimes, ctx.maxSessionsPerKey);
     setCookie(ctx, request, reply, session.token);
     return sessionInfo(ctx, { ...principal, via: 'session' }, session.token, session.expiresAt, session.endsAt);
   });

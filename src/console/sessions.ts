@@ -39,8 +39,11 @@ export interface NewSession {
   readonly endsAt: number;
 }
 
-/** Starts a session for the principal of an API key (its `clientId` is the key's id). */
-export async function createSession(db: ServiceTx, key: Principal, now: number, lifetimes: SessionLifetimes): Promise<NewSession> {
+/**
+ * Starts a session for the principal of an API key (its `clientId` is the key's id). When the key
+ * then has more than `maxPerKey` sessions, its oldest end: one key cannot fill the table.
+ */
+export async function createSession(db: ServiceTx, key: Principal, now: number, lifetimes: SessionLifetimes, maxPerKey = Number.MAX_SAFE_INTEGER): Promise<NewSession> {
   if (key.via !== 'api_key' || key.clientId === undefined) throw new TypeError('a console session is signed in with an API key');
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
   const endsAt = now + lifetimes.maxMs;
@@ -50,6 +53,14 @@ export async function createSession(db: ServiceTx, key: Principal, now: number, 
      VALUES ($1, $2, $3, $4, $5, $5, $6, $7)`,
     [hashToken(token), key.clientId, key.orgId, key.userId, now, expiresAt, endsAt],
   );
+  if (maxPerKey < Number.MAX_SAFE_INTEGER) {
+    await db.query(
+      `DELETE FROM ${SERVICE_SCHEMA}.console_sessions WHERE token_hash IN (
+         SELECT token_hash FROM ${SERVICE_SCHEMA}.console_sessions WHERE api_key_id = $1
+          ORDER BY token_hash = $3 DESC, created_at DESC, token_hash DESC OFFSET $2)`,
+      [key.clientId, maxPerKey, hashToken(token)],
+    );
+  }
   return { token, expiresAt, endsAt };
 }
 

@@ -109,6 +109,7 @@ export const CODES = {
   MALFORMED_JSON: 'The request body is not valid JSON, or holds a __proto__ or constructor key.',
   UNSUPPORTED_MEDIA_TYPE: 'The request body has a content type other than application/json.',
   PAYLOAD_TOO_LARGE: 'The request body is larger than the configured limit.',
+  TOO_MANY_KEYS: 'The user or the organization already has the most live API keys it may have; revoke one to make another.',
   SCHEMA_MISMATCH: 'An existing table does not match the catalog (a column is missing or has another type).',
 } as const;
 

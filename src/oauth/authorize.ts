@@ -190,19 +190,20 @@ export function authorizeRoutes(app: FastifyInstance, ctx: OAuthContext): void {
     // Guessing keys through this form is bounded per workspace and address, and per key beginning,
     // counted on failures only (./sign-in.ts).
     const apiKey = param(form, 'api_key');
-    const wait = await ctx.signIn.wait(workspace.subdomain, request.ip, apiKey);
-    if (wait > 0) {
-      reply.header('retry-after', String(wait));
+    const attempt = await ctx.signIn.begin(workspace.subdomain, request.ip, apiKey);
+    if (!attempt.ok) {
+      reply.header('retry-after', String(attempt.retryAfter));
       return oauthError(reply, 429, 'too_many_requests',
-        `too many API keys refused for this workspace from this address, or beginning like this one; retry in ${wait} seconds`);
+        `too many API keys refused for this workspace from this address, or beginning like this one; retry in ${attempt.retryAfter} seconds`);
     }
     const principal = apiKey === undefined || apiKey === '' ? null : await verifyApiKey(ctx.db, apiKey);
     if (!principal || principal.orgId !== workspace.orgId) {
-      await ctx.signIn.failed(workspace.subdomain, request.ip, apiKey);
+      // The reservation stays: it counts as a refused key.
       // One message for both: an attacker learns nothing about keys of other workspaces.
       return consentPage(ctx, request, reply, workspace, outcome, 401, `This API key is not a valid key of the workspace ${workspace.subdomain}.`);
     }
 
+    await attempt.release();
     const code = await issueCode(ctx.db, {
       workspace: workspace.subdomain,
       orgId: workspace.orgId,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AttemptStore, Limit } from '../service/shared-state/attempts.js';
+import type { AttemptStore, Limit, Reservation } from '../service/shared-state/attempts.js';
 
 /**
  * The key-guessing budget of a sign-in with an API key (the consent form), counted on failures
@@ -15,7 +15,9 @@ import type { AttemptStore, Limit } from '../service/shared-state/attempts.js';
  *   while it is full, that beginning signs in nowhere, the right key included (answering the right
  *   key would tell the guesser which guess was right).
  *
- * Once either key is at its limit, the next attempt is refused before the key is even looked up.
+ * Each attempt is counted before its key is looked up and given back once the key is accepted, so
+ * attempts sent at once are checked at most as many as the limit allows, the rest refused before
+ * the key is looked up; once either counter is full, every attempt is.
  */
 
 /** Characters of a key that make its counted beginning: `oql_` and 8 random characters (48 bits). */
@@ -33,13 +35,11 @@ export function signInKeys(workspace: string, address: string, apiKey: string | 
 export class SignInGuard {
   constructor(private readonly attempts: AttemptStore, private readonly limit: Limit) {}
 
-  /** Seconds to wait before this attempt may be checked; 0 when it may be now. */
-  wait(workspace: string, address: string, apiKey: string | undefined): Promise<number> {
-    return this.attempts.exceeded(signInKeys(workspace, address, apiKey), this.limit);
-  }
-
-  /** Counts a refused key. */
-  async failed(workspace: string, address: string, apiKey: string | undefined): Promise<void> {
-    await this.attempts.hit(signInKeys(workspace, address, apiKey), this.limit);
+  /**
+   * Counts this attempt as refused until it is released: check the key only when granted, and
+   * release the reservation when the key is accepted. Refused: the seconds to wait.
+   */
+  begin(workspace: string, address: string, apiKey: string | undefined): Promise<Reservation> {
+    return this.attempts.reserve(signInKeys(workspace, address, apiKey), this.limit);
   }
 }

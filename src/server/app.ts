@@ -173,7 +173,7 @@ interface HostUrls {
 }
 
 /** The console's context, or null when it is turned off; its attempt counters are the consent form's. */
-function consoleContext(db: ServiceDb, options: CreateServerOptions, urls: HostUrls, attempts: AttemptStore): ConsoleContext | null {
+function consoleContext(db: ServiceDb, options: CreateServerOptions, urls: HostUrls, attempts: AttemptStore, config: ServerConfig): ConsoleContext | null {
   if (options.console === false) return null;
   const o = options.console ?? {};
   const whole = (name: string, value: number | undefined, fallback: number): number => {
@@ -188,6 +188,9 @@ function consoleContext(db: ServiceDb, options: CreateServerOptions, urls: HostU
     now: options.oauth?.now ?? Date.now,
     lifetimes: { idleMs: whole('idleMinutes', o.idleMinutes, DEFAULT_SESSION_LIFETIMES.idleMs / 60_000) * 60_000, maxMs: whole('maxHours', o.maxHours, DEFAULT_SESSION_LIFETIMES.maxMs / 3_600_000) * 3_600_000 },
     signIn: new SignInGuard(attempts, mergeLimits(options.oauth?.limits).signIn),
+    attempts,
+    maxSignInsPerKeyPerMinute: config.maxConsoleSignInsPerMinute,
+    maxSessionsPerKey: config.maxConsoleSessionsPerKey,
     // Kept in the database: every instance sharing it accepts the tokens of the others.
     csrfSecret: () => (secret ??= settingOrCreate(db, 'console_csrf_secret', () => randomBytes(32).toString('base64url'))),
     assetsDir: o.assetsDir ?? defaultAssetsDir(),
@@ -240,7 +243,7 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
   const attempts = attemptStoreFor(ctx.db, options.oauth?.now ?? Date.now);
   // The authorization server of every workspace, outside the API-key scope below.
   await app.register(oauthPlugin, { db: ctx.db, baseUrl: urls.baseUrl, mcpUrl: urls.mcpUrl, ...options.oauth, attempts });
-  const consoleCtx = consoleContext(ctx.db, options, urls, attempts);
+  const consoleCtx = consoleContext(ctx.db, options, urls, attempts, ctx.config);
   if (consoleCtx) await app.register(consolePlugin, consoleCtx);
   app.get('/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => (
     // Under inject() nothing listens: the document then names its server relatively.

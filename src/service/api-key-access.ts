@@ -83,3 +83,25 @@ export function keyNotRollable(id: string): OqlError {
   return OqlError.plain('NOT_FOUND', `the API key '${id.slice(0, 80)}' is revoked or expired: only an active key can be rolled`,
     'create a new key instead (POST /api/v1/keys)');
 }
+
+/** The listing's cursor: where a page ended (its last key's creation time and id), opaque to clients. */
+export function keyCursorOf(key: { readonly createdAt: number; readonly id: string }): string {
+  return Buffer.from(JSON.stringify([key.createdAt, key.id]), 'utf8').toString('base64url');
+}
+
+/**
+ * The position a cursor names. It only says where to go on from: the listing is still of the
+ * caller's own keys, so a cursor made up or taken from another organization shows nothing more.
+ */
+export function readKeyCursor(cursor: string): { readonly createdAt: number; readonly id: string } {
+  let position: unknown;
+  try {
+    position = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    position = null;
+  }
+  if (!Array.isArray(position) || position.length !== 2 || !Number.isSafeInteger(position[0]) || typeof position[1] !== 'string' || position[1].length > 200) {
+    throw OqlError.plain('INVALID_TOKEN', 'the cursor is not one this listing gave', "pass the previous page's data.next unchanged, or leave cursor out for the first page");
+  }
+  return { createdAt: position[0] as number, id: position[1] as string };
+}

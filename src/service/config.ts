@@ -6,6 +6,8 @@ import type { LeaseStore } from './shared-state/leases.js';
 import { isRole, type AuthResolver, type Role, type ServiceDb } from './types.js';
 import { isObjectSlug } from '../rules.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
+import { DEFAULT_MAX_ENTRY_BYTES, DEFAULT_MAX_PAGE_BYTES } from './store/tool-logs.js';
+import { DEFAULT_KEY_CAPS } from './store/api-keys.js';
 import type { Resolver } from './outbound.js';
 
 export interface LogOptions {
@@ -57,6 +59,18 @@ export interface ServerOptions extends DatabaseOptions {
   /** Rows and bytes of one MCP tool result; more is cut and said so. Default 200 rows and 256 KiB (OQL_MCP_MAX_ROWS, OQL_MCP_MAX_BYTES). */
   readonly mcpMaxRows?: number;
   readonly mcpMaxBytes?: number;
+  /** Bytes of one tool-log entry's arguments; more is cut and the entry marked `truncated`. Default OQL_MAX_TOOL_LOG_ENTRY_BYTES or 64 KiB. */
+  readonly maxToolLogEntryBytes?: number;
+  /** Bytes of the entries' arguments in one tool-log listing page; the page ends before more. Default OQL_MAX_TOOL_LOG_PAGE_BYTES or 4 MiB. */
+  readonly maxToolLogPageBytes?: number;
+  /** Live API keys one user may hold (creating or rolling one more: TOO_MANY_KEYS). Default OQL_MAX_KEYS_PER_USER or 100. */
+  readonly maxKeysPerUser?: number;
+  /** Live API keys one organization may hold. Default OQL_MAX_KEYS_PER_ORG or 1000. */
+  readonly maxKeysPerOrg?: number;
+  /** Live console sessions of one key; signing in once more ends its oldest. Default OQL_MAX_CONSOLE_SESSIONS_PER_KEY or 20. */
+  readonly maxConsoleSessionsPerKey?: number;
+  /** Console sign-ins with one key per minute (429 beyond). Default OQL_MAX_CONSOLE_SIGN_INS_PER_MINUTE or 30. */
+  readonly maxConsoleSignInsPerMinute?: number;
   /** Share of the heap in use above which new database work is refused with 503. Default OQL_MAX_HEAP_RATIO or 0.85. */
   readonly maxHeapRatio?: number;
   /** Open connections one client address may hold on each host (beyond: closed at once). Default OQL_MAX_CONNECTIONS_PER_ADDRESS or 256. */
@@ -126,6 +140,12 @@ export interface ServerConfig {
   readonly maxCompileMs: number;
   readonly mcpMaxRows: number;
   readonly mcpMaxBytes: number;
+  readonly maxToolLogEntryBytes: number;
+  readonly maxToolLogPageBytes: number;
+  readonly maxKeysPerUser: number;
+  readonly maxKeysPerOrg: number;
+  readonly maxConsoleSessionsPerKey: number;
+  readonly maxConsoleSignInsPerMinute: number;
   readonly maxHeapRatio: number;
   readonly maxConnectionsPerAddress: number;
   readonly apiKeys: string | undefined;
@@ -165,6 +185,12 @@ function nonNegative(name: string, value: number | string | undefined, fallback:
   if (value === undefined || value === '') return fallback;
   const n = typeof value === 'number' ? value : Number(value);
   if (!Number.isSafeInteger(n) || n < 0) throw OqlError.plain('INVALID_OPTIONS', `${name} must be a whole number of at least 0, not '${String(value)}'`);
+  return n;
+}
+
+function atLeast(min: number, name: string, value: number | string | undefined, fallback: number): number {
+  const n = positive(name, value, fallback);
+  if (n < min) throw OqlError.plain('INVALID_OPTIONS', `${name} must be at least ${min}, not '${String(value)}'`);
   return n;
 }
 
@@ -217,6 +243,12 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
     maxCompileMs: positive('maxCompileMs (OQL_MAX_COMPILE_MS)', options.maxCompileMs ?? env['OQL_MAX_COMPILE_MS'], DEFAULT_MAX_COMPILE_MS),
     mcpMaxRows: positive('mcpMaxRows (OQL_MCP_MAX_ROWS)', options.mcpMaxRows ?? env['OQL_MCP_MAX_ROWS'], 200),
     mcpMaxBytes: positive('mcpMaxBytes (OQL_MCP_MAX_BYTES)', options.mcpMaxBytes ?? env['OQL_MCP_MAX_BYTES'], 256 * 1024),
+    maxToolLogEntryBytes: atLeast(1024, 'maxToolLogEntryBytes (OQL_MAX_TOOL_LOG_ENTRY_BYTES)', options.maxToolLogEntryBytes ?? env['OQL_MAX_TOOL_LOG_ENTRY_BYTES'], DEFAULT_MAX_ENTRY_BYTES),
+    maxToolLogPageBytes: atLeast(1024, 'maxToolLogPageBytes (OQL_MAX_TOOL_LOG_PAGE_BYTES)', options.maxToolLogPageBytes ?? env['OQL_MAX_TOOL_LOG_PAGE_BYTES'], DEFAULT_MAX_PAGE_BYTES),
+    maxKeysPerUser: positive('maxKeysPerUser (OQL_MAX_KEYS_PER_USER)', options.maxKeysPerUser ?? env['OQL_MAX_KEYS_PER_USER'], DEFAULT_KEY_CAPS.perUser),
+    maxKeysPerOrg: positive('maxKeysPerOrg (OQL_MAX_KEYS_PER_ORG)', options.maxKeysPerOrg ?? env['OQL_MAX_KEYS_PER_ORG'], DEFAULT_KEY_CAPS.perOrg),
+    maxConsoleSessionsPerKey: positive('maxConsoleSessionsPerKey (OQL_MAX_CONSOLE_SESSIONS_PER_KEY)', options.maxConsoleSessionsPerKey ?? env['OQL_MAX_CONSOLE_SESSIONS_PER_KEY'], 20),
+    maxConsoleSignInsPerMinute: positive('maxConsoleSignInsPerMinute (OQL_MAX_CONSOLE_SIGN_INS_PER_MINUTE)', options.maxConsoleSignInsPerMinute ?? env['OQL_MAX_CONSOLE_SIGN_INS_PER_MINUTE'], 30),
     maxHeapRatio: ratio('maxHeapRatio (OQL_MAX_HEAP_RATIO)', options.maxHeapRatio ?? env['OQL_MAX_HEAP_RATIO'], 0.85),
     maxConnectionsPerAddress: positive('maxConnectionsPerAddress (OQL_MAX_CONNECTIONS_PER_ADDRESS)', options.maxConnectionsPerAddress ?? env['OQL_MAX_CONNECTIONS_PER_ADDRESS'], 256),
     apiKeys: options.apiKeys ?? env['OQL_API_KEYS'],

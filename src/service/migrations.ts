@@ -302,6 +302,18 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       `CREATE INDEX IF NOT EXISTS webhook_attempts_time_idx ON ${S}.webhook_attempts (attempted_at)`,
     ],
   },
+  {
+    version: 10,
+    name: 'caps on what a tenant creates: tool-log entries cut to size, keys and sessions counted',
+    statements: [
+      // Whether an entry's input_params were cut to the entry cap (src/service/store/tool-log-input.ts).
+      `ALTER TABLE ${S}.tool_logs ADD COLUMN IF NOT EXISTS input_truncated boolean NOT NULL DEFAULT false`,
+      // Live keys per user, counted when one is created.
+      `CREATE INDEX IF NOT EXISTS api_keys_org_user_idx ON ${S}.api_keys (org_id, user_id)`,
+      // Live sessions per key, counted at each sign-in.
+      `CREATE INDEX IF NOT EXISTS console_sessions_key_idx ON ${S}.console_sessions (api_key_id, created_at)`,
+    ],
+  },
 ]);
 
 // Any constant: the key of the advisory lock every migrating start takes.

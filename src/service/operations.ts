@@ -13,8 +13,8 @@ import { lint } from '../lint/lint.js';
 import { parse } from '../syntax/parse.js';
 import type { ServerConfig } from './config.js';
 import type { Policy, RequestContext } from './policy.js';
-import { checkMayManage, checkNewKey, keyNotFound, keyNotRollable, keyScope, ownerOfNewKey } from './api-key-access.js';
-import { getApiKey, issueApiKey, listApiKeys, rollApiKey, type ApiKeyInfo, type ApiKeyVerifier } from './store/api-keys.js';
+import { checkMayManage, checkNewKey, keyCursorOf, keyNotFound, keyNotRollable, keyScope, ownerOfNewKey, readKeyCursor } from './api-key-access.js';
+import { getApiKey, issueApiKeyWithinCaps, listApiKeys, rollApiKey, type ApiKeyInfo, type ApiKeyVerifier, type KeyCaps } from './store/api-keys.js';
 import { listToolLogs, recordToolCall, type ListToolLogsOptions, type ToolCall } from './store/tool-logs.js';
 import { resolveWorkspace, type Workspace } from './store/workspaces.js';
 import type { Role } from './types.js';
@@ -29,6 +29,12 @@ export interface NewKeyRequest {
   readonly role: Role;
   readonly expiresAt: number | null;
   readonly userId?: string | undefined;
+}
+
+/** One page of the key listing: at most `limit` keys, after the page that gave `cursor`. */
+export interface KeyPageRequest {
+  readonly limit: number;
+  readonly cursor?: string | undefined;
 }
 
 /** The tool-log listing's optional narrowing: one tool, one user, a time range. */
@@ -244,13 +250,13 @@ export class Operations {
   // ---- Tool logs (4.16) ----
 
   toolLogs(ctx: RequestContext, pointer: string | null | undefined, filters: ToolLogFilters = {}) {
-    this.policy.checkSuperadmin(ctx);
-    return this.policy.admit(ctx, 'light', () => listToolLogs(this.db, { orgId: ctx.org, pointer, secret: this.tokenSecret, ...filters }));
+    this.policy.checkToolLogs(ctx);
+    return this.policy.admit(ctx, 'light', () => listToolLogs(this.db, { orgId: ctx.org, pointer, secret: this.tokenSecret, maxPageBytes: this.config.maxToolLogPageBytes, ...filters }));
   }
 
   /** Logs one MCP tool call to its organization's log (after the call: no admission of its own). */
   recordToolCall(call: ToolCall): Promise<string> {
-    return recordToolCall(this.db, call);
+    return recordToolCall(this.db, call, this.config.maxToolLogEntryBytes);
   }
 
   // ---- Workspaces ----
@@ -262,20 +268,35 @@ export class Operations {
 
   // ---- API keys of the caller's organization (src/service/api-key-access.ts decides who may do what) ----
 
-  /** The keys the caller may see, newest first, revoked and expired ones included. */
-  listKeys(ctx: RequestContext): Promise<ApiKeyInfo[]> {
-    return this.policy.admit(ctx, 'light', () => listApiKeys(this.db, { ...keyScope(ctx.principal), revoked: true, newestFirst: true }));
+  /**
+   * One page of the keys the caller may see, newest first, revoked and expired ones included, and
+   * the cursor of the next page (null after the last).
+   */
+  listKeys(ctx: RequestContext, page: KeyPageRequest): Promise<{ keys: ApiKeyInfo[]; next: string | null }> {
+    const after = page.cursor === undefined ? undefined : readKeyCursor(page.cursor);
+    return this.policy.admit(ctx, 'light', async () => {
+      const keys = await listApiKeys(this.db, { ...keyScope(ctx.principal), revoked: true, newestFirst: true, limit: page.limit + 1, after });
+      const shown = keys.slice(0, page.limit);
+      const last = shown[shown.length - 1];
+      return { keys: shown, next: keys.length > page.limit && last !== undefined ? keyCursorOf(last) : null };
+    });
   }
 
-  /** A new key within the caller's role; the key itself is in this answer only. */
+  /** A new key within the caller's role and the key caps; the key itself is in this answer only. */
   createKey(ctx: RequestContext, k: NewKeyRequest): Promise<{ key: ApiKeyInfo; secret: string }> {
     const p = ctx.principal;
-    const name = checkNewKey(k.name, k.expiresAt, Date.now());
+    const now = Date.now();
+    const name = checkNewKey(k.name, k.expiresAt, now);
     const owner = ownerOfNewKey(p, k.role, k.userId);
     return this.policy.admit(ctx, 'light', async () => {
-      const made = await issueApiKey(this.db, { orgId: p.orgId, role: k.role, userId: owner, name, expiresAt: k.expiresAt, createdBy: p.userId });
+      const made = await issueApiKeyWithinCaps(this.db, { orgId: p.orgId, role: k.role, userId: owner, name, expiresAt: k.expiresAt, createdBy: p.userId }, this.keyCaps(), now);
       return { key: (await getApiKey(this.db, p.orgId, made.id))!, secret: made.key };
     });
+  }
+
+  /** The configured caps on live keys per user and per organization. */
+  private keyCaps(): KeyCaps {
+    return { perUser: this.config.maxKeysPerUser, perOrg: this.config.maxKeysPerOrg };
   }
 
   /** A new key in place of a live one, which keeps working for the grace period. */
@@ -283,7 +304,7 @@ export class Operations {
     return this.policy.admit(ctx, 'light', async () => {
       const p = ctx.principal;
       const old = await this.manageableKey(ctx, id);
-      const issued = await rollApiKey(this.db, old.id, { orgId: p.orgId, by: p.userId });
+      const issued = await rollApiKey(this.db, old.id, { orgId: p.orgId, by: p.userId, caps: this.keyCaps() });
       if (!issued) throw keyNotRollable(old.id);
       // The old key's cached verdict may outlive its new expiry.
       this.keys.forgetKey(old.id);

@@ -15,6 +15,12 @@ import type { Principal, Role } from './types.js';
  * same status and code on every surface.
  */
 
+/**
+ * The scope an OAuth access token needs for what shows records (src/oauth/scopes.ts, where the MCP
+ * tools that read records need it too); the broadest scope, so no other implies it.
+ */
+export const READ_RECORDS_SCOPE = 'records:read';
+
 /** Who is asking, built once per request from whichever credential arrived. */
 export interface RequestContext {
   readonly principal: Principal;
@@ -138,9 +144,18 @@ export class Policy {
     throw OqlError.plain('PERMISSION_DENIED', `the ${ctx.role} role may not ${what}`, `${what} needs a key of the ${least} role or higher`);
   }
 
-  /** The tool-log listing is the Superadmin role's (contract 5.1). */
-  checkSuperadmin(ctx: RequestContext): void {
+  /**
+   * The tool-log listing is the Superadmin role's (contract 5.1), and it shows the calls' queries
+   * with their literals, which are records: an OAuth token needs the scope that reading records
+   * needs, as execute_query does.
+   */
+  checkToolLogs(ctx: RequestContext): void {
     if (ctx.role !== 'superadmin') throw OqlError.plain('PERMISSION_DENIED', 'only the Superadmin role may list tool logs');
+    const scopes = ctx.principal.scopes;
+    if (scopes !== undefined && !scopes.includes(READ_RECORDS_SCOPE)) {
+      throw OqlError.plain('PERMISSION_DENIED', `this access token was not granted ${READ_RECORDS_SCOPE}, which listing tool logs needs: they hold the queries' texts and values`,
+        `authorize again asking for the scope ${READ_RECORDS_SCOPE}`);
+    }
   }
 
   /**

@@ -8,16 +8,20 @@ export const TOOL_LOG_SCHEMA = {
   $id: 'ToolLog',
   type: 'object',
   description: 'One MCP tool call (spec 2.4).',
-  required: ['id', 'user_id', 'tool_name', 'input_params', 'response_time', 'response_code', 'tool_call_timestamp'],
+  required: ['id', 'user_id', 'tool_name', 'input_params', 'response_time', 'response_code', 'tool_call_timestamp', 'truncated'],
   additionalProperties: false,
   properties: {
     id: { type: 'string', format: 'uuid' },
     user_id: { type: 'string' },
     tool_name: { type: 'string' },
-    input_params: { type: 'object', additionalProperties: true, description: 'the arguments the tool was called with' },
+    input_params: {
+      type: 'object', additionalProperties: true,
+      description: 'the arguments the tool was called with; a NUL or a lone surrogate is written as its escape (\\u0000), and past the entry cap the longest strings are cut (or, when the structure alone is too big, the entry is {"input_prefix": the beginning of the JSON text})',
+    },
     response_time: { type: 'number', description: 'milliseconds' },
     response_code: { type: 'integer', description: 'HTTP-style outcome of the call' },
     tool_call_timestamp: { type: 'integer', description: 'when it was called (Unix epoch milliseconds)' },
+    truncated: { type: 'boolean', description: 'whether input_params were cut to the entry cap (OQL_MAX_TOOL_LOG_ENTRY_BYTES, 64 KiB by default): the call had more than the entry shows' },
   },
 } as const;
 
@@ -33,6 +37,8 @@ export interface ToolLog {
   readonly response_code: number;
   /** Epoch milliseconds. */
   readonly tool_call_timestamp: number;
+  /** Whether input_params were cut to the entry cap: the call had more than the entry shows. */
+  readonly truncated: boolean;
 }
 
 // The type and the schema name the same fields, every one required: a field added to one and not

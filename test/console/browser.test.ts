@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseOf } from '../../src/run/database-of.js';
+import { issueApiKey } from '../../src/service/store/api-keys.js';
 import { recordToolCall } from '../../src/service/store/tool-logs.js';
 import { KEYS, call, liveRows, type Running } from '../server/support.js';
 import { openWorld, type ConsoleWorld } from './support.js';
@@ -265,6 +266,20 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     expect(await page.locator('.results img, .results script').count()).toBe(0);
     expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
     expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('shows an organization of more keys than one page holds a page at a time, the rest a click away', async () => {
+    // The third organization's own: its bootstrap key and a hundred more, past the listing's page of 100.
+    const db = databaseOf(world.pool);
+    for (let i = 0; i < 100; i++) await issueApiKey(db, { orgId: 'org_initech', role: 'member', userId: 'u_initech_many', name: `many ${i}` });
+    const { context, page } = await open('/keys');
+    await signIn(page, KEYS.initechAdmin);
+    await page.getByText('100 keys, newest first').waitFor();
+    const more = page.getByRole('button', { name: 'Show more keys' });
+    await more.click();
+    await page.getByText('101 keys, newest first').waitFor();
+    expect(await more.count()).toBe(0);
     await context.close();
   });
 

@@ -89,6 +89,65 @@ describe('signing in', () => {
     expect(new URL(consent.headers.get('location')!).searchParams.get('code')).toMatch(/\S/);
   });
 
+  it('checks at most the limit of 100 wrong keys sent at once, from two instances; the rest are 429 before any lookup', async () => {
+    const limit = { max: 10, windowSeconds: 300 };
+    const one = await world.start({ trustProxy: '127.0.0.1', oauth: { limits: { signIn: limit } } });
+    const two = await world.start({ trustProxy: '127.0.0.1', oauth: { limits: { signIn: limit } } });
+    const from = { 'x-forwarded-for': '198.51.100.35' };
+    // Each guess has a beginning of its own: only the address's counter can stop them.
+    const guess = (i: number) => `oql_${String(i).padStart(8, '0')}${'q'.repeat(40)}`;
+    const answers = await Promise.all(Array.from({ length: 100 }, (_, i) =>
+      call((i % 2 === 0 ? one : two).url, 'POST', '/console/session', { body: { api_key: guess(i) }, headers: from })));
+    const checked = answers.filter((x) => x.status === 401);
+    const refused = answers.filter((x) => x.status === 429);
+    expect(checked.length).toBeLessThanOrEqual(limit.max);
+    expect(checked.length + refused.length).toBe(100);
+    for (const x of refused) {
+      expectEnvelope(x, 429, 'TOO_MANY_REQUESTS');
+      expect(Number(x.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    // Another address signs in to either organization meanwhile.
+    for (const key of [KEYS.acmeMember, KEYS.globexMember]) {
+      expect((await call(two.url, 'POST', '/console/session', { body: { api_key: key }, headers: { 'x-forwarded-for': '198.51.100.36' } })).status).toBe(200);
+    }
+  });
+
+  it('lets the right key in among wrong ones sent at once while they are under the limit, and its sign-ins spend nothing', async () => {
+    const limit = { max: 10, windowSeconds: 300 };
+    const one = await world.start({ trustProxy: '127.0.0.1', oauth: { limits: { signIn: limit } } });
+    const from = { 'x-forwarded-for': '198.51.100.37' };
+    for (let i = 0; i < 2 * limit.max; i++) {
+      expect((await call(one.url, 'POST', '/console/session', { body: { api_key: KEYS.globexMember }, headers: from })).status).toBe(200);
+    }
+    const guess = (i: number) => `oql_${String(i).padStart(8, '1')}${'r'.repeat(40)}`;
+    const answers = await Promise.all([
+      ...Array.from({ length: limit.max - 1 }, (_, i) => call(one.url, 'POST', '/console/session', { body: { api_key: guess(i) }, headers: from })),
+      call(one.url, 'POST', '/console/session', { body: { api_key: KEYS.acmeMember }, headers: from }),
+    ]);
+    expect(answers.slice(0, -1).map((x) => x.status)).toEqual(Array(limit.max - 1).fill(401));
+    expect(answers[answers.length - 1]!.status).toBe(200);
+    // Nine refused keys and one place left.
+    expect((await call(one.url, 'POST', '/console/session', { body: { api_key: guess(99) }, headers: from })).status).toBe(401);
+    expect((await call(one.url, 'POST', '/console/session', { body: { api_key: KEYS.acmeMember }, headers: from })).status).toBe(429);
+  });
+
+  it('keeps a key\'s live sessions at their cap, its oldest ending first, and refuses its sign-ins past the minute\'s cap', async () => {
+    const capped = await world.start({ maxConsoleSessionsPerKey: 3, maxConsoleSignInsPerMinute: 5 });
+    const acme = await issueApiKey(databaseOf(world.pool), { orgId: 'org_acme', role: 'member', userId: 'u_session_cap' });
+    const globex = await issueApiKey(databaseOf(world.pool), { orgId: 'org_globex', role: 'member', userId: 'u_session_cap' });
+    const cookies: string[] = [];
+    for (let i = 0; i < 5; i++) cookies.push((await signIn(capped.url, acme.key)).cookie);
+    const live = await world.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM oql_service.console_sessions WHERE api_key_id = $1', [acme.id]);
+    expect(live.rows[0]!.n).toBe(3);
+    const statuses = await Promise.all(cookies.map(async (cookie) => (await call(capped.url, 'GET', '/console/session', { headers: { cookie } })).status));
+    expect(statuses).toEqual([401, 401, 200, 200, 200]);
+    const sixth = await call(capped.url, 'POST', '/console/session', { body: { api_key: acme.key } });
+    expectEnvelope(sixth, 429, 'TOO_MANY_REQUESTS');
+    expect(Number(sixth.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Past a key's cap is that key's alone: another organization's key signs in.
+    expect((await call(capped.url, 'POST', '/console/session', { body: { api_key: globex.key } })).status).toBe(200);
+  });
+
   it('sets a Secure __Host- cookie when the public URL is https', async () => {
     const secure = await world.start({ baseUrl: 'https://console.example.test' });
     const answer = await call(secure.url, 'POST', '/console/session', { body: { api_key: KEYS.globexMember } });

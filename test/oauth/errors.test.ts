@@ -488,3 +488,51 @@ describe('attempt limits', () => {
     limitedShape(await asJson(await fetch(url, { redirect: 'manual' })));
   });
 });
+
+describe('refused keys sent at once on the consent form (in this process, as on embedded PGlite)', () => {
+  it('checks at most the limit of 50 wrong keys, answers the rest 429, and leaves the other workspace open', async () => {
+    const roomy = { max: 100_000, windowSeconds: 60 };
+    const limit = { max: 5, windowSeconds: 60 };
+    const limited = await startAuthServer(h.db, { limits: { register: roomy, authorize: roomy, token: roomy, signIn: limit } });
+    try {
+      const formOf = async (t: typeof h.a) => {
+        const clientId = await registerClient(limited.baseUrl, t.subdomain);
+        const url = authorizeUrl(limited.baseUrl, t.subdomain, {
+          response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: pkcePair().challenge,
+          code_challenge_method: 'S256', resource: t.resource,
+        });
+        return { url, form: await openConsent(url) };
+      };
+      const acme = await formOf(h.a);
+      const statuses = (await Promise.all(Array.from({ length: 50 }, (_, i) =>
+        postConsent(acme.url, acme.form, { api_key: `oql_${String(i).padStart(8, '0')}${'z'.repeat(40)}`, decision: 'approve' })))).map((r) => r.status);
+      expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(limit.max);
+      expect(statuses.filter((s) => s === 429).length).toBe(50 - statuses.filter((s) => s === 401).length);
+      const globex = await formOf(h.b);
+      expect((await postConsent(globex.url, globex.form, { api_key: h.b.adminKey, decision: 'approve' })).status).toBe(302);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('lets the right key in among wrong ones sent at once while they are under the limit', async () => {
+    const roomy = { max: 100_000, windowSeconds: 60 };
+    const limit = { max: 5, windowSeconds: 60 };
+    const limited = await startAuthServer(h.db, { limits: { register: roomy, authorize: roomy, token: roomy, signIn: limit } });
+    try {
+      const clientId = await registerClient(limited.baseUrl, 'acme');
+      const url = authorizeUrl(limited.baseUrl, 'acme', {
+        response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256', resource: h.a.resource,
+      });
+      const form = await openConsent(url);
+      const answers = await Promise.all([
+        ...Array.from({ length: limit.max - 1 }, (_, i) => postConsent(url, form, { api_key: `oql_${String(i).padStart(8, '7')}${'w'.repeat(40)}`, decision: 'approve' })),
+        postConsent(url, form, { api_key: h.a.adminKey, decision: 'approve' }),
+      ]);
+      expect(answers.map((r) => r.status)).toEqual([...Array(limit.max - 1).fill(401), 302]);
+    } finally {
+      await limited.close();
+    }
+  });
+});

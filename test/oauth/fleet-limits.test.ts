@@ -119,6 +119,21 @@ function guessLike(key: string, n: number): string {
 }
 
 describe('consent-form lockouts across two instances', () => {
+  it('checks at most the limit of 50 wrong keys sent at once through both instances; the rest are 429', async () => {
+    const address = '198.51.100.50';
+    const post = await consent(a, acme, address);
+    const statuses = (await Promise.all(Array.from({ length: 50 }, (_, i) =>
+      post(i % 2 === 0 ? a : b, `oql_${String(i).padStart(8, '0')}${'v'.repeat(40)}`)))).map((r) => r.status);
+    const checked = statuses.filter((s) => s === 401).length;
+    expect(checked).toBeLessThanOrEqual(LIMIT.max);
+    expect(statuses.filter((s) => s === 429).length).toBe(50 - checked);
+    // Another organization's workspace from the same address, and the right key from another address, get in.
+    const other = await consent(b, globex, address);
+    expect((await other(a, globex.adminKey)).status).toBe(302);
+    const fresh = await consent(a, acme, '198.51.100.51');
+    expect((await fresh(b, acme.adminKey)).status).toBe(302);
+  });
+
   it('locks out the (workspace, address) pair on both instances, and only that pair', async () => {
     const post = await consent(a, acme, ATTACKER);
     for (let i = 0; i < LIMIT.max; i++) expect((await post(i % 2 === 0 ? a : b, `oql_wrong_${i}_${'y'.repeat(30)}`)).status).toBe(401);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TOOL_NAMES } from '../../src/mcp/tools.js';
-import { covers, missingScopes, requestedScopes, storedScopes, TOOL_SCOPES } from '../../src/oauth/scopes.js';
+import { covers, missingScopes, requestedScopes, SCOPES, storedScopes, TOOL_SCOPES } from '../../src/oauth/scopes.js';
+import { READ_RECORDS_SCOPE } from '../../src/service/policy.js';
 
 /** The scope rules on their own; the endpoints' use of them is tested in revision.test.ts and test/mcp/oauth.test.ts. */
 
@@ -9,6 +10,11 @@ describe('scopes', () => {
     expect(Object.keys(TOOL_SCOPES).sort()).toEqual([...TOOL_NAMES].sort());
     // Tools that read records need records:read; the rest only the schema.
     expect(Object.entries(TOOL_SCOPES).filter(([, s]) => s === 'records:read').map(([t]) => t).sort()).toEqual(['count_query', 'execute_query', 'filter_records', 'list_changes']);
+  });
+
+  it("asks for the tool-log listing the scope execute_query needs, which no other scope implies", () => {
+    expect(READ_RECORDS_SCOPE).toBe(TOOL_SCOPES['execute_query']);
+    for (const s of SCOPES) if (s !== READ_RECORDS_SCOPE) expect(covers([s], READ_RECORDS_SCOPE)).toBe(false);
   });
 
   it('reads the scope parameter: absent or empty is every scope, unknown words are refused', () => {

@@ -48,11 +48,12 @@ afterAll(async () => {
   await pglite?.close();
 });
 
-async function accessToken(t: Tenant, key: string): Promise<string> {
+async function accessToken(t: Tenant, key: string, scope?: string): Promise<string> {
   const clientId = await registerClient(base, t.subdomain);
   const { verifier, challenge } = pkcePair();
   const url = authorizeUrl(base, t.subdomain, {
     response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', resource: t.resource,
+    ...(scope === undefined ? {} : { scope }),
   });
   const form = await openConsent(url);
   expect(form.status).toBe(200);
@@ -99,6 +100,19 @@ describe('the authorization server in createServer', () => {
     expect(listing.status).toBe(403);
     expect(listing.body.success).toBe(false);
     expect(JSON.stringify(listing.body)).not.toContain('execute_query');
+  });
+
+  it("refuses a superadmin's token that holds schema:read only, in each organization, and shows none of the calls", async () => {
+    for (const [t, tool] of [[a, 'execute_query'], [b, 'list_objects']] as const) {
+      const narrow = await toolLogs(await accessToken(t, t.adminKey, 'schema:read'));
+      expect(narrow.status).toBe(403);
+      expect(narrow.body.data.error_code).toBe('PERMISSION_DENIED');
+      expect(narrow.body.data.message).toContain('records:read');
+      expect(JSON.stringify(narrow.body)).not.toContain(tool);
+      const wide = await toolLogs(await accessToken(t, t.adminKey, 'records:read'));
+      expect(wide.status).toBe(200);
+      expect(wide.body.data.logs.map((l: { tool_name: string }) => l.tool_name)).toEqual([tool]);
+    }
   });
 
   it('refuses access tokens on the API-key endpoints', async () => {

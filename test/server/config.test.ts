@@ -62,6 +62,24 @@ describe('numeric settings', () => {
       expect(() => resolveConfig({ env: { [name]: value } })).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringContaining(name) }));
     }
   });
+
+  it('set the caps on what a tenant creates, each checked', () => {
+    const env = {
+      OQL_MAX_KEYS_PER_USER: '7', OQL_MAX_KEYS_PER_ORG: '70', OQL_MAX_CONSOLE_SESSIONS_PER_KEY: '4',
+      OQL_MAX_CONSOLE_SIGN_INS_PER_MINUTE: '6', OQL_MAX_TOOL_LOG_ENTRY_BYTES: '4096', OQL_MAX_TOOL_LOG_PAGE_BYTES: '65536',
+    };
+    expect(resolveConfig({ env })).toMatchObject({
+      maxKeysPerUser: 7, maxKeysPerOrg: 70, maxConsoleSessionsPerKey: 4, maxConsoleSignInsPerMinute: 6, maxToolLogEntryBytes: 4096, maxToolLogPageBytes: 65536,
+    });
+    expect(resolveConfig({ env, maxKeysPerUser: 3 }).maxKeysPerUser).toBe(3);
+    expect(resolveConfig({ env: {} })).toMatchObject({
+      maxKeysPerUser: 100, maxKeysPerOrg: 1000, maxConsoleSessionsPerKey: 20, maxConsoleSignInsPerMinute: 30, maxToolLogEntryBytes: 65536, maxToolLogPageBytes: 4194304,
+    });
+    for (const [name, value] of [['OQL_MAX_KEYS_PER_USER', '0'], ['OQL_MAX_KEYS_PER_ORG', 'many'], ['OQL_MAX_CONSOLE_SESSIONS_PER_KEY', '-1'],
+      ['OQL_MAX_CONSOLE_SIGN_INS_PER_MINUTE', '1.5'], ['OQL_MAX_TOOL_LOG_ENTRY_BYTES', '100'], ['OQL_MAX_TOOL_LOG_PAGE_BYTES', '64k']] as const) {
+      expect(() => resolveConfig({ env: { [name]: value } })).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringContaining(name) }));
+    }
+  });
 });
 
 describe('role access from the environment, over HTTP', () => {

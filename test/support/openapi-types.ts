@@ -72,8 +72,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The API keys you can see, newest first
-         * @description Admins and superadmins see every key of their organization, members the keys that act as themselves; revoked and expired keys included. Never the keys themselves. By API key, or by console session (a change then needs the session's X-CSRF-Token).
+         * The API keys you can see, newest first, a page at a time
+         * @description Admins and superadmins see every key of their organization, members the keys that act as themselves; revoked and expired keys included. Never the keys themselves. Pages of 100 keys by default; send data.next as cursor until it is null. By API key, or by console session (a change then needs the session's X-CSRF-Token).
          */
         get: operations["listKeys"];
         put?: never;
@@ -139,7 +139,7 @@ export interface paths {
         put?: never;
         /**
          * List the organization's MCP tool calls, newest first, optionally of one tool, one user or a time range (4.16)
-         * @description For superadmins, by API key, OAuth access token or console session. Pages grow from 200 entries by 200 up to 3000; send data.next as pointer until it is null. The body may be left out for the first page. Filters narrow every page; send the same ones with each pointer to go on with the same listing.
+         * @description For superadmins, by API key, OAuth access token holding records:read (the calls carry their queries' texts and values) or console session. Pages grow from 200 entries by 200 up to 3000; send data.next as pointer until it is null. The body may be left out for the first page. Filters narrow every page; send the same ones with each pointer to go on with the same listing.
          */
         post: operations["listToolLogs"];
         delete?: never;
@@ -929,7 +929,7 @@ export interface components {
             id: string;
             user_id: string;
             tool_name: string;
-            /** @description the arguments the tool was called with */
+            /** @description the arguments the tool was called with; a NUL or a lone surrogate is written as its escape (\u0000), and past the entry cap the longest strings are cut (or, when the structure alone is too big, the entry is {"input_prefix": the beginning of the JSON text}) */
             input_params: {
                 [key: string]: unknown;
             };
@@ -939,6 +939,8 @@ export interface components {
             response_code: number;
             /** @description when it was called (Unix epoch milliseconds) */
             tool_call_timestamp: number;
+            /** @description whether input_params were cut to the entry cap (OQL_MAX_TOOL_LOG_ENTRY_BYTES, 64 KiB by default): the call had more than the entry shows */
+            truncated: boolean;
         };
         /** @description An API key as its listing shows it: never the key itself, which only the answer that made it holds. */
         ApiKey: {
@@ -1573,14 +1575,22 @@ export interface operations {
     };
     listKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description keys per page, 1 to 1000 (default 100)
+                 * @example 100
+                 */
+                limit?: string;
+                /** @description the previous page's data.next, unchanged; leave out for the first page */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The keys, newest first. */
+            /** @description One page of keys, newest first, and the cursor of the next page (null after the last). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1642,7 +1652,8 @@ export interface operations {
                      *             "status": "active",
                      *             "can_manage": false
                      *           }
-                     *         ]
+                     *         ],
+                     *         "next": null
                      *       }
                      *     }
                      */
@@ -1651,8 +1662,18 @@ export interface operations {
                         success: true;
                         data: {
                             keys: components["schemas"]["ApiKey"][];
+                            next: string | null;
                         };
                     };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
@@ -2232,7 +2253,8 @@ export interface operations {
                      *             },
                      *             "response_time": 38,
                      *             "response_code": 200,
-                     *             "tool_call_timestamp": 1795628280647
+                     *             "tool_call_timestamp": 1795628280647,
+                     *             "truncated": false
                      *           }
                      *         ],
                      *         "next": null

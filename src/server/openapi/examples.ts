@@ -125,11 +125,11 @@ export const EXAMPLES = {
     logs: [{
       id: '0b6f1c9e-4a53-4d1e-9a56-2f1e7c3d8b10', user_id: 'u_acme_admin', tool_name: 'execute_query',
       input_params: { query: 'SELECT COUNT(id) AS n FROM contact LIMIT 1', slug: 'contact' },
-      response_time: 38, response_code: 200, tool_call_timestamp: 1795628280647,
+      response_time: 38, response_code: 200, tool_call_timestamp: 1795628280647, truncated: false,
     }],
     next: null,
   },
-  keys: { keys: [nightlyNext, { ...nightlyRolled, revoked_at: 1795628402659, revoked_by: 'u_acme_admin', status: 'revoked', can_manage: false }, warehouse] },
+  keys: { keys: [nightlyNext, { ...nightlyRolled, revoked_at: 1795628402659, revoked_by: 'u_acme_admin', status: 'revoked', can_manage: false }, warehouse], next: null },
   issuedKey: { key: nightly, secret: 'oql_V2bCpAF7JCvdtkzEQ23AHiAxzVXuxqoq_vTey94kQQM' },
   rolledKey: { key: nightlyNext, secret: 'oql_hSyAyXJVGmNW1u3ZK2APm-ofehYovdIGwdQINcoCeEw', previous: nightlyRolled },
   revokedKey: { key: { ...nightly, revoked_at: 1795628402659, revoked_by: 'u_acme_admin', status: 'revoked', can_manage: false } },

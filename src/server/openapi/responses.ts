@@ -4,10 +4,10 @@ import { OqlError } from '../../diagnostics/diagnostic.js';
 import { tooLarge } from '../../run/bounds.js';
 import { checkCost } from '../../run/cost.js';
 import { errorEnvelope, type ErrorEnvelope } from '../../query/envelope.js';
-import { checkMayManage, checkNewKey, keyNotFound, keyNotRollable, ownerOfNewKey } from '../../service/api-key-access.js';
+import { checkMayManage, checkNewKey, keyNotFound, keyNotRollable, ownerOfNewKey, readKeyCursor } from '../../service/api-key-access.js';
 import { changeFromAnotherSite, csrfTokenMissing, sessionEnded } from '../../service/console-session.js';
 import { DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_RESPONSE_BYTES } from '../../service/config.js';
-import type { ApiKeyInfo } from '../../service/store/api-keys.js';
+import { DEFAULT_KEY_CAPS, tooManyKeys, type ApiKeyInfo } from '../../service/store/api-keys.js';
 import type { Principal } from '../../service/types.js';
 import { envelopeFor } from '../plugins/envelope.js';
 import { coolingDown } from '../../service/policy.js';
@@ -114,6 +114,12 @@ const ERRORS = {
   crossSiteChange: ['A change with the console session, sent from another site', errorEnvelope(changeFromAnotherSite())],
   csrfMissing: ['A change with the console session but without its CSRF token', errorEnvelope(csrfTokenMissing())],
   objectDenied: ['An object the role may not use', plain('PERMISSION_DENIED', "the member role may not use the object 'opportunity'", 'the objects this role may use are: account, contact, user')],
+  tooManyKeys: ['A user (or organization) that already holds its cap of live keys (OQL_MAX_KEYS_PER_USER, OQL_MAX_KEYS_PER_ORG)', errorEnvelope(tooManyKeys("the user 'u_acme_admin'", DEFAULT_KEY_CAPS.perUser))],
+  invalidKeyCursor: ['A cursor this listing did not give', thrown(() => readKeyCursor('not-a-cursor'))],
+  keyListQuery: ['A page size that is not a whole number from 1 to 1000', framework({
+    validation: [{ instancePath: '/limit', keyword: 'pattern', params: { pattern: '^(1000|[1-9][0-9]{0,2})$' }, message: 'must match pattern "^(1000|[1-9][0-9]{0,2})$"' }],
+    validationContext: 'querystring',
+  })],
   keyIdSchema: ['A key id longer than 200 characters', framework({
     validation: [{ instancePath: '/id', keyword: 'maxLength', params: { limit: 200 }, message: 'must NOT have more than 200 characters' }],
     validationContext: 'params',

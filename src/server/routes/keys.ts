@@ -35,6 +35,20 @@ const CREATE_BODY = {
   examples: [{ name: 'Nightly export', role: 'member', expires_at: null }],
 } as const;
 
+/** Keys per page of the listing: by default, and at most. */
+const KEYS_PAGE = 100;
+const MAX_KEYS_PAGE = 1000;
+
+const LIST_QUERY = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    // Query values are checked as sent, as text: a whole number from 1 to MAX_KEYS_PAGE.
+    limit: { type: 'string', pattern: '^(1000|[1-9][0-9]{0,2})$', description: `keys per page, 1 to ${MAX_KEYS_PAGE} (default ${KEYS_PAGE})`, examples: ['100'] },
+    cursor: { type: 'string', minLength: 1, maxLength: 400, description: "the previous page's data.next, unchanged; leave out for the first page" },
+  },
+} as const;
+
 /** A roll or revoke has no body: these are what the body parser refuses if one is sent anyway. */
 const NO_BODY_ERRORS = ['malformedJson', 'tooLarge', 'notJson'] as const;
 /** The key in the path: longer than the schema allows (400), or than the router reads (414). */
@@ -67,22 +81,24 @@ function view(key: ApiKeyInfo, p: Principal, now: number) {
 export async function keyRoutes(app: FastifyInstance): Promise<void> {
   const { ops } = app.oql;
 
-  app.get('/api/v1/keys', {
+  app.get<{ Querystring: { limit?: string; cursor?: string } }>('/api/v1/keys', {
     schema: {
-      operationId: 'listKeys', summary: 'The API keys you can see, newest first', tags: ['keys'],
-      description: `Admins and superadmins see every key of their organization, members the keys that act as themselves; revoked and expired keys included. Never the keys themselves. ${BY_SESSION}`,
+      operationId: 'listKeys', summary: 'The API keys you can see, newest first, a page at a time', tags: ['keys'], querystring: LIST_QUERY,
+      description: `Admins and superadmins see every key of their organization, members the keys that act as themselves; revoked and expired keys included. Never the keys themselves. Pages of ${KEYS_PAGE} keys by default; send data.next as cursor until it is null. ${BY_SESSION}`,
       response: {
-        200: success('The keys, newest first.', {
-          type: 'object', required: ['keys'], additionalProperties: false, properties: { keys: { type: 'array', items: ref('ApiKey') } },
+        200: success('One page of keys, newest first, and the cursor of the next page (null after the last).', {
+          type: 'object', required: ['keys', 'next'], additionalProperties: false,
+          properties: { keys: { type: 'array', items: ref('ApiKey') }, next: { type: ['string', 'null'] } },
         }, EXAMPLES.keys),
-        ...errors(...LIGHT_ERRORS),
+        ...errors('invalidKeyCursor', 'keyListQuery', ...LIGHT_ERRORS),
       },
     },
   }, async (request) => {
     const ctx = contextOf(request);
-    const keys = await ops.listKeys(ctx);
+    const limit = request.query.limit === undefined ? KEYS_PAGE : Number(request.query.limit);
+    const { keys, next } = await ops.listKeys(ctx, { limit, cursor: request.query.cursor });
     const now = Date.now();
-    return toEnvelope({ keys: keys.map((k) => view(k, ctx.principal, now)) });
+    return toEnvelope({ keys: keys.map((k) => view(k, ctx.principal, now)), next });
   });
 
   app.post<{ Body: CreateBody }>('/api/v1/keys', {
@@ -91,7 +107,7 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
       description: `The key belongs to your organization, with a role no higher than your own; members create keys for themselves only. It works from its first request. ${BY_SESSION}`,
       response: {
         201: success('The key as the listing will show it, and the key itself, once.', ref('IssuedKey'), EXAMPLES.issuedKey),
-        ...errors('newKeyValidation', 'bodySchema', 'keyRoleAbove', 'keyForAnother', ...LIGHT_ERRORS, ...BODY_ERRORS),
+        ...errors('newKeyValidation', 'bodySchema', 'keyRoleAbove', 'keyForAnother', 'tooManyKeys', ...LIGHT_ERRORS, ...BODY_ERRORS),
       },
     },
   }, async (request, reply) => {
@@ -107,7 +123,7 @@ export async function keyRoutes(app: FastifyInstance): Promise<void> {
       description: `The new key has the old one's name, role, owner and expiry, and is in this answer only; the old key keeps working for ${ROLL_GRACE_MS / 3_600_000} hours (or until its own expiry, if sooner), time to switch over. Only an active key of a role no higher than yours can be rolled. ${BY_SESSION}`,
       response: {
         201: success('The new key, with the key itself once, and the old key with its new expiry.', ref('RolledKey'), EXAMPLES.rolledKey),
-        ...errors('keyNotFound', 'keyNotRollable', ...KEY_PATH_ERRORS, 'keyManageDenied', ...LIGHT_ERRORS, ...NO_BODY_ERRORS),
+        ...errors('keyNotFound', 'keyNotRollable', 'tooManyKeys', ...KEY_PATH_ERRORS, 'keyManageDenied', ...LIGHT_ERRORS, ...NO_BODY_ERRORS),
       },
     },
   }, async (request, reply) => {

@@ -1,6 +1,6 @@
 import type { Database } from '../../run/database.js';
 import { storedKey } from './stored-key.js';
-import { secondsUntil, type AttemptStore, type Limit, type Verdict } from './attempts.js';
+import { secondsUntil, type AttemptStore, type Limit, type Reservation, type Verdict } from './attempts.js';
 import { SERVICE_SCHEMA } from '../migrations.js';
 
 const S = SERVICE_SCHEMA;
@@ -45,6 +45,51 @@ export class PostgresAttemptStore implements AttemptStore {
       if (Number(r.count) > limit.max) retryAfter = Math.max(retryAfter, secondsUntil(Number(r.window_ends), now));
     }
     return retryAfter > 0 ? { ok: false, retryAfter } : { ok: true };
+  }
+
+  /**
+   * One upsert adds 1 under every key, as `hit` does, and reads what each key holds then: the row
+   * locks order concurrent reservations from every instance, so the ones that find room are at
+   * most `limit.max`. A reservation that finds a key over its limit takes its 1 back from each
+   * key, in the window it added it to; so does a release.
+   */
+  async reserve(keys: readonly string[], limit: Limit): Promise<Reservation> {
+    const unique = [...new Set(keys.map(storedKey))].sort();
+    if (unique.length === 0) return { ok: true, release: async () => {} };
+    const now = this.now();
+    await this.prune(now);
+    const end = now + limit.windowSeconds * 1000;
+    const { rows } = await this.retrying(() => this.db.query<{ key: string; count: number; window_ends: string | number }>(
+      `INSERT INTO ${S}.attempts AS a (key, count, window_ends)
+         SELECT k, 1, $2::bigint FROM unnest($1::text[]) AS k ORDER BY k
+       ON CONFLICT (key) DO UPDATE SET
+         count = CASE WHEN a.window_ends <= $3::bigint THEN 1 ELSE a.count + 1 END,
+         window_ends = CASE WHEN a.window_ends <= $3::bigint THEN EXCLUDED.window_ends ELSE a.window_ends END
+       RETURNING a.key, a.count, a.window_ends`,
+      [unique, end, now]));
+    const windows = rows.map((r) => ({ key: r.key, end: Number(r.window_ends) }));
+    const giveBack = () => this.retrying(() => this.db.query(
+      `UPDATE ${S}.attempts AS a SET count = a.count - 1
+         FROM unnest($1::text[], $2::bigint[]) AS r(key, window_ends)
+        WHERE a.key = r.key AND a.window_ends = r.window_ends AND a.count > 0`,
+      [windows.map((w) => w.key), windows.map((w) => w.end)]));
+    let retryAfter = 0;
+    for (const r of rows) {
+      if (Number(r.count) > limit.max) retryAfter = Math.max(retryAfter, secondsUntil(Number(r.window_ends), now));
+    }
+    if (retryAfter > 0) {
+      await giveBack();
+      return { ok: false, retryAfter };
+    }
+    let released = false;
+    return {
+      ok: true,
+      release: async () => {
+        if (released) return;
+        released = true;
+        await giveBack();
+      },
+    };
   }
 
   async exceeded(keys: readonly string[], limit: Limit): Promise<number> {

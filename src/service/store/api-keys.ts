@@ -95,6 +95,45 @@ export async function storeApiKey(db: ServiceTx, key: string, o: NewApiKey): Pro
   return rows[0]?.id ?? id;
 }
 
+/** Live keys (neither revoked nor expired) one user, and one organization, may hold. */
+export interface KeyCaps {
+  readonly perUser: number;
+  readonly perOrg: number;
+}
+
+export const DEFAULT_KEY_CAPS: KeyCaps = Object.freeze({ perUser: 100, perOrg: 1000 });
+
+export function tooManyKeys(whose: string, cap: number): OqlError {
+  return OqlError.plain('TOO_MANY_KEYS', `${whose} already has ${cap} live API keys, the most it may have`,
+    'revoke a key that is no longer used (POST /api/v1/keys/{id}/revoke), then try again');
+}
+
+/**
+ * Refuses a new key of `userId` in `orgId` when the user or the organization holds its cap of live
+ * keys (a rolled key in its grace period counts until it expires). Inside the creating
+ * transaction, after a lock on the organization's keys, so creations sent at once cannot all
+ * count the same number and pass together, on any instance.
+ */
+async function checkKeyCaps(tx: ServiceTx, orgId: string, userId: string, caps: KeyCaps, now: number): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('oql api keys|' || $1, 0))`, [orgId]);
+  const { rows } = await tx.query<{ user_keys: number | string; org_keys: number | string }>(
+    `SELECT count(*) FILTER (WHERE user_id = $2) AS user_keys, count(*) AS org_keys
+       FROM ${SERVICE_SCHEMA}.api_keys k WHERE org_id = $1 AND ${keyIsLive('k', '$3')}`,
+    [orgId, userId, now],
+  );
+  if (Number(rows[0]?.user_keys ?? 0) >= caps.perUser) throw tooManyKeys(`the user '${userId.slice(0, 80)}'`, caps.perUser);
+  if (Number(rows[0]?.org_keys ?? 0) >= caps.perOrg) throw tooManyKeys('your organization', caps.perOrg);
+}
+
+/** Creates a key as issueApiKey does, within the user's and the organization's caps of live keys. */
+export async function issueApiKeyWithinCaps(db: Database, o: NewApiKey & { readonly userId: string }, caps: KeyCaps, now = Date.now()): Promise<{ readonly id: string; readonly key: string }> {
+  checkKeyFields(o);
+  return db.transaction(async (tx) => {
+    await checkKeyCaps(tx, o.orgId, o.userId, caps, now);
+    return issueApiKey(tx, o);
+  });
+}
+
 /**
  * The one statement of "this key still authenticates": not revoked, not expired. `alias` names
  * the api_keys row, `now` the parameter holding the epoch milliseconds to judge at. Sessions and
@@ -157,6 +196,8 @@ export interface ListApiKeysOptions {
   readonly newestFirst?: boolean;
   /** At most this many. Default 1000. */
   readonly limit?: number;
+  /** Only keys after this one in the listing's order (a page's last key: its creation time and id). */
+  readonly after?: { readonly createdAt: number; readonly id: string } | undefined;
   /** The time the keys' liveness is judged at (epoch ms). Default now. */
   readonly now?: number;
 }
@@ -164,12 +205,14 @@ export interface ListApiKeysOptions {
 /** The keys of one organization (or all), oldest first unless asked otherwise; revoked ones only when asked for. */
 export async function listApiKeys(db: ServiceTx, o: ListApiKeysOptions = {}): Promise<ApiKeyInfo[]> {
   const order = o.newestFirst ? 'created_at DESC, id DESC' : 'created_at, id';
+  const after = o.after === undefined ? '' : ` AND (created_at, id) ${o.newestFirst ? '<' : '>'} ($6::bigint, $7::text)`;
   const { rows } = await db.query<InfoRow>(
     `SELECT ${infoColumns('$5')} FROM ${SERVICE_SCHEMA}.api_keys k
-      WHERE ($1::text IS NULL OR org_id = $1) AND ($2::text IS NULL OR user_id = $2) AND ($3::boolean OR revoked_at IS NULL)
+      WHERE ($1::text IS NULL OR org_id = $1) AND ($2::text IS NULL OR user_id = $2) AND ($3::boolean OR revoked_at IS NULL)${after}
       ORDER BY ${order}
       LIMIT $4`,
-    [o.orgId ?? null, o.userId ?? null, o.revoked === true, Math.max(1, Math.min(o.limit ?? 1000, 10_000)), o.now ?? Date.now()],
+    [o.orgId ?? null, o.userId ?? null, o.revoked === true, Math.max(1, Math.min(o.limit ?? 1000, 10_000)), o.now ?? Date.now(),
+      ...(o.after === undefined ? [] : [o.after.createdAt, o.after.id])],
   );
   return rows.map(infoOf);
 }
@@ -210,6 +253,8 @@ export interface RollOptions {
   readonly now?: number;
   /** How long the old key keeps working. Default ROLL_GRACE_MS. */
   readonly graceMs?: number;
+  /** The caps of live keys: the new key counts, and so does the old one until its grace ends. Default none. */
+  readonly caps?: KeyCaps | undefined;
 }
 
 /**
@@ -228,6 +273,7 @@ export async function rollApiKey(db: Database, id: string, o: RollOptions): Prom
     );
     const old = rows[0] ? infoOf(rows[0]) : null;
     if (!old || !isRole(old.role)) return null;
+    if (o.caps !== undefined) await checkKeyCaps(tx, old.orgId, old.userId, o.caps, now);
     const until = now + (o.graceMs ?? ROLL_GRACE_MS);
     await tx.query(`UPDATE ${SERVICE_SCHEMA}.api_keys SET expires_at = $2 WHERE id = $1`, [id, Math.min(old.expiresAt ?? until, until)]);
     return issueApiKey(tx, {

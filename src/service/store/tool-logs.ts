@@ -2,6 +2,7 @@ import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { OqlError } from '../../diagnostics/diagnostic.js';
 import type { ServiceTx } from '../types.js';
 import { SERVICE_SCHEMA } from '../migrations.js';
+import { storableInput } from './tool-log-input.js';
 import type { ToolLog } from '../../wire/tool-log.js';
 
 export interface ToolCall {
@@ -20,14 +21,23 @@ export interface ToolCall {
 /** A log entry as the listing returns it (spec 2.4): one type with its schema, in src/wire/. */
 export type { ToolLog } from '../../wire/tool-log.js';
 
-/** Writes one tool call to the organization's log; returns its id (a UUID). */
-export async function recordToolCall(db: ServiceTx, call: ToolCall): Promise<string> {
+/** Bytes of one entry's input_params (JSON), unless the service is configured otherwise (OQL_MAX_TOOL_LOG_ENTRY_BYTES). */
+export const DEFAULT_MAX_ENTRY_BYTES = 64 * 1024;
+/** Bytes of the input_params of one listing page (OQL_MAX_TOOL_LOG_PAGE_BYTES). */
+export const DEFAULT_MAX_PAGE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Writes one tool call to the organization's log; returns its id (a UUID). Any arguments can be
+ * written: what jsonb refuses is escaped, and more than `maxInputBytes` is cut and marked
+ * (./tool-log-input.ts), so a call that ran is never left out for what it was given.
+ */
+export async function recordToolCall(db: ServiceTx, call: ToolCall, maxInputBytes: number = DEFAULT_MAX_ENTRY_BYTES): Promise<string> {
   const id = randomUUID();
-  const input = call.inputParams === undefined ? {} : call.inputParams;
+  const input = storableInput(call.inputParams, maxInputBytes);
   await db.query(
-    `INSERT INTO ${SERVICE_SCHEMA}.tool_logs (id, org_id, user_id, tool_name, input_params, response_time, response_code, tool_call_timestamp)
-     VALUES ($1::uuid, $2, $3, $4, $5::jsonb, $6, $7, $8)`,
-    [id, call.orgId, call.userId, call.toolName, JSON.stringify(input), call.responseTime, Math.trunc(call.responseCode), Math.trunc(call.timestamp ?? Date.now())],
+    `INSERT INTO ${SERVICE_SCHEMA}.tool_logs (id, org_id, user_id, tool_name, input_params, input_truncated, response_time, response_code, tool_call_timestamp)
+     VALUES ($1::uuid, $2, $3, $4, $5::jsonb, $6, $7, $8, $9)`,
+    [id, call.orgId, call.userId, call.toolName, input.json, input.truncated, call.responseTime, Math.trunc(call.responseCode), Math.trunc(call.timestamp ?? Date.now())],
   );
   return id;
 }
@@ -61,6 +71,8 @@ export interface ListToolLogsOptions {
   readonly since?: number | undefined;
   /** Only calls before this time (epoch milliseconds). */
   readonly until?: number | undefined;
+  /** Bytes of input_params one page may hold; a page ends before the entry that would pass it (the first is always sent). */
+  readonly maxPageBytes?: number | undefined;
 }
 
 /**
@@ -88,17 +100,33 @@ export async function listToolLogs(db: ServiceTx, o: ListToolLogsOptions): Promi
   if (o.since !== undefined) and((n) => `tool_call_timestamp >= ${n}::int8`, o.since);
   if (o.until !== undefined) and((n) => `tool_call_timestamp < ${n}::int8`, o.until);
   params.push(size + 1);
+  // Bytes are summed inside the database, so entries past the page's bytes are never sent here:
+  // only those that begin under it (the last of them ends the page unsent, telling there is more).
+  params.push(o.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES);
   const { rows } = await db.query<{
-    id: string; user_id: string; tool_name: string; input_params: unknown; response_time: number | string; response_code: number | string; ts: string;
+    id: string; user_id: string; tool_name: string; input_params: unknown; input_truncated: boolean; response_time: number | string; response_code: number | string; ts: string; upto: string | number;
   }>(
-    `SELECT id::text AS id, user_id, tool_name, input_params, response_time, response_code, tool_call_timestamp::text AS ts
-       FROM ${SERVICE_SCHEMA}.tool_logs
-      WHERE org_id = $1${where}
-      ORDER BY tool_call_timestamp DESC, id DESC
-      LIMIT $${params.length}`,
+    `SELECT id, user_id, tool_name, input_params, input_truncated, response_time, response_code, ts, upto FROM (
+       SELECT id::text AS id, user_id, tool_name, input_params, input_truncated, response_time, response_code, tool_call_timestamp::text AS ts,
+              sum(octet_length(input_params::text)) OVER (ORDER BY tool_call_timestamp DESC, id DESC ROWS UNBOUNDED PRECEDING) AS upto,
+              octet_length(input_params::text) AS own
+         FROM ${SERVICE_SCHEMA}.tool_logs
+        WHERE org_id = $1${where}
+        ORDER BY tool_call_timestamp DESC, id DESC
+        LIMIT $${params.length - 1}) AS page
+      WHERE upto - own < $${params.length}::int8
+      ORDER BY ts::int8 DESC, id DESC`,
     params,
   );
-  const page = rows.slice(0, size);
+  const maxBytes = o.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
+  let end = Math.min(rows.length, size);
+  for (let i = 1; i < end; i++) {
+    if (Number(rows[i]!.upto) > maxBytes) {
+      end = i;
+      break;
+    }
+  }
+  const page = rows.slice(0, end);
   const logs = page.map((r) => ({
     id: r.id,
     user_id: r.user_id,
@@ -107,9 +135,10 @@ export async function listToolLogs(db: ServiceTx, o: ListToolLogsOptions): Promi
     response_time: Number(r.response_time),
     response_code: Number(r.response_code),
     tool_call_timestamp: Number(r.ts),
+    truncated: r.input_truncated === true,
   }));
   const last = logs[logs.length - 1];
-  const next = rows.length > size && last !== undefined
+  const next = rows.length > page.length && last !== undefined
     ? writePointer({ o: o.orgId, t: last.tool_call_timestamp, i: last.id, n: size }, o.secret)
     : null;
   return { logs, next };

@@ -43,14 +43,28 @@ export function KeysPage({ session }: { session: Session }) {
   const [error, setError] = useState<ApiError | Error | null>(null);
   const [issued, setIssued] = useState<Issued | null>(null);
   const [pending, setPending] = useState<Pending>(null);
+  // The listing comes a page at a time: the cursor of the page after those shown, null after the last.
+  const [next, setNext] = useState<string | null>(null);
 
   const load = useCallback(async () => {
     try {
-      setKeys((await api<{ keys: Key[] }>('GET', '/api/v1/keys')).keys);
+      const page = await api<{ keys: Key[]; next: string | null }>('GET', '/api/v1/keys');
+      setKeys(page.keys);
+      setNext(page.next);
     } catch (e) {
       setError(e as Error);
     }
   }, []);
+  const more = async () => {
+    if (next === null) return;
+    try {
+      const page = await api<{ keys: Key[]; next: string | null }>('GET', `/api/v1/keys?cursor=${encodeURIComponent(next)}`);
+      setKeys((shown) => [...(shown ?? []), ...page.keys]);
+      setNext(page.next);
+    } catch (e) {
+      setError(e as Error);
+    }
+  };
   useEffect(() => void load(), [load]);
 
   const act = async (action: 'revoke' | 'roll', key: Key) => {
@@ -80,6 +94,7 @@ export function KeysPage({ session }: { session: Session }) {
       {issued && <NewKey issued={issued} onDone={() => setIssued(null)} />}
       <CreateKey roles={session.assignable_roles} onCreated={async (i) => { setIssued(i); setError(null); await load(); }} onError={setError} />
       <KeyTable keys={keys} onAction={(action, key) => setPending({ action, key })} />
+      {next !== null && <button type="button" class="quiet" onClick={() => void more()}>Show more keys</button>}
       {pending && (
         <ConfirmAction pending={pending} onCancel={() => setPending(null)} onConfirm={() => act(pending.action, pending.key)} />
       )}
