@@ -21,6 +21,8 @@ const DISABLE_AFTER_DEAD = 3;
 const MAX_ANSWER_BYTES = 64 * 1024;
 /** How long an instance holds an endpoint it is delivering to; a killed instance's claim runs out after it. */
 const CLAIM_MS = 30_000;
+/** The longest an idle instance waits before looking for work that another instance committed. */
+const MAX_IDLE_MS = 30_000;
 /** Changes delivered to one endpoint in one claim before it goes back to the pool. */
 const PER_CLAIM = 50;
 
@@ -63,6 +65,10 @@ export class WebhookSender {
   private stopped = false;
   private readonly running = new Set<Promise<void>>();
   private readonly allow: OutboundAllowance;
+  /** How long to wait before looking for work again when the last look found none: doubles while idle. */
+  private idleMs = 0;
+  /** The earliest retry this instance scheduled and has not made yet. */
+  private nextRetryAt = Infinity;
 
   constructor(private readonly db: Database, private readonly log: ChangeLog, private readonly options: SenderOptions) {
     this.allow = options.allowPrivate ? { privateNetworks: true } : {};
@@ -74,6 +80,7 @@ export class WebhookSender {
 
   /** A change committed here: look for work now rather than at the next poll. */
   poke(): void {
+    this.idleMs = 0;
     if (!this.stopped) this.schedule(0);
   }
 
@@ -97,20 +104,29 @@ export class WebhookSender {
   private async tick(): Promise<void> {
     this.ticking = true;
     this.again = false;
+    let claimed = 0;
     try {
-      await this.claimAndDeliver();
+      claimed = await this.claimAndDeliver();
     } catch {
       // The database is away for a moment: the next poll tries again.
     } finally {
       this.ticking = false;
-      this.schedule(this.again ? 0 : this.options.pollMs ?? 1000);
+      // Idle, the look for work (other instances' commits, retries) slows down to every 30 s, so a
+      // service without webhooks does not keep a connection busy; a commit here, or a retry this
+      // instance scheduled, looks at once.
+      const poll = this.options.pollMs ?? 1000;
+      this.idleMs = claimed > 0 || this.total > 0 ? poll : Math.min(MAX_IDLE_MS, Math.max(poll, this.idleMs * 2));
+      const retry = this.nextRetryAt - Date.now();
+      if (retry <= 0) this.nextRetryAt = Infinity;
+      this.schedule(this.again ? 0 : Math.max(0, Math.min(this.idleMs, retry)));
     }
   }
 
-  private async claimAndDeliver(): Promise<void> {
+  /** Claims due endpoints and starts their deliveries; returns how many it claimed. */
+  private async claimAndDeliver(): Promise<number> {
     const slots = this.options.slots ?? 32;
     const free = slots - this.total;
-    if (free <= 0) return;
+    if (free <= 0) return 0;
     const busy = [...this.inFlight].filter(([, n]) => n >= this.options.slotsPerOrg).map(([org]) => org);
     const now = Date.now();
     // Due endpoints with a change after their position, not of an organization whose slots are all in use here.
@@ -141,6 +157,7 @@ export class WebhookSender {
       });
       this.running.add(work);
     }
+    return rows.length;
   }
 
   private async release(id: string): Promise<void> {
@@ -202,6 +219,7 @@ export class WebhookSender {
         const wait = this.backoff(attempt, result.retryAfterSeconds);
         await this.record(endpoint, change, 'failed', result, now + wait);
         await this.advance(endpoint.id, position, attempt, firstFailed, now + wait, deadInARow);
+        this.nextRetryAt = Math.min(this.nextRetryAt, now + wait);
         return;
       }
     } finally {
