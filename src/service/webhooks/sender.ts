@@ -182,7 +182,7 @@ export class WebhookSender {
         if (change === null) return;
         const result = await this.deliver(endpoint, change);
         const now = Date.now();
-        const changePosition = positionOfChange(change);
+        const changePosition = positionOf(change.cursor);
         if (result.ok) {
           await this.record(endpoint, change, 'succeeded', result, null);
           position = changePosition;
@@ -247,7 +247,7 @@ export class WebhookSender {
     await this.db.query(
       `INSERT INTO ${S}.webhook_attempts (endpoint_id, org_id, position, event_id, attempted_at, outcome, http_status, latency_ms, error, next_attempt_at)
        VALUES ($1, $2, $3::bigint, $4, $5, $6, $7, $8, $9, $10::bigint)`,
-      [endpoint.id, endpoint.org_id, positionOfChange(change).toString(), change.event_id, Date.now(), outcome, result.http_status, Math.round(result.latency_ms), result.error, nextAt]);
+      [endpoint.id, endpoint.org_id, positionOf(change.cursor).toString(), change.event_id, Date.now(), outcome, result.http_status, Math.round(result.latency_ms), result.error, nextAt]);
   }
 
   /** The endpoint's next change after `position` that its objects and operations select; the position moves past the others. */
@@ -323,9 +323,6 @@ export class WebhookSender {
   }
 }
 
-function positionOfChange(change: Change): bigint {
-  return positionOf(change.cursor);
-}
 
 function refusal(e: unknown): string {
   if (e instanceof OutboundAddressError) return `refused: ${describeVerdict(e.verdict)}`;
