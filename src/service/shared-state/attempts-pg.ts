@@ -1,6 +1,6 @@
 import type { Database } from '../../run/database.js';
 import { storedKey } from './stored-key.js';
-import { secondsUntil, type AttemptStore, type Limit, type Reservation, type Verdict } from './attempts.js';
+import { granted, secondsUntil, type AttemptStore, type Limit, type Reservation, type Verdict } from './attempts.js';
 import { SERVICE_SCHEMA } from '../migrations.js';
 
 const S = SERVICE_SCHEMA;
@@ -81,15 +81,7 @@ export class PostgresAttemptStore implements AttemptStore {
       await giveBack();
       return { ok: false, retryAfter };
     }
-    let released = false;
-    return {
-      ok: true,
-      release: async () => {
-        if (released) return;
-        released = true;
-        await giveBack();
-      },
-    };
+    return granted(giveBack);
   }
 
   async exceeded(keys: readonly string[], limit: Limit): Promise<number> {

@@ -42,6 +42,19 @@ export interface AttemptStore {
   exceeded(keys: readonly string[], limit: Limit): Promise<number>;
 }
 
+/** A granted reservation whose `release` gives its places back once, however often it is called. */
+export function granted(giveBack: () => Promise<unknown> | void): Reservation {
+  let released = false;
+  return {
+    ok: true,
+    release: async () => {
+      if (released) return;
+      released = true;
+      await giveBack();
+    },
+  };
+}
+
 /** Whole seconds from `now` to `end` (epoch ms), at least 1. */
 export function secondsUntil(end: number, now: number): number {
   return Math.max(1, Math.ceil((end - now) / 1000));
@@ -87,16 +100,10 @@ export class MemoryAttemptStore implements AttemptStore {
       w.count += 1;
       return { key, window: w };
     });
-    let released = false;
-    return {
-      ok: true,
-      release: async () => {
-        if (released) return;
-        released = true;
-        // Only within the window it was counted in: a later window owes it nothing.
-        for (const { key, window } of taken) if (this.windows.get(key) === window && window.count > 0) window.count -= 1;
-      },
-    };
+    return granted(() => {
+      // Only within the window it was counted in: a later window owes it nothing.
+      for (const { key, window } of taken) if (this.windows.get(key) === window && window.count > 0) window.count -= 1;
+    });
   }
 
   async exceeded(keys: readonly string[], limit: Limit): Promise<number> {
