@@ -1,11 +1,9 @@
-import type { AddressInfo } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { insertRows } from '../../src/demo/load.js';
 import { createServer, type CreateServerOptions, type OqlServer } from '../../src/server/app.js';
 import { databaseOf } from '../../src/run/database-of.js';
-import { createWorkspace } from '../../src/service/store/workspaces.js';
 import type { ServiceDb } from '../../src/service/types.js';
+import { seedAndListen } from '../mcp/support.js';
 import { call, type Answer, type CallOptions } from '../server/support.js';
 import { startPgServer, type PgServer } from '../support/pg-server.js';
 
@@ -70,15 +68,7 @@ export async function startChangesService(kind: DbKind, options: Partial<CreateS
     server = await createServer({ db: databaseOf(pglite), apiKeys: API_KEYS, env: {}, ...options });
   }
   const db = server.db;
-  for (const [slug, rows] of Object.entries(DATA)) {
-    await insertRows(db, server.catalog, server.catalog.objects.get(slug)!, rows.map((r) => ({ is_deleted: false, ...r })));
-  }
-  await createWorkspace(db, { subdomain: 'acme', orgId: 'org_acme' });
-  await createWorkspace(db, { subdomain: 'globex', orgId: 'org_globex' });
-  await server.app.listen({ host: '127.0.0.1', port: 0 });
-  await server.mcpApp.listen({ host: '127.0.0.1', port: 0 });
-  const baseUrl = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`;
-  const mcpUrl = `http://127.0.0.1:${(server.mcpApp.server.address() as AddressInfo).port}`;
+  const { baseUrl, mcpUrl } = await seedAndListen(server, DATA);
   return {
     kind, server, db, baseUrl, pgServer,
     endpoint: (subdomain) => `${mcpUrl}/${subdomain}/mcp`,

@@ -1,16 +1,12 @@
-import type { AddressInfo } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
-import { insertRows } from '../../src/demo/load.js';
 import { createServer, type OqlServer } from '../../src/server/app.js';
 import { databaseOf } from '../../src/run/database-of.js';
-import { migrate } from '../../src/service/migrations.js';
-import { createWorkspace } from '../../src/service/store/workspaces.js';
 import { call, type Answer } from '../server/support.js';
 import { startPgServer, type PgServer } from '../support/pg-server.js';
-import { API_KEYS, DATA, KEYS, connect, jsonOf, textOf } from './support.js';
+import { API_KEYS, DATA, KEYS, connect, jsonOf, seedAndListen, textOf } from './support.js';
 
 /**
  * The same request over REST and over MCP gets the same answer: a refusal the same code (and, in
@@ -33,16 +29,9 @@ beforeAll(async () => {
   const db = databaseOf(pool);
   // Members may read accounts and contacts only; one report at a time per user, so one held open fills the budget.
   server = await createServer({ db, apiKeys: API_KEYS, env: {}, roleAccess: { member: ['account', 'contact'] }, maxConcurrentReports: 1 });
-  for (const [slug, rows] of Object.entries(DATA)) {
-    await insertRows(db, server.catalog, server.catalog.objects.get(slug)!, rows.map((r) => ({ is_deleted: false, ...r })));
-  }
-  await migrate(db);
-  await createWorkspace(db, { subdomain: 'acme', orgId: 'org_acme' });
-  await createWorkspace(db, { subdomain: 'globex', orgId: 'org_globex' });
-  await server.app.listen({ host: '127.0.0.1', port: 0 });
-  await server.mcpApp.listen({ host: '127.0.0.1', port: 0 });
-  baseUrl = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`;
-  const mcpUrl = `http://127.0.0.1:${(server.mcpApp.server.address() as AddressInfo).port}`;
+  const served = await seedAndListen(server);
+  baseUrl = served.baseUrl;
+  const mcpUrl = served.mcpUrl;
   mcp.acmeAdmin = await connect(`${mcpUrl}/acme/mcp`, KEYS.acmeAdmin);
   mcp.acmeMember = await connect(`${mcpUrl}/acme/mcp`, KEYS.acmeMember);
   mcp.globexAdmin = await connect(`${mcpUrl}/globex/mcp`, KEYS.globexAdmin);

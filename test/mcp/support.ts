@@ -64,21 +64,31 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(options: { oauth?: CreateServerOptions['oauth'] } = {}): Promise<Harness> {
-  const pg = await emptyPglite();
-  const db = databaseOf(pg);
-  const server = await createServer({ db, apiKeys: API_KEYS, env: {}, ...(options.oauth ? { oauth: options.oauth } : {}) });
-  for (const [slug, rows] of Object.entries(DATA)) {
-    const obj = server.catalog.objects.get(slug)!;
-    await insertRows(db, server.catalog, obj, rows.map((r) => ({ is_deleted: false, ...r })));
+/**
+ * Loads `data` (by object slug; DATA by default) into a new server's database, makes the workspaces `acme` (org_acme) and `globex`
+ * (org_globex), and listens with the REST and MCP apps on 127.0.0.1.
+ */
+export async function seedAndListen(server: OqlServer, data: Record<string, readonly Record<string, unknown>[]> = DATA): Promise<{ baseUrl: string; mcpUrl: string }> {
+  const db = server.db;
+  for (const [slug, rows] of Object.entries(data)) {
+    await insertRows(db, server.catalog, server.catalog.objects.get(slug)!, rows.map((r) => ({ is_deleted: false, ...r })));
   }
   await migrate(db);
   await createWorkspace(db, { subdomain: 'acme', orgId: 'org_acme' });
   await createWorkspace(db, { subdomain: 'globex', orgId: 'org_globex' });
   await server.app.listen({ host: '127.0.0.1', port: 0 });
   await server.mcpApp.listen({ host: '127.0.0.1', port: 0 });
-  const baseUrl = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`;
-  const mcpUrl = `http://127.0.0.1:${(server.mcpApp.server.address() as AddressInfo).port}`;
+  return {
+    baseUrl: `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`,
+    mcpUrl: `http://127.0.0.1:${(server.mcpApp.server.address() as AddressInfo).port}`,
+  };
+}
+
+export async function startHarness(options: { oauth?: CreateServerOptions['oauth'] } = {}): Promise<Harness> {
+  const pg = await emptyPglite();
+  const db = databaseOf(pg);
+  const server = await createServer({ db, apiKeys: API_KEYS, env: {}, ...(options.oauth ? { oauth: options.oauth } : {}) });
+  const { baseUrl, mcpUrl } = await seedAndListen(server);
   return {
     server,
     db,

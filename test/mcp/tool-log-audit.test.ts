@@ -1,17 +1,13 @@
-import type { AddressInfo } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
-import { insertRows } from '../../src/demo/load.js';
 import { createServer, type OqlServer } from '../../src/server/app.js';
 import { databaseOf } from '../../src/run/database-of.js';
-import { migrate } from '../../src/service/migrations.js';
-import { createWorkspace } from '../../src/service/store/workspaces.js';
 import type { ServiceDb } from '../../src/service/types.js';
 import { call } from '../server/support.js';
 import { startPgServer, type PgServer } from '../support/pg-server.js';
-import { API_KEYS, DATA, KEYS, connect, textOf } from './support.js';
+import { API_KEYS, KEYS, connect, seedAndListen, textOf } from './support.js';
 
 /**
  * Every MCP tool call that runs is in the tool log, whatever its arguments: a NUL or a lone
@@ -35,16 +31,7 @@ interface Backend {
 
 async function start(db: ServiceDb, closeDb: () => Promise<void>): Promise<Backend> {
   const server = await createServer({ db, apiKeys: API_KEYS, env: {}, maxToolLogEntryBytes: ENTRY_BYTES, maxToolLogPageBytes: PAGE_BYTES });
-  for (const [slug, rows] of Object.entries(DATA)) {
-    await insertRows(db, server.catalog, server.catalog.objects.get(slug)!, rows.map((r) => ({ is_deleted: false, ...r })));
-  }
-  await migrate(db);
-  await createWorkspace(db, { subdomain: 'acme', orgId: 'org_acme' });
-  await createWorkspace(db, { subdomain: 'globex', orgId: 'org_globex' });
-  await server.app.listen({ host: '127.0.0.1', port: 0 });
-  await server.mcpApp.listen({ host: '127.0.0.1', port: 0 });
-  const baseUrl = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`;
-  const mcpUrl = `http://127.0.0.1:${(server.mcpApp.server.address() as AddressInfo).port}`;
+  const { baseUrl, mcpUrl } = await seedAndListen(server);
   const acme = await connect(`${mcpUrl}/acme/mcp`, KEYS.acmeAdmin);
   const globex = await connect(`${mcpUrl}/globex/mcp`, KEYS.globexAdmin);
   return {
