@@ -6,7 +6,6 @@ import { requestContext } from '../service/policy.js';
 import { oauthError, trimSlash, workspaceUrls } from '../oauth/context.js';
 import { protectedResourceMetadata } from '../oauth/metadata.js';
 import { missingScopes, SCOPES } from '../oauth/scopes.js';
-import { verifyAccessToken } from '../oauth/store.js';
 import type { Workspace } from '../service/operations.js';
 import type { Principal } from '../service/types.js';
 import { buildMcpServer } from './tools.js';
@@ -35,6 +34,10 @@ export interface McpRoutesOptions {
    * configured with a static header). Default true.
    */
   readonly acceptApiKeys?: boolean | undefined;
+  /** The principal of an OAuth access token issued for this resource of the workspace, or null. */
+  readonly verifyAccessToken: (token: string, audience: { readonly resource: string; readonly workspace: string }) => Promise<Principal | null>;
+  /** The principal of a live API key, or null. */
+  readonly verifyApiKey: (key: string) => Promise<Principal | null>;
 }
 
 
@@ -70,10 +73,10 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions)
   };
 
   const authenticate = async (token: string, workspace: Workspace, resource: string): Promise<Principal | null> => {
-    const viaToken = await verifyAccessToken(ctx.db, token, { resource, workspace: workspace.subdomain });
+    const viaToken = await options.verifyAccessToken(token, { resource, workspace: workspace.subdomain });
     if (viaToken) return viaToken.orgId === workspace.orgId ? viaToken : null;
     if (!acceptApiKeys) return null;
-    const viaKey = await ctx.keys.verify(token);
+    const viaKey = await options.verifyApiKey(token);
     return viaKey && viaKey.orgId === workspace.orgId ? { ...viaKey, workspace: workspace.subdomain } : null;
   };
 

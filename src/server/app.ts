@@ -5,7 +5,7 @@ import type { Catalog } from '../catalog/types.js';
 import type { ServerConfig, ServerOptions } from '../service/config.js';
 import { openService } from '../service/open.js';
 import type { ApiKeyVerifier } from '../service/store/api-keys.js';
-import type { ServiceContext } from '../service/context.js';
+import type { ServiceContext, SurfaceContext } from '../service/context.js';
 import { installAuth } from './plugins/auth.js';
 import { clientErrorHandler, frameworkErrors, installEnvelope } from './plugins/envelope.js';
 import { installLingeringClose, lingerLimits } from './plugins/lingering-close.js';
@@ -28,7 +28,7 @@ import { listeningUrl, mcpRoutes } from '../mcp/http.js';
 import { publicUrl } from '../rules.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { oauthPlugin, type OAuthServerOptions } from '../oauth/plugin.js';
-import { oauthAuthResolver } from '../oauth/store.js';
+import { oauthAuthResolver, verifyAccessToken } from '../oauth/store.js';
 import { settingOrCreate } from '../service/store/settings.js';
 import { mergeLimits } from '../oauth/limits.js';
 import { SignInGuard } from '../oauth/sign-in.js';
@@ -223,13 +223,18 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
   });
   capConnectionsPerAddress(app, ctx.config.maxConnectionsPerAddress);
   installLingeringClose(app, lingerLimits(ctx.config.bodyLimit));
-  app.decorate('oql', ctx);
+  const surface: SurfaceContext = { ops: ctx.ops, catalog: ctx.catalog, config: ctx.config };
+  app.decorate('oql', surface);
   installEnvelope(app, { notFoundHint: host === 'mcp' ? (path) => mcpEndpointHint(path, urls) : (path) => apiNotFoundHint(path, urls) });
   installRequestLog(app);
   installJsonParser(app);
   if (host === 'mcp') {
     await app.register(healthRoutes);
-    await app.register(mcpRoutes, urls);
+    await app.register(mcpRoutes, {
+      ...urls,
+      verifyAccessToken: (token, audience) => verifyAccessToken(ctx.db, token, audience),
+      verifyApiKey: (key) => ctx.keys.verify(key),
+    });
     return app;
   }
   // Registered before any route, so it sees them all.

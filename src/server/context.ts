@@ -1,15 +1,16 @@
 import { requestContext, type RequestContext } from '../service/policy.js';
-import type { ServiceContext } from '../service/context.js';
+import type { SurfaceContext } from '../service/context.js';
 import type { Principal } from '../service/types.js';
 
-export type { ServiceContext } from '../service/context.js';
+export type { ServiceContext, SurfaceContext } from '../service/context.js';
 
 /** How a route accepts callers: API keys only (default), any resolver's principal, or no one needed. */
 export type RouteAuth = 'api_key' | 'any' | false;
 
 declare module 'fastify' {
   interface FastifyInstance {
-    oql: ServiceContext;
+    /** The operations and what a route needs to describe itself: nothing to reach around them with. */
+    oql: SurfaceContext;
   }
   interface FastifyRequest {
     /** Set by the auth hook on every authenticated route. */

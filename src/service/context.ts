@@ -27,3 +27,10 @@ export interface ServiceContext {
   /** API keys verified recently, so a request does not wait on the database to authenticate. */
   readonly keys: ApiKeyVerifier;
 }
+
+/**
+ * What a surface (the REST routes, the MCP endpoint) is handed: the operations, through which it
+ * reaches data and the policy point, and what it needs to describe itself. Nothing to reach
+ * around them with: no database, no key store, no policy of its own.
+ */
+export type SurfaceContext = Pick<ServiceContext, 'ops' | 'catalog' | 'config'>;

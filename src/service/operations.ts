@@ -259,6 +259,16 @@ export class Operations {
     return recordToolCall(this.db, call, this.config.maxToolLogEntryBytes);
   }
 
+  // ---- Liveness ----
+
+  /**
+   * Whether the database answers within `timeoutMs`, asked outside every tenant's queue (the
+   * drivers keep their own connection for it), so it answers while tenants saturate their shares.
+   */
+  databaseAnswers(timeoutMs: number): Promise<boolean> {
+    return this.db.ping(timeoutMs);
+  }
+
   // ---- Workspaces ----
 
   /** The workspace a path names (its subdomain), or null. */

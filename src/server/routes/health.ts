@@ -4,18 +4,14 @@ import { errorEnvelope } from '../../query/envelope.js';
 
 const HEALTH_TIMEOUT_MS = 2_000;
 
-/**
- * `GET /health`: 200 when the database answers, 503 otherwise. It asks outside every tenant's
- * queue (the pool driver keeps its own connection for it), so it answers while tenants saturate
- * their shares.
- */
+/** `GET /health`: 200 when the database answers (outside every tenant's queue), 503 otherwise. */
 export async function healthRoutes(app: FastifyInstance): Promise<void> {
   app.get('/health', {
     config: { auth: false },
     // Outside the OpenAPI document: a probe, not part of the API (docs/rest.md describes it).
     schema: { summary: 'Liveness: the server runs and its database answers', hide: true },
   }, async (_request, reply) => {
-    if (await app.oql.db.ping(HEALTH_TIMEOUT_MS)) return { success: true, data: { status: 'ok' } };
+    if (await app.oql.ops.databaseAnswers(HEALTH_TIMEOUT_MS)) return { success: true, data: { status: 'ok' } };
     const envelope = errorEnvelope(OqlError.plain('DATABASE_ERROR', 'the database does not answer'));
     return reply.code(503).header('retry-after', '5').send(envelope);
   });
