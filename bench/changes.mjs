@@ -339,10 +339,10 @@ function section() {
   push('**The log on writes.** The record functions of `src/records` called directly, with the service\'s `ChangeLog` as their `changes` sink and without one, through the same PgBouncer, alternating call by call ' +
     '(one writer) or block by block (four writers of one organization, whose log rows queue on the organization\'s advisory lock from their first change row to their commit).');
   push();
-  push('What the log adds to a write: two statements in its transaction (the organization\'s advisory lock, then one INSERT of every change with the record as JSON) and a row per record in `oql_service.changes` under its four indexes; ' +
+  push('What the log adds to a write: one statement in its transaction (the organization\'s advisory lock in a CTE, and the INSERT of every change, their fields as parallel arrays, the record as JSON text) and a row per record in `oql_service.changes` under its four indexes; ' +
     'of one organization\'s writers, each holds the lock from its first change row to its commit.');
   push();
-  push('"Lock only" runs the log\'s first statement and not its INSERT (one writer): the difference from "without" is the extra round trip and the lock, the rest of "with log" is the INSERT of the change rows.');
+  push('"Lock only" takes the organization\'s lock in a statement of its own and writes no change row (one writer): the difference from "without" is one round trip and the lock; the rest of "with log" is the writing of the change rows.');
   push();
   push('| write | calls each | with log p50 | lock only p50 | without p50 | p50 ratio | with log p99 | without p99 | p99 ratio |');
   push('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
