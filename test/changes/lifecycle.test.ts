@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ChangeLog } from '../../src/service/changes/log.js';
 import { expectEnvelope } from '../server/support.js';
 import { allChanges, KEYS, startChangesService, type ChangesHarness, type DbKind } from './support.js';
 
@@ -195,5 +196,72 @@ describe.each<DbKind>(['pglite', 'postgres'])('the record lifecycle on %s', (kin
     // The head still works, and so does reading from it.
     const head = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
     expect((await h.call('GET', `/api/v1/changes?after=${head}`, { key: KEYS.acmeAdmin })).json.data.changes).toEqual([]);
+  });
+
+  it('answers the readers one commit wakes with one read per page, never with another organization\'s or another object set\'s page', async () => {
+    const head = async (key: string) => {
+      const a = await h.call('GET', '/api/v1/changes/head', { key });
+      expect(a.status, a.text).toBe(200);
+      return a.json.data.cursor as string;
+    };
+    const watcher = h.server.service.ops.feed.watcher;
+    /** Resolves once `n` readers wait on this instance; fails with how many did. */
+    const waitingReaches = async (n: number) => {
+      const deadline = Date.now() + 30_000;
+      while (watcher.waiting !== n) {
+        if (Date.now() > deadline) throw new Error(`${watcher.waiting} readers wait, not ${n}`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    };
+    const acmeHead = await head(KEYS.acmeAdmin);
+    const globexHead = await head(KEYS.globexAdmin);
+    const poll = (key: string, after: string, objects?: string) =>
+      h.call('GET', `/api/v1/changes?after=${after}&wait=25${objects === undefined ? '' : `&objects=${objects}`}`, { key });
+    const reads = vi.spyOn(ChangeLog.prototype, 'read');
+    /** How many reads the log ran for this organization after this cursor, of every object (no list) or of contacts only. */
+    const readsOf = (org: string, after: string, contactsOnly: boolean) => reads.mock.calls.filter(([o, a, objects]) =>
+      o === org && `c${a.toString(36)}` === after && (objects.length === 1 && objects[0] === 'contact') === contactsOnly).length;
+    try {
+      const idle = watcher.waiting;
+      const acmeAll = [1, 2, 3].map(() => poll(KEYS.acmeAdmin, acmeHead));
+      const acmeContacts = [1, 2].map(() => poll(KEYS.acmeAdmin, acmeHead, 'contact'));
+      const globexAll = [1, 2].map(() => poll(KEYS.globexAdmin, globexHead));
+      await waitingReaches(idle + 7);
+      // Each reader read its first page alone.
+      expect([readsOf('org_acme', acmeHead, false), readsOf('org_acme', acmeHead, true), readsOf('org_globex', globexHead, false)]).toEqual([3, 2, 2]);
+
+      const account = await h.call('POST', '/api/v1/org/objects/account/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'Shared Read Account' }] });
+      expect(account.status, account.text).toBe(200);
+      const accountId = account.json.data.ids[0] as string;
+      for (const answer of await Promise.all(acmeAll)) {
+        expect(answer.status, answer.text).toBe(200);
+        expect(answer.json.data.changes.map((c: { record_id: string; operation: string }) => [c.record_id, c.operation])).toEqual([[accountId, 'created']]);
+      }
+      // Three readers of one page woken by one commit: one read between them.
+      expect(readsOf('org_acme', acmeHead, false)).toBe(4);
+      // The readers of contacts were woken too, found nothing of theirs, and wait again; globex's never woke.
+      await waitingReaches(idle + 4);
+
+      const contact = await h.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'Shared Read Contact' }] });
+      expect(contact.status, contact.text).toBe(200);
+      const contactId = contact.json.data.ids[0] as string;
+      for (const answer of await Promise.all(acmeContacts)) {
+        expect(answer.status, answer.text).toBe(200);
+        expect(answer.json.data.changes.map((c: { record_id: string; object_slug: string }) => [c.object_slug, c.record_id])).toEqual([['contact', contactId]]);
+      }
+      // On PostgreSQL the head poll wakes them again while the head is past their cursor: a count only without it.
+      if (kind === 'pglite') expect(readsOf('org_acme', acmeHead, true)).toBe(4);
+
+      const globex = await h.call('POST', '/api/v1/org/objects/account/record/bulk_create', { key: KEYS.globexAdmin, body: [{ name: 'Shared Read Globex' }] });
+      expect(globex.status, globex.text).toBe(200);
+      const globexId = globex.json.data.ids[0] as string;
+      for (const answer of await Promise.all(globexAll)) {
+        expect(answer.status, answer.text).toBe(200);
+        expect(answer.json.data.changes.map((c: { record_id: string }) => c.record_id)).toEqual([globexId]);
+      }
+      expect(readsOf('org_globex', globexHead, false)).toBe(3);
+    } finally {
+      reads.mockRestore();
+    }
   });
 });

@@ -35,6 +35,8 @@ export interface ReadRequest {
 export class ChangeFeed {
   private readonly perUser = new Map<string, number>();
   private readonly perOrg = new Map<string, number>();
+  /** Reads woken readers are waiting on, by organization, cursor, limit and objects. */
+  private readonly inFlight = new Map<string, Promise<ChangePage>>();
 
   constructor(
     private readonly log: ChangeLog,
@@ -83,7 +85,7 @@ export class ChangeFeed {
         const head = await this.watcher.wait(ctx.org, from, left, signal, seen);
         if (head !== undefined && head > from) from = head;
         seen = this.watcher.seen(ctx.org);
-        page = await this.page(ctx, request);
+        page = await this.sharedPage(ctx, request);
       }
       return page;
     });
@@ -119,6 +121,28 @@ export class ChangeFeed {
 
   page(ctx: RequestContext, request: ReadRequest): Promise<ChangePage> {
     return this.policy.admit(ctx, 'light', () => this.log.read(ctx.org, request.after, request.objects, request.limit));
+  }
+
+  /**
+   * The page of a reader a commit just woke. Readers woken by one commit mostly ask for the same
+   * page: those of one organization asking at once for the same cursor, limit and objects share
+   * one read instead of each running its own. The key holds the organization and the objects the
+   * reader's role may read, so nothing crosses either. A reader that joined a read which failed
+   * (the first reader's own budget, say) reads for itself.
+   */
+  private async sharedPage(ctx: RequestContext, request: ReadRequest): Promise<ChangePage> {
+    const key = JSON.stringify([ctx.org, request.after.toString(), request.limit, [...request.objects].sort()]);
+    const running = this.inFlight.get(key);
+    if (running !== undefined) {
+      try {
+        return await running;
+      } catch {
+        return this.page(ctx, request);
+      }
+    }
+    const read = this.page(ctx, request).finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, read);
+    return read;
   }
 }
 
