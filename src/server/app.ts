@@ -8,6 +8,7 @@ import type { ApiKeyVerifier } from '../service/store/api-keys.js';
 import type { ServiceContext, SurfaceContext } from '../service/context.js';
 import { installAuth } from './plugins/auth.js';
 import { clientErrorHandler, frameworkErrors, installEnvelope } from './plugins/envelope.js';
+import { closeConnectionsWhenAnswered } from './plugins/close-connections.js';
 import { installLingeringClose, lingerLimits } from './plugins/lingering-close.js';
 import { jsonErrorAt } from './plugins/json-position.js';
 import { installRequestLog } from './plugins/request-log.js';
@@ -223,6 +224,7 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
   });
   capConnectionsPerAddress(app, ctx.config.maxConnectionsPerAddress);
   installLingeringClose(app, lingerLimits(ctx.config.bodyLimit));
+  closeConnectionsWhenAnswered(app);
   const surface: SurfaceContext = { ops: ctx.ops, catalog: ctx.catalog, config: ctx.config };
   app.decorate('oql', surface);
   installEnvelope(app, { notFoundHint: host === 'mcp' ? (path) => mcpEndpointHint(path, urls) : (path) => apiNotFoundHint(path, urls) });
