@@ -130,6 +130,8 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
       firstKey: service.firstKey, demoRows: service.demoRows, maintenance: service.maintenance, ...urls,
       close() {
         closed ??= (async () => {
+          // Long-polls and change streams end first: the apps' close waits for what they answer.
+          service.ops.feed.watcher.close();
           await Promise.allSettled([app.close(), mcpApp.close()]);
           await service.close();
         })();

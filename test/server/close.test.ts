@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { KEYS, startChangesService } from '../changes/support.js';
 
 /**
- * Closing the service answers every request it is answering, then ends the connections left at
- * once: one that sent half a request and went quiet no longer holds the close until Node's header
+ * Closing the service answers its long-polls at once (clients ask again elsewhere), answers every
+ * request it is answering, then ends the connections left at once: one that sent half a request and went quiet no longer holds the close until Node's header
  * timeout sweeps it (which would answer it 408 first).
  */
 
@@ -22,7 +22,7 @@ function open(port: number): Promise<{ socket: Socket; received: () => string; c
 }
 
 describe('closing the service', () => {
-  it('answers the long-poll in flight, and ends a connection holding half a request without waiting for its timeout', async () => {
+  it('answers the long-poll in flight at once, and ends a connection holding half a request without waiting for its timeout', async () => {
     const h = await startChangesService('pglite');
     let closing: Promise<void> | undefined;
     try {
@@ -32,13 +32,15 @@ describe('closing the service', () => {
       const head = await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin });
       expect(head.status, head.text).toBe(200);
       const watcher = h.server.service.ops.feed.watcher;
-      const polling = h.call('GET', `/api/v1/changes?after=${head.json.data.cursor}&wait=2`, { key: KEYS.acmeAdmin });
+      const polling = h.call('GET', `/api/v1/changes?after=${head.json.data.cursor}&wait=30`, { key: KEYS.acmeAdmin });
       const deadline = Date.now() + 30_000;
       while (watcher.waiting === 0) {
         if (Date.now() > deadline) throw new Error('the long-poll never waited');
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
       closing = h.close();
+      // Its wait ended with the close, not with its 30 s.
+      expect(watcher.waiting).toBe(0);
       const answer = await polling;
       expect(answer.status, answer.text).toBe(200);
       expect(answer.json.data.changes).toEqual([]);

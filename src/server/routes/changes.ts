@@ -97,7 +97,8 @@ export async function changeRoutes(app: FastifyInstance): Promise<void> {
       let from = position;
       let lastWrite = Date.now();
       try {
-        while (!signal.aborted && Date.now() < end) {
+        // A stopping service ends its streams; clients reconnect from their last id, elsewhere.
+        while (!signal.aborted && Date.now() < end && !feed.watcher.stopped) {
           for (const change of page.changes) {
             await write(`id: ${change.cursor}\nevent: record.${change.operation}\ndata: ${JSON.stringify(change)}\n\n`);
             position = positionOf(change.cursor);

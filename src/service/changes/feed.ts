@@ -79,7 +79,8 @@ export class ChangeFeed {
       const deadline = Date.now() + request.waitMs;
       let page = first;
       let from = request.after;
-      while (page.changes.length === 0 && !signal?.aborted) {
+      // A stopping service answers its long-polls with what they have, for clients to ask elsewhere.
+      while (page.changes.length === 0 && !signal?.aborted && !this.watcher.stopped) {
         const left = deadline - Date.now();
         if (left <= 0) break;
         const head = await this.watcher.wait(ctx.org, from, left, signal, seen);

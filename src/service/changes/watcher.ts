@@ -66,6 +66,11 @@ export class ChangeWatcher {
     });
   }
 
+  /** Closed: every wait ends at once, and readers stop waiting (the service is stopping). */
+  get stopped(): boolean {
+    return this.closed;
+  }
+
   /** A write of the organization committed through this instance. */
   committed(orgId: string): void {
     this.commits.set(orgId, this.seen(orgId) + 1);
