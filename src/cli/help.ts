@@ -106,6 +106,8 @@ ${SCHEMA_FLAGS}
   --timeout <ms>        statement timeout in milliseconds (default 20000)
   --count               print the number of rows the query produces (service 4.9) instead
   --json                print {records, message?, elapsedMs} (or {count, elapsedMs}) as JSON
+  --format <f>          table (default), json (as --json) or csv: the rows as RFC 4180 CSV
+                        with a header row, formulas neutralised (docs/rest.md#csv)
   -h, --help            show this help
 `,
   ddl: `Usage: oql ddl [options]

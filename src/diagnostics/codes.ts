@@ -108,6 +108,7 @@ export const CODES = {
   METHOD_NOT_ALLOWED: 'The endpoint exists but not for this HTTP method.',
   MALFORMED_JSON: 'The request body is not valid JSON, or holds a __proto__ or constructor key.',
   UNSUPPORTED_MEDIA_TYPE: 'The request body has a content type other than application/json.',
+  NOT_ACCEPTABLE: 'The Accept header takes none of the formats the endpoint answers in (application/json, and text/csv for reports and filter pages).',
   PAYLOAD_TOO_LARGE: 'The request body is larger than the configured limit.',
   TOO_MANY_KEYS: 'The user or the organization already has the most live API keys it may have; revoke one to make another.',
   SCHEMA_MISMATCH: 'An existing table does not match the catalog (a column is missing or has another type).',
@@ -138,6 +139,8 @@ export function statusOf(code: DiagnosticCode): number {
       return 405;
     case 'PAYLOAD_TOO_LARGE':
       return 413;
+    case 'NOT_ACCEPTABLE':
+      return 406;
     case 'UNSUPPORTED_MEDIA_TYPE':
       return 415;
     case 'SCHEMA_MISMATCH':

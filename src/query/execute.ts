@@ -27,6 +27,8 @@ export interface RunOptions extends Omit<CompileOptions, 'slug'>, Omit<ReadLimit
   readonly limiter?: ConcurrencyLimiter | false;
   /** Over `maxBytes` or `maxRows`: return what fits and say so, instead of refusing (RESPONSE_TOO_LARGE). */
   readonly truncate?: boolean;
+  /** Told the output keys in select-list order, for a caller that writes rows without keys (CSV). */
+  readonly onColumns?: (keys: readonly string[]) => void;
 }
 
 /** `data` of a successful execute: rows keyed by the output keys, in select-list order. */
@@ -54,6 +56,7 @@ export interface CountResult {
 export async function execute(db: Queryable | Database, request: QueryRequest, options: RunOptions): Promise<ExecuteResult> {
   const compiled = compile(request.query, compileOptions(request, options));
   if (compiled.kind === 'restricted') return { records: [], message: compiled.message };
+  options.onColumns?.(compiled.columns.map((c) => c.key));
   const statement = { sql: compiled.sql, params: compiled.params, columnCount: compiled.columns.length };
   const { rows, overflow } = await withSlot(options, (timeoutMs) => readBounded(db, statement, readLimits(options, timeoutMs)));
   if (overflow === 'bytes' && !options.truncate) throw tooLarge(options.maxBytes!, 'query');

@@ -19,9 +19,11 @@ import { checkTimeout, type Queryable } from '../run/transaction.js';
  * page over `maxBytes` is refused (RESPONSE_TOO_LARGE) unless `truncate` asks for what fits.
  */
 export async function filterRecords(
-  db: Queryable | Database, body: unknown, options: FilterOptions & Omit<ReadLimits, 'catalog'> & { truncate?: boolean },
+  db: Queryable | Database, body: unknown,
+  options: FilterOptions & Omit<ReadLimits, 'catalog'> & { truncate?: boolean; onColumns?: ((keys: readonly string[]) => void) | undefined },
 ): Promise<{ records: Record<string, unknown>[]; truncated?: 'bytes' | 'rows' }> {
   const compiled = compileFilter(body, options);
+  options.onColumns?.(compiled.columns.map((c) => c.key));
   const statement = { sql: compiled.sql, params: compiled.params, columnCount: compiled.columns.length };
   const { rows, overflow } = await readBounded(db, statement, { ...options, tenant: options.tenant ?? options.orgId, rowsThatFit: options.truncate === true })
     .catch((e: unknown) => Promise.reject(bodyTimeout(e, 'filter')));

@@ -75,8 +75,9 @@ export class Operations {
 
   // ---- Analytics (4.8, 4.9) ----
 
-  execute(ctx: RequestContext, request: QueryRequest, surface: 'rest' | 'mcp' = 'rest') {
-    return this.policy.admit(ctx, 'heavy', () => execute(this.readDb, request, this.runOptions(ctx, surface)));
+  /** `onColumns` is told the output keys in select-list order (for CSV, which writes rows without keys). */
+  execute(ctx: RequestContext, request: QueryRequest, surface: 'rest' | 'mcp' = 'rest', onColumns?: (keys: readonly string[]) => void) {
+    return this.policy.admit(ctx, 'heavy', () => execute(this.readDb, request, { ...this.runOptions(ctx, surface), ...(onColumns === undefined ? {} : { onColumns }) }));
   }
 
   count(ctx: RequestContext, request: QueryRequest) {
@@ -110,11 +111,12 @@ export class Operations {
 
   // ---- Filter and connector (4.5, 4.11) ----
 
-  filter(ctx: RequestContext, slug: string, body: unknown, surface: 'rest' | 'mcp' = 'rest') {
+  /** `onColumns` is told the page's keys in `fields` order (for CSV). */
+  filter(ctx: RequestContext, slug: string, body: unknown, surface: 'rest' | 'mcp' = 'rest', onColumns?: (keys: readonly string[]) => void) {
     this.policy.checkObject(ctx, slug);
     const access = this.policy.access(ctx);
     return this.policy.admit(ctx, 'heavy', () => filterRecords(this.readDb, body, {
-      catalog: this.catalog, slug, orgId: ctx.org, ...this.policy.readLimits(ctx, surface),
+      catalog: this.catalog, slug, orgId: ctx.org, ...this.policy.readLimits(ctx, surface), onColumns,
       ...(access === undefined ? {} : { access }),
     }));
   }

@@ -84,6 +84,24 @@ describe('oql run failures', () => {
     expect(r.stderr).not.toMatch(STACK_LINE);
   });
 
+  it('--format csv: a header row and the rows of the tenant as RFC 4180 text; csv with --count or an unknown format is a usage error', async () => {
+    const r = await cli(['run', 'SELECT id, name FROM user ORDER BY id LIMIT 500', '--org', 'org_globex', '--format', 'csv']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.endsWith('\r\n')).toBe(true);
+    const lines = r.stdout.slice(0, -2).split('\r\n');
+    expect(lines[0]).toBe('id,name');
+    // Names hold no comma, quote or line end here, so each line is its two fields as they are.
+    const users = oracle.live('user', 'org_globex').sort(byId);
+    expect(users.every((u) => !/[",\r\n]/.test(String(u['name'])) && !/^[=+\-@]/.test(String(u['name'])))).toBe(true);
+    expect(lines.slice(1)).toEqual(users.map((u) => `${u['id']},${u['name']}`));
+    const counted = await cli(['run', 'SELECT id FROM user LIMIT 5', '--count', '--format', 'csv']);
+    expect(counted.code).toBe(2);
+    expect(counted.stderr).toContain('--format csv writes rows');
+    const unknown = await cli(['run', 'SELECT id FROM user LIMIT 5', '--format', 'xml']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("--format must be table, json or csv, got 'xml'");
+  });
+
   it('usage errors: bad --timeout, no --slug and no FROM to read it from', async () => {
     const t = await cli(['run', 'SELECT id FROM lead LIMIT 1', '--slug', 'lead', '--timeout', '2s']);
     expect(t.code).toBe(2);

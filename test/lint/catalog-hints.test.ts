@@ -242,7 +242,7 @@ const NOT_ABOUT_QUERIES = new Set<DiagnosticCode>([
   // Raised while running, by the database or the service's limits, not by reading the text.
   'SERVICE_UNAVAILABLE', 'RESPONSE_TOO_LARGE', 'QUERY_TOO_COSTLY',
   // The change log's cursors and waiting readers.
-  'INVALID_CURSOR', 'CURSOR_EXPIRED', 'TOO_MANY_WAITING',
+  'INVALID_CURSOR', 'CURSOR_EXPIRED', 'TOO_MANY_WAITING', 'NOT_ACCEPTABLE',
   // Webhook endpoints.
   'INVALID_WEBHOOK_URL', 'TOO_MANY_WEBHOOKS',
 ]);

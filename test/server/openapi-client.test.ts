@@ -28,12 +28,19 @@ let small: Running;
 
 type Client = ReturnType<typeof createClient<paths>>;
 
+/** The JSON answer of an operation that answers CSV too when asked; these calls ask for JSON. */
+function json<T>(data: T): Exclude<T, string> {
+  if (typeof data === 'string') throw new Error(`a CSV answer where JSON was asked: ${data.slice(0, 100)}`);
+  return data as Exclude<T, string>;
+}
+
 function client(url: string, key?: string): Client {
   const c = createClient<paths>({ baseUrl: url, headers: key === undefined ? {} : { authorization: `Bearer ${key}` } });
   c.use({
     async onResponse({ request, response, schemaPath }) {
-      const stream = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
-      check.check(request.method, schemaPath, response.status, response.headers, stream ? undefined : await response.clone().json());
+      const type = response.headers.get('content-type') ?? '';
+      const body = type.startsWith('text/event-stream') ? undefined : type.startsWith('text/csv') ? await response.clone().text() : await response.clone().json();
+      check.check(request.method, schemaPath, response.status, response.headers, body);
     },
   });
   return c;
@@ -108,11 +115,11 @@ describe('a typed client generated from /openapi.json', () => {
     expect(created.data?.data.message).toBe('2 records created');
     const query = { fields: ['id', 'name', 'email'], filters: { and: [{ field: 'name', operator: 'starts_with', value: 'Typed Client ' }] } };
     const found = await acme.POST('/api/v1/org/objects/{slug}/filter', { ...path, body: { query } });
-    const records = [...(found.data?.data.records ?? [])].sort(byId);
+    const records = [...(json(found.data)?.data.records ?? [])].sort(byId);
     expect(records.map((r) => r['name']).sort()).toEqual(['Typed Client One', 'Typed Client Two']);
     const one = records.find((r) => r['name'] === 'Typed Client One')!;
     const id = String(one['id']);
-    expect((await globex.POST('/api/v1/org/objects/{slug}/filter', { ...path, body: { query } })).data?.data.records).toEqual([]);
+    expect(json((await globex.POST('/api/v1/org/objects/{slug}/filter', { ...path, body: { query } })).data)?.data.records).toEqual([]);
 
     const record = await acme.GET('/api/v1/org/objects/{slug}/record/{id}', { params: { path: { slug: 'contact', id } } });
     expect([record.data?.data.id, record.data?.data.org_id, record.data?.data['email']]).toEqual([id, 'org_acme', 'one@example.com']);
@@ -147,7 +154,7 @@ describe('a typed client generated from /openapi.json', () => {
     for (const [org, c] of [['org_acme', acme], ['org_globex', globex]] as const) {
       const live = liveRows('account', org);
       const filtered = await c.POST('/api/v1/org/objects/{slug}/filter', { params: { path: { slug: 'account' } }, body: { query: { fields: ['id'], pagination: { page: 1, page_size: 1000 } } } });
-      expect(ids(filtered.data?.data.records ?? [])).toEqual(ids(live));
+      expect(ids(json(filtered.data)?.data.records ?? [])).toEqual(ids(live));
       const pages: { id: string; updated_at?: string | null }[] = [];
       let token: string | null = null;
       for (let page = 0; page < 10; page++) {
@@ -187,7 +194,11 @@ describe('a typed client generated from /openapi.json', () => {
     for (const [org, c] of [['org_acme', acme], ['org_globex', globex]] as const) {
       const body = { query: 'SELECT id FROM account LIMIT 10000', slug: 'account' };
       const rows = await c.POST('/api/v1/reports/execute', { body });
-      expect(ids(rows.data?.data.records ?? [])).toEqual(ids(liveRows('account', org)));
+      expect(ids(json(rows.data)?.data.records ?? [])).toEqual(ids(liveRows('account', org)));
+      // The same rows as CSV, asked for by Accept: a header row, then one id a line.
+      const csv = await c.POST('/api/v1/reports/execute', { body, parseAs: 'text', headers: { accept: 'text/csv' } });
+      expect(csv.response.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+      expect((csv.data as string).split('\r\n').slice(1, -1).sort()).toEqual(ids(liveRows('account', org)));
       const count = await c.POST('/api/v1/reports/count', { body });
       expect(count.data?.data.count).toBe(liveRows('account', org).length);
     }
@@ -237,7 +248,7 @@ describe('a typed client generated from /openapi.json', () => {
     expect(key.created_at).toBeGreaterThanOrEqual(before);
     // The key works at once, for its own organization.
     const madeKey = client(service.api.url, secret);
-    expect((await madeKey.POST('/api/v1/org/objects/{slug}/filter', { params: { path: { slug: 'account' } }, body: { query: { fields: ['id'], pagination: { page: 1, page_size: 1000 } } } })).data?.data.records.map((r) => r['id']).sort())
+    expect(json((await madeKey.POST('/api/v1/org/objects/{slug}/filter', { params: { path: { slug: 'account' } }, body: { query: { fields: ['id'], pagination: { page: 1, page_size: 1000 } } } })).data)?.data.records.map((r) => r['id']).sort())
       .toEqual(ids(liveRows('account', 'org_acme')));
     const globexKey = (await globex.POST('/api/v1/keys', { body: { name: 'Globex typed client', role: 'admin' } })).data!.data.key;
 

@@ -1151,11 +1151,16 @@ export interface operations {
                     query: string;
                     /** @description the top-level FROM object of the query */
                     slug: string;
+                    /**
+                     * @description csv: the rows as CSV (as Accept: text/csv asks); default json
+                     * @enum {string}
+                     */
+                    format?: "json" | "csv";
                 };
             };
         };
         responses: {
-            /** @description The rows, keyed by the select-list aliases. */
+            /** @description The rows, keyed by the select-list aliases. As CSV (RFC 4180, a header row of the keys) when the request sends Accept: text/csv or "format": "csv". */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1187,6 +1192,12 @@ export interface operations {
                             message?: string;
                         };
                     };
+                    /**
+                     * @example name,n
+                     *     Acme Account 21,4
+                     *     Harbor Account 12,1
+                     */
+                    "text/csv": string;
                 };
             };
             /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
@@ -1209,6 +1220,15 @@ export interface operations {
             };
             /** @description The caller's role may not do this (PERMISSION_DENIED). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Accept header takes neither application/json nor text/csv (NOT_ACCEPTABLE). */
+            406: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1296,6 +1316,11 @@ export interface operations {
                     query: string;
                     /** @description the top-level FROM object of the query */
                     slug: string;
+                    /**
+                     * @description csv: the rows as CSV (as Accept: text/csv asks); default json
+                     * @enum {string}
+                     */
+                    format?: "json" | "csv";
                 };
             };
         };
@@ -2440,11 +2465,16 @@ export interface operations {
                             page_size?: number;
                         };
                     };
+                    /**
+                     * @description csv: the page as CSV (as Accept: text/csv asks); default json
+                     * @enum {string}
+                     */
+                    format?: "json" | "csv";
                 };
             };
         };
         responses: {
-            /** @description One page of records: the requested fields of each, null for empty values. */
+            /** @description One page of records: the requested fields of each, null for empty values. As CSV (RFC 4180, a header row of the keys) when the request sends Accept: text/csv or "format": "csv". */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2476,6 +2506,12 @@ export interface operations {
                             records: components["schemas"]["Row"][];
                         };
                     };
+                    /**
+                     * @example id,name,account.name
+                     *     org_acme_contact_10,Delta Contact 10,Acme Account 21
+                     *     org_acme_contact_100,New York Contact 100,
+                     */
+                    "text/csv": string;
                 };
             };
             /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
@@ -2498,6 +2534,15 @@ export interface operations {
             };
             /** @description The caller's role may not do this (PERMISSION_DENIED). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The Accept header takes neither application/json nor text/csv (NOT_ACCEPTABLE). */
+            406: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -4,7 +4,8 @@ import { count, execute } from '../../query/index.js';
 import { fanoutFlag, instant, onePositional, parseCommand, positiveInt, slugFlag } from '../args.js';
 import { openEmbedded, openPostgres, type OpenDatabase } from '../database.js';
 import { formatDiagnostic } from '../errors.js';
-import { EXIT, println, type CliIo } from '../io.js';
+import { EXIT, println, UsageError, type CliIo } from '../io.js';
+import { toCsv } from '../../query/csv.js';
 import { formatElapsed, rowCount } from '../render.js';
 import { DEFAULT_ORG, loadSchema } from '../schema.js';
 import { formatTable } from '../table.js';
@@ -20,6 +21,7 @@ export const RUN_OPTIONS = {
   timeout: { type: 'string' },
   count: { type: 'boolean' },
   json: { type: 'boolean' },
+  format: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -29,7 +31,7 @@ export async function runCommand(argv: readonly string[], io: CliIo, cwd: string
   } catch (e) {
     // With --json a script reads the outcome from stdout either way: a query's error as JSON
     // too. (Catalog and option errors stay usage errors on stderr: nothing was run.)
-    const json = argv.includes('--json');
+    const json = argv.includes('--json') || argv.some((a, i) => a === '--format=json' || (a === '--format' && argv[i + 1] === 'json'));
     if (!json || !isOqlError(e) || e.code.startsWith('CATALOG_') || e.code === 'INVALID_OPTIONS') throw e;
     println(io.stdout, JSON.stringify({ error: e.toJSON() }, null, 2));
     return EXIT.failed;
@@ -43,6 +45,9 @@ async function runQuery(argv: readonly string[], io: CliIo, cwd: string): Promis
   const timeoutMs = positiveInt('timeout', values.timeout);
   const now = instant('now', values.now);
   const fanout = fanoutFlag('run', values.fanout);
+  const format = values.json ? 'json' : values.format ?? 'table';
+  if (format !== 'table' && format !== 'json' && format !== 'csv') throw new UsageError(`--format must be table, json or csv, got '${format}'`, 'run');
+  if (format === 'csv' && values.count) throw new UsageError('--format csv writes rows: leave out --count, or use --format json', 'run');
   const schema = await loadSchema(values, cwd);
   const options = {
     catalog: schema.catalog,
@@ -72,14 +77,19 @@ async function runQuery(argv: readonly string[], io: CliIo, cwd: string): Promis
     if (values.count) {
       const result = await count(database.db, { query, slug }, options);
       const elapsedMs = performance.now() - started;
-      if (values.json) println(io.stdout, JSON.stringify({ count: result.count, elapsedMs: round(elapsedMs) }));
+      if (format === 'json') println(io.stdout, JSON.stringify({ count: result.count, elapsedMs: round(elapsedMs) }));
       else println(io.stdout, `count: ${result.count}`, `(${formatElapsed(elapsedMs)})`);
       return EXIT.ok;
     }
     const result = await execute(database.db, { query, slug }, options);
     const elapsedMs = performance.now() - started;
     const { records } = result;
-    if (values.json) {
+    if (format === 'csv') {
+      if (result.message !== undefined) println(io.stderr, result.message);
+      io.stdout(toCsv(columns, records));
+      return EXIT.ok;
+    }
+    if (format === 'json') {
       println(io.stdout, JSON.stringify({ records, ...(result.message === undefined ? {} : { message: result.message }), elapsedMs: round(elapsedMs) }, null, 2));
       return EXIT.ok;
     }

@@ -12,6 +12,7 @@ import type { Principal } from '../../service/types.js';
 import { envelopeFor } from '../plugins/envelope.js';
 import { coolingDown } from '../../service/policy.js';
 import { ref } from './response-schemas.js';
+import { answerFormat } from '../csv.js';
 
 /**
  * The `response` part of each route's schema: the success envelope with its `data` shape and an
@@ -39,6 +40,19 @@ export function success(description: string, data: object, example: unknown) {
   };
 }
 
+/**
+ * A 200 that is JSON by default and CSV when the request asks for it (`Accept: text/csv`, or
+ * `"format": "csv"` in the body; src/server/csv.ts).
+ */
+export function successOrCsv(description: string, data: object, example: unknown, csvExample: string) {
+  const json = success(description, data, example);
+  return {
+    ...json,
+    description: `${description} As CSV (RFC 4180, a header row of the keys) when the request sends Accept: text/csv or "format": "csv".`,
+    content: { ...json.content, 'text/csv': { schema: { type: 'string' }, example: csvExample } },
+  };
+}
+
 const RETRY_AFTER = {
   'Retry-After': {
     type: 'integer',
@@ -55,6 +69,7 @@ const STATUS: Readonly<Record<number, string>> = {
   410: 'The change cursor is older than the changes kept (CURSOR_EXPIRED): resynchronise, then follow the log from its head.',
   413: 'The body is larger than the server accepts (PAYLOAD_TOO_LARGE, OQL_BODY_LIMIT).',
   414: 'A path segment (object slug or record id) is longer than the server accepts (BAD_REQUEST).',
+  406: 'The Accept header takes neither application/json nor text/csv (NOT_ACCEPTABLE).',
   415: 'The body is not JSON (UNSUPPORTED_MEDIA_TYPE): send Content-Type: application/json.',
   429: 'Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later.',
   500: 'An internal error; the body says nothing of its cause, the server log names it.',
@@ -140,6 +155,8 @@ const ERRORS = {
   webhookUrl: ['A URL the service never sends to', plain('INVALID_WEBHOOK_URL', 'the webhook URL is refused: 169.254.169.254 is in 169.254.0.0/16 (Link-Local)', 'give an https URL of a receiver on the public internet, e.g. https://hooks.example.com/oql')],
   tooManyWebhooks: ['The organization has its most endpoints', plain('TOO_MANY_WEBHOOKS', 'your organization already has 50 webhook endpoints, the most it may have', 'delete an endpoint you no longer use first (at most 50: OQL_MAX_WEBHOOKS_PER_ORG)')],
   superadminOnly: ['A caller that is not a superadmin', plain('PERMISSION_DENIED', 'only the Superadmin role may list tool logs')],
+  notAcceptable: ['An Accept header that takes neither JSON nor CSV', thrown(() => answerFormat({ headers: { accept: 'application/xml' } } as FastifyRequest, undefined))],
+  badFormat: ['A format other than json or csv', thrown(() => answerFormat({ headers: {} } as FastifyRequest, 'xlsx'))],
   tooLarge: ['A body over the limit', framework({ code: 'FST_ERR_CTP_BODY_TOO_LARGE' })],
   notJson: ['A body of another content type', framework({ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' })],
   orgShare: ["The organization's share of the database's connections is in use", errorEnvelope(OqlError.retryLater('TOO_MANY_REQUESTS', "your organization is using its whole share of the database's connections; retry later", 10, "run fewer requests at once across your organization's keys"))],

@@ -4,7 +4,8 @@ import { contextOf } from '../context.js';
 import { SLUG_PARAM } from '../openapi/path-params.js';
 import { EXAMPLES } from '../openapi/examples.js';
 import { ref } from '../openapi/response-schemas.js';
-import { BODY_ERRORS, errors, HEAVY_ERRORS, PATH_ERRORS, success } from '../openapi/responses.js';
+import { BODY_ERRORS, errors, HEAVY_ERRORS, PATH_ERRORS, successOrCsv } from '../openapi/responses.js';
+import { answerFormat, csvExample, sendCsv, withoutFormat } from '../csv.js';
 
 const CONDITION = {
   type: 'object',
@@ -33,6 +34,7 @@ export const FILTER_BODY = {
         pagination: { type: 'object', properties: { page: { type: 'integer' }, page_size: { type: 'integer' } } },
       },
     },
+    format: { type: 'string', enum: ['json', 'csv'], description: 'csv: the page as CSV (as Accept: text/csv asks); default json' },
   },
   examples: [{
     query: {
@@ -51,11 +53,18 @@ export async function filterRoutes(app: FastifyInstance): Promise<void> {
       operationId: 'filterRecords', summary: 'Filter records with nested and/or conditions, sort and page numbers (4.5)', tags: ['records'], params: SLUG_PARAM, body: FILTER_BODY,
       description: 'Every problem of the body (unknown fields, operators, values of the wrong type) is listed at once, each with its JSON path in meta_data. Fields may follow to-one relations (`account.name`).',
       response: {
-        200: success('One page of records: the requested fields of each, null for empty values.', {
+        200: successOrCsv('One page of records: the requested fields of each, null for empty values.', {
           type: 'object', required: ['records'], additionalProperties: false, properties: { records: { type: 'array', items: ref('Row') } },
-        }, EXAMPLES.filter),
-        ...errors('filterValidation', ...PATH_ERRORS, 'objectDenied', 'pageTooLarge', 'tooCostly', ...HEAVY_ERRORS, ...BODY_ERRORS),
+        }, EXAMPLES.filter, csvExample(EXAMPLES.filter)),
+        ...errors('filterValidation', ...PATH_ERRORS, 'objectDenied', 'pageTooLarge', 'tooCostly', 'notAcceptable', 'badFormat', ...HEAVY_ERRORS, ...BODY_ERRORS),
       },
     },
-  }, async (request) => toEnvelope(await app.oql.ops.filter(contextOf(request), request.params.slug, request.body)));
+  }, async (request, reply) => {
+    const format = answerFormat(request, (request.body as { format?: unknown } | null)?.format);
+    const body = withoutFormat(request.body);
+    if (format === 'json') return toEnvelope(await app.oql.ops.filter(contextOf(request), request.params.slug, body));
+    let columns: readonly string[] = [];
+    const result = await app.oql.ops.filter(contextOf(request), request.params.slug, body, 'rest', (keys) => (columns = keys));
+    return sendCsv(reply, request.params.slug, columns, result.records);
+  });
 }

@@ -3,7 +3,8 @@ import type { QueryRequest } from '../../query/execute.js';
 import { toEnvelope } from '../../query/envelope.js';
 import { contextOf } from '../context.js';
 import { EXAMPLES } from '../openapi/examples.js';
-import { BODY_ERRORS, errors, HEAVY_ERRORS, success } from '../openapi/responses.js';
+import { BODY_ERRORS, errors, HEAVY_ERRORS, success, successOrCsv } from '../openapi/responses.js';
+import { answerFormat, csvExample, sendCsv } from '../csv.js';
 
 const REPORT_BODY = {
   type: 'object',
@@ -11,6 +12,7 @@ const REPORT_BODY = {
   properties: {
     query: { type: 'string', minLength: 1, maxLength: 100_000, description: 'one SELECT in the object query language, ending with LIMIT' },
     slug: { type: 'string', minLength: 1, maxLength: 200, description: 'the top-level FROM object of the query' },
+    format: { type: 'string', enum: ['json', 'csv'], description: 'csv: the rows as CSV (as Accept: text/csv asks); default json' },
   },
   examples: [{ query: "SELECT owner.name AS owner, COUNT(id) AS n FROM account WHERE industry = 'retail' GROUP BY owner.name ORDER BY n DESC LIMIT 10", slug: 'account' }],
 } as const;
@@ -23,19 +25,25 @@ const RESTRICTED = 'A query that reads an object the caller\'s role may not read
  * touching an object the role may not read returns nothing with a message.
  */
 export async function reportRoutes(app: FastifyInstance): Promise<void> {
-  app.post<{ Body: QueryRequest }>('/api/v1/reports/execute', {
+  app.post<{ Body: QueryRequest & { format?: unknown } }>('/api/v1/reports/execute', {
     schema: {
       operationId: 'executeReport', summary: 'Run an analytics query (4.8)', tags: ['reports'], body: REPORT_BODY,
       description: `The query is compiled for the caller's organization and run read-only. Errors in the text come with span, hint and every diagnostic. ${RESTRICTED}`,
       response: {
-        200: success('The rows, keyed by the select-list aliases.', {
+        200: successOrCsv('The rows, keyed by the select-list aliases.', {
           type: 'object', required: ['records'], additionalProperties: false,
           properties: { records: { type: 'array', items: { $ref: 'Row#' } }, message: { type: 'string', description: 'set when the records are withheld' } },
-        }, EXAMPLES.execute),
-        ...errors('queryText', 'invalidSlug', 'queryTooLarge', 'tooCostly', ...HEAVY_ERRORS, ...BODY_ERRORS),
+        }, EXAMPLES.execute, csvExample(EXAMPLES.execute)),
+        ...errors('queryText', 'invalidSlug', 'queryTooLarge', 'tooCostly', 'notAcceptable', 'badFormat', ...HEAVY_ERRORS, ...BODY_ERRORS),
       },
     },
-  }, async (request) => toEnvelope(await app.oql.ops.execute(contextOf(request), request.body)));
+  }, async (request, reply) => {
+    const { format, ...body } = request.body;
+    if (answerFormat(request, format) === 'json') return toEnvelope(await app.oql.ops.execute(contextOf(request), body));
+    let columns: readonly string[] = [];
+    const result = await app.oql.ops.execute(contextOf(request), body, 'rest', (keys) => (columns = keys));
+    return sendCsv(reply, 'report', columns, result.records);
+  });
   app.post<{ Body: QueryRequest }>('/api/v1/reports/count', {
     schema: {
       operationId: 'countReport', summary: 'Count the rows an analytics query produces, up to its LIMIT (4.9)', tags: ['reports'], body: REPORT_BODY,
