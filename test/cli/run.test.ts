@@ -91,9 +91,9 @@ describe('oql run failures', () => {
     const lines = r.stdout.slice(0, -2).split('\r\n');
     expect(lines[0]).toBe('id,name');
     // Names hold no comma, quote or line end here, so each line is its two fields as they are.
-    const users = oracle.live('user', 'org_globex').sort(byId);
-    expect(users.every((u) => !/[",\r\n]/.test(String(u['name'])) && !/^[=+\-@]/.test(String(u['name'])))).toBe(true);
-    expect(lines.slice(1)).toEqual(users.map((u) => `${u['id']},${u['name']}`));
+    const users = oracle.live('user', 'org_globex').map((u) => ({ id: u['id'], name: u['name'] })).sort(byId);
+    expect(users.every((u) => !/[",\r\n]/.test(String(u.name)) && !/^[=+\-@]/.test(String(u.name)))).toBe(true);
+    expect(lines.slice(1)).toEqual(users.map((u) => `${String(u.id)},${String(u.name)}`));
     const counted = await cli(['run', 'SELECT id FROM user LIMIT 5', '--count', '--format', 'csv']);
     expect(counted.code).toBe(2);
     expect(counted.stderr).toContain('--format csv writes rows');
