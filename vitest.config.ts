@@ -1,11 +1,16 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/support/sequencer.js';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // PGlite instances take seconds to start and hundreds of MB each: one per file, two files at a time.
+    // PGlite instances take seconds to start and hundreds of MB each: one per file.
+    // Three at a time on two cores: most files spend much of their time waiting on a server, a
+    // database or a child process, so a third keeps the cores busy (docs/testing.md).
     pool: 'forks',
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    poolOptions: { forks: { maxForks: 3, minForks: 1 } },
+    // The longest files first, so none starts last and holds the end of the run alone.
+    sequence: { sequencer: LongestFirst },
     testTimeout: 60_000,
     hookTimeout: 120_000,
     env: { OQL_VALIDATE_GRAMMAR: '1' },
