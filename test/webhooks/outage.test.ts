@@ -14,7 +14,7 @@ import { allChanges, KEYS, startChangesService, type ChangesHarness, type DbKind
 const TOTAL = 2_000;
 const OUTAGE_MS = 30_000;
 
-describe.each<DbKind>(['pglite', 'postgres'])('a failing receiver on %s', (kind) => {
+describe.concurrent.each<DbKind>(['pglite', 'postgres'])('a failing receiver on %s', (kind) => {
   let h: ChangesHarness;
   const receivers: Receiver[] = [];
 
