@@ -370,7 +370,7 @@ function section() {
     const m = results.memory;
     push(`**${LONG_POLLS.toLocaleString('en-US')} open long-polls** on one instance (each its own connection, one user; after a warm-up round of the same size; memory after a full collection): ` +
       `RSS ${fmt(m.rss / 2 ** 20, 1)} MiB more (${fmt(m.rss / LONG_POLLS / 1024, 1)} KiB a poll, from ${fmt(m.baseRss / 2 ** 20, 0)} MiB), heap ${fmt(m.heap / 2 ** 20, 1)} MiB more (${fmt(m.heap / LONG_POLLS / 1024, 1)} KiB a poll, from ${fmt(m.baseHeap / 2 ** 20, 0)} MiB). ` +
-      `One commit then answered all of them in ${fmt(results.herd, 0)} ms (each woken reader reads its page, through the instance's 10 connections)` +
+      `One commit then answered all of them in ${fmt(results.herd, 0)} ms (readers woken for the same page share one read of it; before they did, each read its own, 3,493 ms)` +
       (results.failures > 0 ? `; ${results.failures} polls lost their connection while opening and were sent again.` : '.'));
   }
   return `${lines.join('\n')}\n`;
