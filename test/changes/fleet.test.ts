@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,12 +6,14 @@ import { createServer, type OqlServer } from '../../src/server/app.js';
 import { startFleetDatabases, type FleetDatabases } from '../support/fleet.js';
 import { serve, type Served } from '../support/oql-serve.js';
 import { call, type Answer } from '../server/support.js';
+import { Receiver } from '../webhooks/support.js';
 
 /**
  * The change log across a fleet (docs/fleet.md): PostgreSQL 15, PgBouncer in transaction mode, and
  * two `oql serve` processes. A reader waiting on one instance learns of a commit through the other
  * only by the watcher's poll of the log's heads (LISTEN/NOTIFY does not pass PgBouncer in
- * transaction mode), so these tests write through one instance and wait on the other.
+ * transaction mode), so these tests write through one instance and wait on the other. Last, a
+ * webhook delivery cut by a SIGKILL of the instance making it is made again by another one.
  */
 
 const KEYS = {
@@ -31,6 +33,8 @@ const ENV = { OQL_API_KEYS: API_KEYS };
 const WAIT_SECONDS = 25;
 
 let fleet: FleetDatabases;
+/** Webhooks to the loopback receivers of these tests (the development flag), nowhere else. */
+const FLAGS = () => ['--database', fleet.primaryUrl, '--webhook-allow-private'];
 let admin: pg.Pool;
 let one: Served;
 let two: Served;
@@ -38,8 +42,7 @@ let two: Served;
 beforeAll(async () => {
   fleet = await startFleetDatabases({ poolSize: 25 });
   admin = new pg.Pool({ connectionString: fleet.primary.url, max: 3 });
-  const flags = ['--database', fleet.primaryUrl];
-  [one, two] = await Promise.all([serve(flags, ENV), serve(flags, ENV)]);
+  [one, two] = await Promise.all([serve(FLAGS(), ENV), serve(FLAGS(), ENV)]);
 }, 300_000);
 
 afterAll(async () => {
@@ -250,5 +253,83 @@ describe('an instance killed with SIGKILL in the middle of writes', () => {
       if (statuses[i] === 200) expect(count(tag)).toBe(1000);
     }
     console.info(`[changes/fleet] batches in flight at the kill: ${inFlight.map((t, i) => `${t} ${statuses[i] === 200 ? 'acknowledged' : 'cut off'}, ${count(t)} records`).join('; ')}`);
+  }, 180_000);
+});
+
+/** The process, of `pids`, that holds the TCP connection whose local port is `port` (from /proc). */
+function ownerOfPort(port: number, pids: readonly number[]): number | undefined {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length > 9 && parseInt(f[1]!.split(':').pop()!, 16) === port) inodes.add(f[9]!);
+    }
+  }
+  for (const pid of pids) {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        const m = /^socket:\[(\d+)\]$/.exec(link);
+        if (m && inodes.has(m[1]!)) return pid;
+      } catch {
+        // Closed while listed.
+      }
+    }
+  }
+  return undefined;
+}
+
+describe('a webhook delivery cut by a SIGKILL', () => {
+  it('is made by the other instance once the claim runs out, with the same webhook-id and everything after it in order; the other organization gets its own change only', async () => {
+    // `two` ended in the test above: `one` and a new instance share the work.
+    const three = await serve(FLAGS(), ENV);
+    const acme = new Receiver();
+    const globex = new Receiver();
+    let held = false;
+    acme.answer = () => (held ? 204 : ((held = true), 'hang'));
+    await acme.start();
+    await globex.start();
+    try {
+      const after = await head(one.url, KEYS.acme1);
+      const globexAfter = await head(one.url, KEYS.globex);
+      for (const [key, receiver] of [[KEYS.acme1, acme], [KEYS.globex, globex]] as const) {
+        const made = await call(one.url, 'POST', '/api/v1/webhooks', { key, body: { url: receiver.url, objects: ['account'] } });
+        expect(made.status, made.text).toBe(201);
+      }
+      expect((await create(three.url, KEYS.acme1, [{ name: 'Hook One' }, { name: 'Hook Two' }, { name: 'Hook Three' }])).status).toBe(200);
+      expect((await create(one.url, KEYS.globex, [{ name: 'Hook Globex' }])).status).toBe(200);
+
+      await acme.untilHung(1);
+      // Every instance still running may deliver (`two` too, when this test runs alone).
+      const live = [one, two, three].filter((s) => s.child.exitCode === null && s.child.signalCode === null);
+      const holder = ownerOfPort(acme.hungRequests[0]!.port, live.map((s) => s.pid));
+      expect(holder, 'the instance making the held delivery').toBeDefined();
+      const killed = live.find((s) => s.pid === holder)!;
+      const survivor = live.find((s) => s !== killed)!;
+      await killed.stop('SIGKILL');
+
+      // The claim of the killed instance runs out (30 s) and the survivor takes the endpoint up.
+      await until('the survivor delivering the three changes', () => acme.received.length >= 3, 90_000);
+      const changes = (await call(survivor.url, 'GET', `/api/v1/changes?after=${after}&objects=account`, { key: KEYS.acme1 })).json.data.changes as { event_id: string; record_id: string }[];
+      expect(changes).toHaveLength(3);
+      const ids = acme.received.map((r) => r.headers['webhook-id']);
+      // The cut delivery again, with its webhook-id, first; then the rest, in log order, none lost.
+      expect(acme.hungRequests[0]!.headers['webhook-id']).toBe(changes[0]!.event_id);
+      expect(ids).toEqual(changes.map((c) => c.event_id));
+      expect(JSON.parse(acme.received[0]!.body).data.event_id).toBe(changes[0]!.event_id);
+
+      await until('the other organization\'s change', () => globex.received.length >= 1, 90_000);
+      const theirs = (await call(survivor.url, 'GET', `/api/v1/changes?after=${globexAfter}&objects=account`, { key: KEYS.globex })).json.data.changes as { event_id: string }[];
+      expect(globex.received.map((r) => r.headers['webhook-id'])).toEqual(theirs.map((c) => c.event_id));
+      expect(ids.some((id) => theirs.some((c) => c.event_id === id))).toBe(false);
+    } finally {
+      await Promise.allSettled([three.stop(), acme.stop(), globex.stop()]);
+    }
   }, 180_000);
 });

@@ -11,6 +11,8 @@ export interface Received {
 /** A receiver on 127.0.0.1: answers each delivery as `answer` says, and wakes waiters by count. */
 export class Receiver {
   readonly received: Received[] = [];
+  /** The deliveries held unanswered, in arrival order, with the sender's port of each. */
+  readonly hungRequests: (Received & { readonly port: number })[] = [];
   answer: (n: number) => number | 'hang' = () => 204;
   private readonly waiters: { n: number; resolve: () => void }[] = [];
   private readonly hanging: http.ServerResponse[] = [];
@@ -28,6 +30,7 @@ export class Receiver {
         const what = this.answer(n);
         if (what === 'hang') {
           this.hanging.push(res);
+          this.hungRequests.push({ headers: req.headers as Record<string, string>, body, port: req.socket.remotePort ?? 0 });
           for (const w of [...this.hangWaiters]) if (this.hanging.length >= w.n) { this.hangWaiters.splice(this.hangWaiters.indexOf(w), 1); w.resolve(); }
           return;
         }
