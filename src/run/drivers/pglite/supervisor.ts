@@ -10,7 +10,7 @@ import {
   checkOptions, processOptions, type CallOptions, type EmbeddedDatabaseEvent, type EmbeddedDatabaseOptions, type EmbeddedDatabaseStats,
   type EmbeddedSettings, type EmbeddedTx,
 } from './options.js';
-import { PgliteProcess, ProcessGone, type QueryResult, type SpareProcess } from './process-client.js';
+import { ConnectionBroken, PgliteProcess, ProcessGone, type QueryResult, type SpareProcess } from './process-client.js';
 import { checkTimeout } from '../../transaction.js';
 
 export { dataDirOwner } from '../../data-dir-lock.js';
@@ -154,6 +154,26 @@ export class EmbeddedDatabase {
     await this.acquire(options.tenant);
     try {
       return await this.statement((t) => t.query<T>(sql, params), timeoutMs);
+    } finally {
+      this.release();
+    }
+  }
+
+  /**
+   * A read: BEGIN, `settings` (statements without parameters, e.g. SET TRANSACTION READ ONLY), the
+   * query, then ROLLBACK, sent to the process as one message and run there in sequence. The same
+   * turn in the queue and the same budget as query(): past it the process is replaced, which ends
+   * the transaction with it. Nothing the query did is kept.
+   */
+  async read<T = Record<string, unknown>>(settings: string, sql: string, params: readonly unknown[] = [], options: CallOptions = {}): Promise<QueryResult<T>> {
+    const timeoutMs = this.budget(options.timeoutMs);
+    await this.acquire(options.tenant);
+    try {
+      return await this.statement((t) => t.read<T>(settings, sql, params), timeoutMs);
+    } catch (e) {
+      // Its transaction could not be ended: the connection cannot serve the next call.
+      if (e instanceof ConnectionBroken) this.restart('crash', options.tenant, e);
+      throw e;
     } finally {
       this.release();
     }
