@@ -234,8 +234,9 @@ export class PgliteProcess {
     }
   }
 
-  query<T = Record<string, unknown>>(sql: string, params: readonly unknown[]): Promise<QueryResult<T>> {
-    return this.send({ op: 'query', sql, params }).then((r) => decodeResult(r as WireResult) as QueryResult<T>);
+  /** `begin`: the process runs BEGIN first, in the same message (a transaction's first statement). */
+  query<T = Record<string, unknown>>(sql: string, params: readonly unknown[], begin = false): Promise<QueryResult<T>> {
+    return this.send({ op: 'query', sql, params, begin }).then((r) => decodeResult(r as WireResult) as QueryResult<T>);
   }
 
   /**
@@ -247,8 +248,8 @@ export class PgliteProcess {
     return this.send({ op: 'read', settings, sql, params }).then((r) => decodeResult(r as WireResult) as QueryResult<T>);
   }
 
-  exec(sql: string): Promise<QueryResult[]> {
-    return this.send({ op: 'exec', sql }).then((r) => (r as WireResult[]).map(decodeResult));
+  exec(sql: string, begin = false): Promise<QueryResult[]> {
+    return this.send({ op: 'exec', sql, begin }).then((r) => (r as WireResult[]).map(decodeResult));
   }
 
   /** Closes PGlite cleanly (its files are consistent afterwards), then ends the process. */
