@@ -226,6 +226,36 @@ describe('transactions', () => {
     expect(db.stats().restarts).toBe(restarts);
   });
 
+  it('a pause before the first statement is bounded by the budget too, and the connection stays usable', async () => {
+    let resume: () => void = () => {};
+    const paused = new Promise<void>((r) => {
+      resume = r;
+    });
+    let body: Promise<void> | undefined;
+    const e = await failure(db.transaction((tx) => (body = (async () => {
+      await paused; // holds the connection before any statement
+      await tx.query("INSERT INTO ledger (tenant) VALUES ('org_p')");
+    })()), { timeoutMs: 1000 }));
+    expect(e.code).toBe('QUERY_TIMEOUT');
+    resume();
+    await expect(body).rejects.toBe(e);
+    expect(await countOf('org_p')).toBe(0);
+    expect((await db.query<{ ro: string }>("SELECT current_setting('transaction_read_only') AS ro")).rows).toStrictEqual([{ ro: 'off' }]);
+  });
+
+  it('a first statement that fails leaves no transaction open; one that runs none commits nothing and answers', async () => {
+    // The driver's own error at this layer (the service maps it with databaseError()).
+    await expect(db.transaction((tx) => tx.query('INSERT INTO no_such_table VALUES (1)'))).rejects.toMatchObject({ code: '42P01' });
+    // Were BEGIN left open, this statement would run in the failed transaction and be refused.
+    await db.query("INSERT INTO ledger (tenant) VALUES ('org_q')");
+    expect(await countOf('org_q')).toBe(1);
+    expect(await db.transaction(async () => 'nothing to run')).toBe('nothing to run');
+    expect(await db.transaction(async (tx) => {
+      await tx.rollback();
+      return 'rolled back';
+    })).toBe('rolled back');
+  });
+
   it('tx.rollback() undoes the work and the call answers the value without committing', async () => {
     let kept: EmbeddedTx | undefined;
     const value = await db.transaction(async (tx) => {
