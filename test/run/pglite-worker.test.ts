@@ -226,6 +226,36 @@ describe('transactions', () => {
     expect(db.stats().restarts).toBe(restarts);
   });
 
+  it('a pause before the first statement is bounded by the budget too, and the connection stays usable', async () => {
+    let resume: () => void = () => {};
+    const paused = new Promise<void>((r) => {
+      resume = r;
+    });
+    let body: Promise<void> | undefined;
+    const e = await failure(db.transaction((tx) => (body = (async () => {
+      await paused; // holds the connection before any statement
+      await tx.query("INSERT INTO ledger (tenant) VALUES ('org_p')");
+    })()), { timeoutMs: 1000 }));
+    expect(e.code).toBe('QUERY_TIMEOUT');
+    resume();
+    await expect(body).rejects.toBe(e);
+    expect(await countOf('org_p')).toBe(0);
+    expect((await db.query<{ ro: string }>("SELECT current_setting('transaction_read_only') AS ro")).rows).toStrictEqual([{ ro: 'off' }]);
+  });
+
+  it('a first statement that fails leaves no transaction open; one that runs none commits nothing and answers', async () => {
+    // The driver's own error at this layer (the service maps it with databaseError()).
+    await expect(db.transaction((tx) => tx.query('INSERT INTO no_such_table VALUES (1)'))).rejects.toMatchObject({ code: '42P01' });
+    // Were BEGIN left open, this statement would run in the failed transaction and be refused.
+    await db.query("INSERT INTO ledger (tenant) VALUES ('org_q')");
+    expect(await countOf('org_q')).toBe(1);
+    expect(await db.transaction(async () => 'nothing to run')).toBe('nothing to run');
+    expect(await db.transaction(async (tx) => {
+      await tx.rollback();
+      return 'rolled back';
+    })).toBe('rolled back');
+  });
+
   it('tx.rollback() undoes the work and the call answers the value without committing', async () => {
     let kept: EmbeddedTx | undefined;
     const value = await db.transaction(async (tx) => {
@@ -270,6 +300,23 @@ describe('the queue', () => {
     expect(db.stats().queued).toBe(0);
   });
 
+  it("reads, one message each, take their tenant's turn like any call", async () => {
+    const done: string[] = [];
+    const settings = 'SET TRANSACTION READ ONLY';
+    const flood = Array.from({ length: 30 }, (_, i) =>
+      db.read(settings, 'SELECT count(*) FROM generate_series(1, 2000)', [], { tenant: 'flood' }).then(() => done.push(`flood${i}`)));
+    const single = db.read(settings, 'SELECT 1 AS one', [], { tenant: 'quiet' }).then((r) => {
+      done.push('quiet');
+      return r.rows;
+    });
+    expect(db.stats().queued).toBeGreaterThanOrEqual(30);
+    const settled = await Promise.allSettled([...flood, single]);
+    expect(await single).toStrictEqual([{ one: 1 }]);
+    expect(done.indexOf('quiet')).toBeLessThanOrEqual(1);
+    expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(31);
+    expect((await db.query<{ ro: string }>("SELECT current_setting('transaction_read_only') AS ro")).rows).toStrictEqual([{ ro: 'off' }]);
+  });
+
   it('calls without a tenant share one turn and keep their order', async () => {
     const done: number[] = [];
     await Promise.all([0, 1, 2, 3].map((i) => db.query('SELECT $1::int AS i', [i]).then(() => done.push(i))));
@@ -294,6 +341,21 @@ describe('as the service\'s Database', () => {
     expect(e).toMatchObject({ code: 'QUERY_FAILED', message: expect.stringContaining('read-only') });
     expect((await failure(service().read('DELETE FROM ledger', [], { timeoutMs: 60_000 }))).message).toContain('not a SELECT');
     expect((await db.query<{ n: number }>("SELECT last_value::int AS n FROM counter")).rows).toStrictEqual([{ n: 1 }]);
+  });
+
+  it('a read ends its transaction in the process, whatever its query did: nothing of its settings stays on the connection', async () => {
+    const restarts = db.stats().restarts;
+    const inside = await service().read("SELECT current_setting('transaction_read_only') AS ro, current_setting('TimeZone') AS tz", [], { timeoutMs: 60_000 });
+    expect(inside.rows).toStrictEqual([{ ro: 'on', tz: 'UTC' }]);
+    for (const sql of ['SELECT * FROM no_such_table', 'SELECT 1 / 0', "SELECT nextval('counter')"]) {
+      expect((await failure(service().read(sql, [], { timeoutMs: 60_000 }))).code).toBe('QUERY_FAILED');
+      // Out of the transaction, in the session's own zone, and writable again.
+      const after = await db.query<{ ro: string; tz: string }>("SELECT current_setting('transaction_read_only') AS ro, current_setting('TimeZone') AS tz");
+      expect(after.rows).toStrictEqual([{ ro: 'off', tz: 'Asia/Kolkata' }]);
+    }
+    await db.query("INSERT INTO ledger (tenant, note) VALUES ('org_r', 'after failed reads')");
+    expect((await db.query("SELECT note FROM ledger WHERE tenant = 'org_r'")).rows).toStrictEqual([{ note: 'after failed reads' }]);
+    expect(db.stats().restarts).toBe(restarts);
   });
 
   it('read plans instead of running when asked', async () => {

@@ -16,7 +16,14 @@
 //   rawOids: the types the service decodes itself (its parsers are functions, which cannot cross
 //   to another process); their values are sent as the text Postgres wrote.
 // Messages come and go over the IPC channel (serialization 'advanced': the structured clone).
-// Messages in:  { op: 'open', dataDir } (a spare, once) | { id, op: 'query', sql, params } | { id, op: 'exec', sql } | { id, op: 'close' }
+// Messages in:  { op: 'open', dataDir } (a spare, once) | { id, op: 'query', sql, params, begin } | { id, op: 'exec', sql, begin }
+//               | { id, op: 'read', settings, sql, params } | { id, op: 'close' }
+//   read: a whole read in one message (one crossing instead of four): BEGIN, the settings (one
+//   exec), the query, and ROLLBACK, run here in sequence; its result is the query's. The
+//   transaction is always ended here, also when the query fails. A ROLLBACK that fails leaves the
+//   connection in an unknown state: the reply says so (broken: true), and the service replaces the
+//   process.
+//   begin: true on a query or exec runs BEGIN before it: a transaction's first statement.
 // Messages out: { type: 'ready', openMs } | { type: 'open-failed', error }
 //               | { id, ok: true, result } | { id, ok: false, error }
 // A result is { rows: unknown[][], fields: {name, dataTypeID}[], affectedRows } (rows as arrays:
@@ -189,6 +196,22 @@ async function createFromTemplate(dataDir, create) {
   return create();
 }
 
+async function read(id, { settings: setup, sql, params }) {
+  let reply;
+  try {
+    await db.exec(setup ? `BEGIN; ${setup}` : 'BEGIN');
+    reply = { id, ok: true, result: resultOf(await db.query(sql, params, options)) };
+  } catch (e) {
+    reply = { id, ok: false, error: plainError(e) };
+  }
+  try {
+    await db.exec('ROLLBACK');
+  } catch (e) {
+    return { id, ok: false, error: plainError(e), broken: true };
+  }
+  return reply;
+}
+
 let db;
 try {
   db = await open();
@@ -202,7 +225,10 @@ if (db !== undefined) {
     const { id, op } = message;
     let reply;
     try {
+      // begin: the first statement of a transaction brings its BEGIN along.
+      if (message.begin === true) await db.exec('BEGIN');
       if (op === 'query') reply = { id, ok: true, result: resultOf(await db.query(message.sql, message.params, options)) };
+      else if (op === 'read') reply = await read(id, message);
       else if (op === 'exec') reply = { id, ok: true, result: (await db.exec(message.sql, options)).map(resultOf) };
       else if (op === 'close') {
         await db.close();

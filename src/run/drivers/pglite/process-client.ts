@@ -27,7 +27,12 @@ interface WireResult {
   readonly affectedRows?: number;
 }
 
-type Reply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: Record<string, unknown> };
+type Reply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: Record<string, unknown>; broken?: boolean };
+
+/** The process could not end a read's transaction (its ROLLBACK failed): its connection is in an unknown state. */
+export class ConnectionBroken extends Error {
+  override readonly name = 'ConnectionBroken';
+}
 
 export interface ProcessOptions {
   readonly dataDir: string;
@@ -229,12 +234,22 @@ export class PgliteProcess {
     }
   }
 
-  query<T = Record<string, unknown>>(sql: string, params: readonly unknown[]): Promise<QueryResult<T>> {
-    return this.send({ op: 'query', sql, params }).then((r) => decodeResult(r as WireResult) as QueryResult<T>);
+  /** `begin`: the process runs BEGIN first, in the same message (a transaction's first statement). */
+  query<T = Record<string, unknown>>(sql: string, params: readonly unknown[], begin = false): Promise<QueryResult<T>> {
+    return this.send({ op: 'query', sql, params, begin }).then((r) => decodeResult(r as WireResult) as QueryResult<T>);
   }
 
-  exec(sql: string): Promise<QueryResult[]> {
-    return this.send({ op: 'exec', sql }).then((r) => (r as WireResult[]).map(decodeResult));
+  /**
+   * A whole read in one message: BEGIN, `settings`, the query and ROLLBACK, run by the process in
+   * sequence (one crossing instead of four). Rejects with the query's error after the process has
+   * rolled back, or with ConnectionBroken when the rollback itself failed.
+   */
+  read<T = Record<string, unknown>>(settings: string, sql: string, params: readonly unknown[]): Promise<QueryResult<T>> {
+    return this.send({ op: 'read', settings, sql, params }).then((r) => decodeResult(r as WireResult) as QueryResult<T>);
+  }
+
+  exec(sql: string, begin = false): Promise<QueryResult[]> {
+    return this.send({ op: 'exec', sql, begin }).then((r) => (r as WireResult[]).map(decodeResult));
   }
 
   /** Closes PGlite cleanly (its files are consistent afterwards), then ends the process. */
@@ -294,6 +309,7 @@ export class PgliteProcess {
     if (!call) return;
     this.pending.delete(reply.id);
     if (reply.ok) call.resolve(reply.result);
+    else if (reply.broken === true) call.reject(new ConnectionBroken(`the database process could not end a transaction: ${String(reply.error['message'])}`));
     else call.reject(rebuildError(reply.error));
   }
 

@@ -29,13 +29,11 @@ export function workerDatabase(db: EmbeddedDatabase): Database {
     async read(sql: string, params: readonly unknown[], { timeoutMs, tenant, explain }: ReadOptions): Promise<Rows> {
       assertSelect(sql);
       try {
+        // One message to the process: BEGIN, the settings, the query and ROLLBACK run there in sequence.
         // statement_timeout among the settings does nothing in PGlite; the process's deadline is the budget.
-        return await db.transaction(async (tx) => {
-          await tx.exec(readSettings(timeoutMs).replace(/^BEGIN READ ONLY/, 'SET TRANSACTION READ ONLY'));
-          const { rows } = await tx.query(explain ? `EXPLAIN (FORMAT JSON) ${sql}` : sql, params);
-          await tx.rollback();
-          return { rows };
-        }, { tenant, timeoutMs });
+        const settings = readSettings(timeoutMs).replace(/^BEGIN READ ONLY/, 'SET TRANSACTION READ ONLY');
+        const { rows } = await db.read(settings, explain ? `EXPLAIN (FORMAT JSON) ${sql}` : sql, params, { tenant, timeoutMs });
+        return { rows };
       } catch (e) {
         throw databaseError(e, timeoutMs);
       }

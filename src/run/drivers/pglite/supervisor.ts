@@ -10,7 +10,7 @@ import {
   checkOptions, processOptions, type CallOptions, type EmbeddedDatabaseEvent, type EmbeddedDatabaseOptions, type EmbeddedDatabaseStats,
   type EmbeddedSettings, type EmbeddedTx,
 } from './options.js';
-import { PgliteProcess, ProcessGone, type QueryResult, type SpareProcess } from './process-client.js';
+import { ConnectionBroken, PgliteProcess, ProcessGone, type QueryResult, type SpareProcess } from './process-client.js';
 import { checkTimeout } from '../../transaction.js';
 
 export { dataDirOwner } from '../../data-dir-lock.js';
@@ -159,6 +159,26 @@ export class EmbeddedDatabase {
     }
   }
 
+  /**
+   * A read: BEGIN, `settings` (statements without parameters, e.g. SET TRANSACTION READ ONLY), the
+   * query, then ROLLBACK, sent to the process as one message and run there in sequence. The same
+   * turn in the queue and the same budget as query(): past it the process is replaced, which ends
+   * the transaction with it. Nothing the query did is kept.
+   */
+  async read<T = Record<string, unknown>>(settings: string, sql: string, params: readonly unknown[] = [], options: CallOptions = {}): Promise<QueryResult<T>> {
+    const timeoutMs = this.budget(options.timeoutMs);
+    await this.acquire(options.tenant);
+    try {
+      return await this.statement((t) => t.read<T>(settings, sql, params), timeoutMs);
+    } catch (e) {
+      // Its transaction could not be ended: the connection cannot serve the next call.
+      if (e instanceof ConnectionBroken) this.restart('crash', options.tenant, e);
+      throw e;
+    } finally {
+      this.release();
+    }
+  }
+
   /** Several statements separated by semicolons, without parameters; one result per statement. The budget covers them all. */
   async exec(sql: string, options: CallOptions = {}): Promise<QueryResult[]> {
     const timeoutMs = this.budget(options.timeoutMs);
@@ -194,6 +214,20 @@ export class EmbeddedDatabase {
       abandon = () => reject(ended!.error);
     });
     abandoned.catch(() => {});
+    const armIdle = (): void => {
+      idleTimer = setTimeout(() => {
+        end(idleError(timeoutMs));
+        abandon();
+      }, timeoutMs);
+    };
+    // BEGIN travels with the transaction's first statement (one crossing fewer); a transaction
+    // whose function runs no statement never reaches the process.
+    let begun = false;
+    const first = (): boolean => {
+      const now = !begun;
+      begun = true;
+      return now;
+    };
     // Statements run one after the other, even those fn starts without awaiting the previous one.
     const step = <X>(run: (t: PgliteProcess) => Promise<X>, ms: number | undefined): Promise<X> => {
       const next = chain.then(async () => {
@@ -207,40 +241,36 @@ export class EmbeddedDatabase {
           if (this.generation !== generation) end(e);
           throw e;
         } finally {
-          if (!ended) {
-            idleTimer = setTimeout(() => {
-              end(idleError(timeoutMs));
-              abandon();
-            }, timeoutMs);
-          }
+          if (!ended) armIdle();
         }
       });
       chain = next.catch(() => {});
       return next;
     };
     const tx: EmbeddedTx = {
-      query: (sql, params = [], o = {}) => step((t) => t.query(sql, params), o.timeoutMs),
-      exec: (sql, o = {}) => step((t) => t.exec(sql), o.timeoutMs),
+      query: (sql, params = [], o = {}) => step((t) => t.query(sql, params, first()), o.timeoutMs),
+      exec: (sql, o = {}) => step((t) => t.exec(sql, first()), o.timeoutMs),
       rollback: async () => {
-        await step((t) => t.exec('ROLLBACK'), undefined);
+        if (begun) await step((t) => t.exec('ROLLBACK'), undefined);
         rolledBack = true;
         end(endedError());
       },
     };
     try {
-      await step((t) => t.exec('BEGIN'), timeoutMs);
+      // From the turn on, the function's pause before its first statement counts like any other.
+      armIdle();
       const result = await Promise.race([fn(tx), abandoned]);
       await chain; // statements fn started without awaiting them
       if (rolledBack) return result;
       if (ended) throw ended.error;
-      await step((t) => t.exec('COMMIT'), timeoutMs);
+      if (begun) await step((t) => t.exec('COMMIT'), timeoutMs);
       return result;
     } catch (e) {
       end(e);
       clearTimeout(idleTimer);
       await chain;
       // In the process it began in, the transaction is still open; a new process never saw it.
-      if (!rolledBack && this.generation === generation && this.state === 'ready') {
+      if (begun && !rolledBack && this.generation === generation && this.state === 'ready') {
         await this.statement((t) => t.exec('ROLLBACK'), timeoutMs).catch((rollbackError: unknown) => {
           // A connection that cannot roll back is in an unknown state: replace it.
           this.restart('crash', options.tenant, rollbackError as Error);
