@@ -116,6 +116,28 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
     await server.close();
     throw e;
   }
+  // Installed before the first line that says the server listens: from then on a signal is a clean
+  // stop, never the default action that ends the process with the database still open.
+  const stopped = new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      // A supervisor may signal the whole group more than once, and a terminal's Ctrl+C comes
+      // with the SIGTERM of a script's trap: the handlers stay until the close is done, so a
+      // repeated signal cannot cut the database's close short.
+      if (stopping) return;
+      stopping = true;
+      println(io.stderr, `oql serve: ${signal}, finishing requests in flight`);
+      // The admin host first: a key command arriving now is told the server is stopping, not lost.
+      Promise.resolve(admin?.close()).then(() => server.close()).then(() => resolve(EXIT.ok), (e) => {
+        println(io.stderr, `oql serve: closing failed: ${(e as Error).message}`);
+        resolve(EXIT.failed);
+      });
+    };
+    const onTerm = () => stop('SIGTERM');
+    const onInt = () => stop('SIGINT');
+    process.on('SIGTERM', onTerm);
+    process.on('SIGINT', onInt);
+  });
   if (hosts.api) println(io.stdout, `oql serve: listening on ${url}`);
   if (hosts.mcp) println(io.stdout, `MCP host  ${mcpAddress}; endpoint ${server.mcpUrl()}/<workspace>/mcp`);
   println(io.stdout, `database  ${server.db.label}`);
@@ -147,25 +169,6 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
   }
   if (hosts.api) println(io.stdout, `Console: ${url}/ (sign in with an API key)`, `OpenAPI document: ${url}/openapi.json`);
 
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = (signal: string) => {
-      // A supervisor may signal the whole group more than once, and a terminal's Ctrl+C comes
-      // with the SIGTERM of a script's trap: the handlers stay until the close is done, so a
-      // repeated signal cannot cut the database's close short.
-      if (stopping) return;
-      stopping = true;
-      println(io.stderr, `oql serve: ${signal}, finishing requests in flight`);
-      // The admin host first: a key command arriving now is told the server is stopping, not lost.
-      Promise.resolve(admin?.close()).then(() => server.close()).then(() => resolve(EXIT.ok), (e) => {
-        println(io.stderr, `oql serve: closing failed: ${(e as Error).message}`);
-        resolve(EXIT.failed);
-      });
-    };
-    const onTerm = () => stop('SIGTERM');
-    const onInt = () => stop('SIGINT');
-    process.on('SIGTERM', onTerm);
-    process.on('SIGINT', onInt);
-  });
+  return stopped;
 }
 
