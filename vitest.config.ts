@@ -5,10 +5,10 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // PGlite instances take seconds to start and hundreds of MB each: one per file.
-    // Three at a time on two cores: most files spend much of their time waiting on a server, a
-    // database or a child process, so a third keeps the cores busy (docs/testing.md).
+    // Two at a time on two cores. A third fills the cores better (most files wait on servers and
+    // child processes) but makes the CPU-time laws of the scaling tests fail under its load.
     pool: 'forks',
-    poolOptions: { forks: { maxForks: 3, minForks: 1 } },
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     // The longest files first, so none starts last and holds the end of the run alone.
     sequence: { sequencer: LongestFirst },
     testTimeout: 60_000,
