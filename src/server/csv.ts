@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { toCsv } from '../query/csv.js';
+import { toEnvelope } from '../query/envelope.js';
 
 /**
  * Reports and filter pages as CSV (the encoding: src/query/csv.ts): `Accept: text/csv`, or
@@ -58,8 +59,16 @@ export function withoutFormat(body: unknown): unknown {
   return rest;
 }
 
-/** Sends records as a CSV attachment named `name`.csv. */
-export function sendCsv(reply: FastifyReply, name: string, columns: readonly string[], records: readonly Record<string, unknown>[]): FastifyReply {
+/**
+ * Runs an operation and answers in `format`: its envelope, or its records as a CSV attachment named
+ * `name`.csv under the output keys the operation reports through `onColumns`.
+ */
+export async function answerIn<T extends { readonly records: readonly Record<string, unknown>[] }>(
+  format: AnswerFormat, reply: FastifyReply, name: string, run: (onColumns?: (keys: readonly string[]) => void) => Promise<T>,
+): Promise<unknown> {
+  if (format === 'json') return toEnvelope(await run());
+  let columns: readonly string[] = [];
+  const { records } = await run((keys) => (columns = keys));
   return reply.type(CSV_TYPE).header('content-disposition', `attachment; filename="${name}.csv"`).send(toCsv(columns, records));
 }
 

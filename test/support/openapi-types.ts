@@ -1316,11 +1316,6 @@ export interface operations {
                     query: string;
                     /** @description the top-level FROM object of the query */
                     slug: string;
-                    /**
-                     * @description csv: the rows as CSV (as Accept: text/csv asks); default json
-                     * @enum {string}
-                     */
-                    format?: "json" | "csv";
                 };
             };
         };

@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { toEnvelope } from '../../query/envelope.js';
 import { contextOf } from '../context.js';
 import { SLUG_PARAM } from '../openapi/path-params.js';
 import { EXAMPLES } from '../openapi/examples.js';
 import { ref } from '../openapi/response-schemas.js';
 import { BODY_ERRORS, errors, HEAVY_ERRORS, PATH_ERRORS, successOrCsv } from '../openapi/responses.js';
-import { answerFormat, csvExample, sendCsv, withoutFormat } from '../csv.js';
+import { answerFormat, answerIn, csvExample, withoutFormat } from '../csv.js';
 
 const CONDITION = {
   type: 'object',
@@ -62,9 +61,6 @@ export async function filterRoutes(app: FastifyInstance): Promise<void> {
   }, async (request, reply) => {
     const format = answerFormat(request, (request.body as { format?: unknown } | null)?.format);
     const body = withoutFormat(request.body);
-    if (format === 'json') return toEnvelope(await app.oql.ops.filter(contextOf(request), request.params.slug, body));
-    let columns: readonly string[] = [];
-    const result = await app.oql.ops.filter(contextOf(request), request.params.slug, body, 'rest', (keys) => (columns = keys));
-    return sendCsv(reply, request.params.slug, columns, result.records);
+    return answerIn(format, reply, request.params.slug, (onColumns) => app.oql.ops.filter(contextOf(request), request.params.slug, body, 'rest', onColumns));
   });
 }

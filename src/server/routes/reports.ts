@@ -4,7 +4,7 @@ import { toEnvelope } from '../../query/envelope.js';
 import { contextOf } from '../context.js';
 import { EXAMPLES } from '../openapi/examples.js';
 import { BODY_ERRORS, errors, HEAVY_ERRORS, success, successOrCsv } from '../openapi/responses.js';
-import { answerFormat, csvExample, sendCsv } from '../csv.js';
+import { answerFormat, answerIn, csvExample } from '../csv.js';
 
 const REPORT_BODY = {
   type: 'object',
@@ -12,9 +12,14 @@ const REPORT_BODY = {
   properties: {
     query: { type: 'string', minLength: 1, maxLength: 100_000, description: 'one SELECT in the object query language, ending with LIMIT' },
     slug: { type: 'string', minLength: 1, maxLength: 200, description: 'the top-level FROM object of the query' },
-    format: { type: 'string', enum: ['json', 'csv'], description: 'csv: the rows as CSV (as Accept: text/csv asks); default json' },
   },
   examples: [{ query: "SELECT owner.name AS owner, COUNT(id) AS n FROM account WHERE industry = 'retail' GROUP BY owner.name ORDER BY n DESC LIMIT 10", slug: 'account' }],
+} as const;
+
+/** A report to run: the rows may come as CSV. */
+const EXECUTE_BODY = {
+  ...REPORT_BODY,
+  properties: { ...REPORT_BODY.properties, format: { type: 'string', enum: ['json', 'csv'], description: 'csv: the rows as CSV (as Accept: text/csv asks); default json' } },
 } as const;
 
 const RESTRICTED = 'A query that reads an object the caller\'s role may not read answers no rows and a message instead of running.';
@@ -27,7 +32,7 @@ const RESTRICTED = 'A query that reads an object the caller\'s role may not read
 export async function reportRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Body: QueryRequest & { format?: unknown } }>('/api/v1/reports/execute', {
     schema: {
-      operationId: 'executeReport', summary: 'Run an analytics query (4.8)', tags: ['reports'], body: REPORT_BODY,
+      operationId: 'executeReport', summary: 'Run an analytics query (4.8)', tags: ['reports'], body: EXECUTE_BODY,
       description: `The query is compiled for the caller's organization and run read-only. Errors in the text come with span, hint and every diagnostic. ${RESTRICTED}`,
       response: {
         200: successOrCsv('The rows, keyed by the select-list aliases.', {
@@ -39,10 +44,7 @@ export async function reportRoutes(app: FastifyInstance): Promise<void> {
     },
   }, async (request, reply) => {
     const { format, ...body } = request.body;
-    if (answerFormat(request, format) === 'json') return toEnvelope(await app.oql.ops.execute(contextOf(request), body));
-    let columns: readonly string[] = [];
-    const result = await app.oql.ops.execute(contextOf(request), body, 'rest', (keys) => (columns = keys));
-    return sendCsv(reply, 'report', columns, result.records);
+    return answerIn(answerFormat(request, format), reply, 'report', (onColumns) => app.oql.ops.execute(contextOf(request), body, 'rest', onColumns));
   });
   app.post<{ Body: QueryRequest }>('/api/v1/reports/count', {
     schema: {

@@ -323,7 +323,6 @@ export class WebhookSender {
   }
 }
 
-
 function refusal(e: unknown): string {
   if (e instanceof OutboundAddressError) return `refused: ${describeVerdict(e.verdict)}`;
   const err = e as { code?: string; message?: string };
