@@ -9,6 +9,8 @@ import type { ChangeWatcher } from './watcher.js';
 export const MAX_CHANGES_LIMIT = 1000;
 export const DEFAULT_CHANGES_LIMIT = 100;
 export const MAX_WAIT_SECONDS = 30;
+/** Less time than this left of a long-poll's wait ends it. */
+const MIN_WAIT_MS = 5;
 
 /** A read of the log as a surface asks for it; strings as they came in a query string. */
 export interface ChangesRequest {
@@ -82,7 +84,9 @@ export class ChangeFeed {
       // A stopping service answers its long-polls with what they have, for clients to ask elsewhere.
       while (page.changes.length === 0 && !signal?.aborted && !this.watcher.stopped) {
         const left = deadline - Date.now();
-        if (left <= 0) break;
+        // A timer may end the wait a millisecond before the clock reaches the deadline: what is
+        // left then is no wait worth another read.
+        if (left < MIN_WAIT_MS) break;
         const head = await this.watcher.wait(ctx.org, from, left, signal, seen);
         if (head !== undefined && head > from) from = head;
         seen = this.watcher.seen(ctx.org);
