@@ -64,6 +64,8 @@ export class WebhookSender {
   private again = false;
   private stopped = false;
   private readonly running = new Set<Promise<void>>();
+  /** Requests on the wire, ended when the sender stops. */
+  private readonly requests = new Set<http.ClientRequest>();
   private readonly allow: OutboundAllowance;
   /** How long to wait before looking for work again when the last look found none: doubles while idle. */
   private idleMs = 0;
@@ -84,9 +86,17 @@ export class WebhookSender {
     if (!this.stopped) this.schedule(0);
   }
 
+  /**
+   * Stops looking for work and ends the deliveries on the wire at once, rather than waiting up to
+   * the delivery timeout for receivers that hang: an ended delivery is neither recorded nor
+   * retried by this instance, and its claim is released, so another instance (or this one, after
+   * a restart) makes it again under the same webhook-id. Deliveries already answered are recorded
+   * before this resolves.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    for (const request of this.requests) request.destroy(new Error('the service is stopping'));
     await Promise.allSettled([...this.running]);
   }
 
@@ -181,6 +191,8 @@ export class WebhookSender {
         const change = await this.next(endpoint, position);
         if (change === null) return;
         const result = await this.deliver(endpoint, change);
+        // Ended by stop(): the change stays where it is, for the next claim.
+        if (this.stopped && !result.ok) return;
         const now = Date.now();
         const changePosition = positionOf(change.cursor);
         if (result.ok) {
@@ -318,6 +330,9 @@ export class WebhookSender {
       });
       request.on('timeout', () => request.destroy(new Error(`no answer within ${this.options.timeoutMs / 1000} s`)));
       request.on('error', (e) => resolve(done(false, null, refusal(e))));
+      request.on('close', () => this.requests.delete(request));
+      this.requests.add(request);
+      if (this.stopped) request.destroy(new Error('the service is stopping'));
       request.end(body);
     });
   }
