@@ -6,6 +6,7 @@ import { bulkCreate, bulkUpsert, deleteRecords, getRecord, restoreRecord, update
 import { cursorOf, type ChangeLog, type ChangeSurface } from './changes/log.js';
 import type { ChangeFeed, ChangesRequest } from './changes/feed.js';
 import type { Webhooks } from './webhooks/webhooks.js';
+import type { TableStatistics } from './table-statistics.js';
 import type { Database } from '../run/database.js';
 import { count, execute, type QueryRequest } from '../query/execute.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
@@ -73,6 +74,8 @@ export class Operations {
     readonly feed: ChangeFeed,
     /** Webhook endpoints: admins and above, each call through the policy point. */
     readonly webhooks: Webhooks,
+    /** The embedded database's planner statistics, told of every write (PostgreSQL keeps its own). */
+    private readonly statistics?: TableStatistics,
   ) {}
 
   // ---- Analytics (4.8, 4.9) ----
@@ -149,6 +152,7 @@ export class Operations {
     return this.policy.admit(ctx, 'light', fn).then((result) => {
       this.feed.watcher.committed(ctx.org);
       this.webhooks.sender.poke();
+      this.statistics?.poke();
       return result;
     });
   }
