@@ -2,22 +2,23 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectEnvelope } from '../server/support.js';
 import { eventually, Receiver } from './support.js';
-import { allChanges, KEYS, startChangesService, type ChangesHarness } from '../changes/support.js';
+import { allChanges, KEYS, startChangesService, type ChangesHarness, type DbKind } from '../changes/support.js';
 
 /**
  * POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/retry: one dead-lettered change sent again,
  * with its own webhook-id and a fresh signature, logged as an attempt, without moving the endpoint;
- * only by an admin of the endpoint's organization, and only for a dead letter.
+ * only by an admin of the endpoint's organization, and only for a dead letter; on embedded PGlite
+ * and on PostgreSQL 15.
  */
 
-describe('retrying one dead-lettered change', () => {
+describe.each<DbKind>(['pglite', 'postgres'])('retrying one dead-lettered change on %s', (kind) => {
   let h: ChangesHarness;
   const r = new Receiver();
 
   beforeAll(async () => {
     await r.start();
     // 24 h of retries become about 2 s.
-    h = await startChangesService('pglite', { webhookAllowPrivate: true, webhookRetryScale: 0.00002, webhookTimeoutMs: 30_000 });
+    h = await startChangesService(kind, { webhookAllowPrivate: true, webhookRetryScale: 0.00002, webhookTimeoutMs: 30_000 });
   }, 120_000);
 
   afterAll(async () => {
@@ -41,6 +42,17 @@ describe('retrying one dead-lettered change', () => {
     expect(failed.length).toBeGreaterThan(0);
     const change = (await allChanges(h, KEYS.acmeAdmin)).changes.find((c) => c.event_id === dead.event_id);
     expect(change.record.name).toBe('Retried Acme');
+    // The log pages newest first by number, across ids of one digit and of two.
+    const all = (await h.call('GET', `/api/v1/webhooks/${hook.id}/deliveries?limit=500`, { key: KEYS.acmeAdmin })).json.data.deliveries as { id: string }[];
+    expect(all.length).toBeGreaterThanOrEqual(10);
+    const paged: string[] = [];
+    for (let before: string | null = '', n = 0; before !== null && n < 200; n++) {
+      const p: { deliveries: { id: string }[]; next_before: string | null } = (await h.call('GET', `/api/v1/webhooks/${hook.id}/deliveries?limit=3${before === '' ? '' : `&before=${before}`}`, { key: KEYS.acmeAdmin })).json.data;
+      paged.push(...p.deliveries.map((d: { id: string }) => d.id));
+      before = p.next_before;
+    }
+    expect(paged).toEqual(all.map((d) => d.id));
+    expect(paged.map(Number)).toEqual(paged.map(Number).sort((a, b) => b - a));
     const retryPath = `/api/v1/webhooks/${hook.id}/deliveries/${dead.id}/retry`;
 
     // Another organization's admin, a member, a delivery that is not a dead letter, ids that do not exist.
