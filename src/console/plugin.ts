@@ -51,7 +51,7 @@ export interface ConsoleContext {
 }
 
 /** The pages of the console: each path serves the same document, whose script shows the page. */
-export const CONSOLE_PAGES = ['/', '/keys', '/playground', '/logs', '/connect'] as const;
+export const CONSOLE_PAGES = ['/', '/keys', '/playground', '/webhooks', '/logs', '/connect'] as const;
 
 function secureCookie(ctx: ConsoleContext, request: FastifyRequest): boolean {
   return request.protocol === 'https' || new URL(ctx.baseUrl()).protocol === 'https:';
