@@ -3,10 +3,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { compile } from '../../src/compile.js';
 import { loadCatalog } from '../../src/catalog/load.js';
 import { withAuditFields } from '../../src/catalog/audit-fields.js';
-import { CORPORA, CorpusGenerator, corpusCatalogs, rngOf, type CorpusCatalog, type CorpusName } from '../../bench/corpora.js';
+import { CORPORA, CorpusGenerator, corpusCatalogs, rngOf, type CorpusCatalog, type CorpusName } from '../../bench/corpus-families.js';
 
 /**
- * The corpora benchmark (bench/corpora-bench.ts) times families of report queries over several
+ * The corpora benchmark (bench/corpora.ts) times families of report queries over several
  * catalogs. Its figures mean something only if every text is a valid query of its catalog: here
  * each family writes texts on each catalog on its own, every one compiles without an error or a
  * warning, and PostgreSQL's parser (libpg-query) reads both the text and the SQL it compiles to.
