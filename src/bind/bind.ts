@@ -274,14 +274,20 @@ class Binder {
   private checkGrouping(q: B.BoundQuery): void {
     // GROUP BY items by shape: each node is compared with the few of its shape, not with all.
     const groups = new Map<number, B.BExpr[]>();
+    // A node can be a GROUP BY item only if it is of the kind of one: nodes of other kinds skip the shape.
+    const kinds = new Set<B.BExpr['kind']>();
     for (const g of q.groupBy) {
+      kinds.add(g.kind);
       const shape = shapeOf(g);
       const same = groups.get(shape);
       if (same) same.push(g);
       else groups.set(shape, [g]);
     }
+    // Without GROUP BY no node can match one: no shape is worth computing (an aggregate over the
+    // whole table, `count(DISTINCT id)`, is the common case).
+    const grouped = groups.size > 0;
     const check = (e: B.BExpr): void => {
-      if (groups.get(shapeOf(e))?.some((g) => sameExpr(g, e))) return;
+      if (grouped && kinds.has(e.kind) && groups.get(shapeOf(e))?.some((g) => sameExpr(g, e))) return;
       switch (e.kind) {
         case 'Column':
           if (e.scope !== q.scope) return; // an outer reference is constant within this query
