@@ -61,7 +61,8 @@ const MAX_NEAR_SEARCHES = 100;
 class Binder {
   private nextScope = 0;
   private nearSearches = 0;
-  private readonly orderNamesOf = new WeakMap<readonly B.BoundOutput[], { candidates: readonly string[]; list: string }>();
+  /** Made at the first ORDER BY name that needs a hint (an error path): a weak map per compile costs every collection. */
+  private orderNamesOf: WeakMap<readonly B.BoundOutput[], { candidates: readonly string[]; list: string }> | null = null;
   private readonly names: NameResolver;
   private zoneCache: string | undefined;
 
@@ -215,11 +216,12 @@ class Binder {
 
   /** The names ORDER BY may use in one query, and their list for hints: made once per query, not per item. */
   private orderNames(outputs: readonly B.BoundOutput[], scope: Scope): { candidates: readonly string[]; list: string } {
-    let names = this.orderNamesOf.get(outputs);
+    const cache = (this.orderNamesOf ??= new WeakMap());
+    let names = cache.get(outputs);
     if (!names) {
       const keys = outputs.map((o) => o.key).filter((k) => k !== '?column?');
       names = { candidates: [...keys, ...scope.object.columns.keys()], list: keys.join(', ') || '(none)' };
-      this.orderNamesOf.set(outputs, names);
+      cache.set(outputs, names);
     }
     return names;
   }
