@@ -5,13 +5,14 @@
 //   node bench/run.mjs compile       compile speed per query, cache, cold start, catalog load
 //   node bench/run.mjs interleaved   the real workload: a stream of different texts, vs libpg-query
 //   node bench/run.mjs unseen        texts nobody tuned for: reports over random catalogs in rotation, vs libpg-query; cold start
+//   node bench/run.mjs corpora       realistic report families (hops, virtual relations, EXISTS, CASE, dates...) per corpus vs libpg-query; stages
 //   node bench/run.mjs sql           emitted vs hand-written SQL on PostgreSQL 15
 //   node bench/run.mjs filter        record filter and connector vs hand-written SQL on PostgreSQL 15
 //   node bench/run.mjs fanout        fanout: 'exact' vs the fan-out vs hand-written pre-aggregation on PostgreSQL 15
 //   node bench/run.mjs bodies        compile time of filter and connector bodies against their size, up to the caps
 //
-// OQL_BENCH_BASELINE=<another build's index.js> makes the interleaved, unseen and cold-start parts measure that build
-// too, in the same rounds, for before/after ratios.
+// OQL_BENCH_BASELINE=<another build's index.js> makes the interleaved, unseen, corpora and cold-start parts measure that
+// build too, in the same rounds, for before/after ratios (corpora also fails on any output that differs from it).
 //
 // Each part runs in its own process (bench/<part>.ts through tsx) against a snapshot of the
 // built package, writes a Markdown fragment under bench/.data, and this script assembles
@@ -26,12 +27,12 @@ import { fileURLToPath } from 'node:url';
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH);
 const DATA = join(BENCH, '.data');
-const PARTS = ['compile', 'interleaved', 'unseen', 'sql', 'filter', 'fanout', 'bodies'];
+const PARTS = ['compile', 'interleaved', 'unseen', 'corpora', 'sql', 'filter', 'fanout', 'bodies'];
 
 const asked = process.argv.slice(2);
 const unknown = asked.filter((a) => !PARTS.includes(a));
 if (unknown.length) {
-  console.error(`unknown part ${unknown.join(', ')}; usage: node bench/run.mjs [compile] [interleaved] [unseen] [sql] [filter] [fanout] [bodies]`);
+  console.error(`unknown part ${unknown.join(', ')}; usage: node bench/run.mjs [compile] [interleaved] [unseen] [corpora] [sql] [filter] [fanout] [bodies]`);
   process.exit(2);
 }
 const parts = asked.length ? PARTS.filter((p) => asked.includes(p)) : PARTS;
@@ -119,7 +120,7 @@ const sections = PARTS.map((part) => {
 
 const head = `# Benchmark results
 
-Written by \`npm run bench\` (\`node bench/run.mjs [compile|interleaved|unseen|sql|filter|fanout|bodies]\`); overwritten on every run. Sources: bench/.
+Written by \`npm run bench\` (\`node bench/run.mjs [compile|interleaved|unseen|corpora|sql|filter|fanout|bodies]\`); overwritten on every run. Sources: bench/.
 
 | | |
 | --- | --- |

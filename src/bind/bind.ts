@@ -61,7 +61,8 @@ const MAX_NEAR_SEARCHES = 100;
 class Binder {
   private nextScope = 0;
   private nearSearches = 0;
-  private readonly orderNamesOf = new WeakMap<readonly B.BoundOutput[], { candidates: readonly string[]; list: string }>();
+  /** Made at the first ORDER BY name that needs a hint (an error path): a weak map per compile costs every collection. */
+  private orderNamesOf: WeakMap<readonly B.BoundOutput[], { candidates: readonly string[]; list: string }> | null = null;
   private readonly names: NameResolver;
   private zoneCache: string | undefined;
 
@@ -215,11 +216,12 @@ class Binder {
 
   /** The names ORDER BY may use in one query, and their list for hints: made once per query, not per item. */
   private orderNames(outputs: readonly B.BoundOutput[], scope: Scope): { candidates: readonly string[]; list: string } {
-    let names = this.orderNamesOf.get(outputs);
+    const cache = (this.orderNamesOf ??= new WeakMap());
+    let names = cache.get(outputs);
     if (!names) {
       const keys = outputs.map((o) => o.key).filter((k) => k !== '?column?');
       names = { candidates: [...keys, ...scope.object.columns.keys()], list: keys.join(', ') || '(none)' };
-      this.orderNamesOf.set(outputs, names);
+      cache.set(outputs, names);
     }
     return names;
   }
@@ -274,14 +276,20 @@ class Binder {
   private checkGrouping(q: B.BoundQuery): void {
     // GROUP BY items by shape: each node is compared with the few of its shape, not with all.
     const groups = new Map<number, B.BExpr[]>();
+    // A node can be a GROUP BY item only if it is of the kind of one: nodes of other kinds skip the shape.
+    const kinds = new Set<B.BExpr['kind']>();
     for (const g of q.groupBy) {
+      kinds.add(g.kind);
       const shape = shapeOf(g);
       const same = groups.get(shape);
       if (same) same.push(g);
       else groups.set(shape, [g]);
     }
+    // Without GROUP BY no node can match one: no shape is worth computing (an aggregate over the
+    // whole table, `count(DISTINCT id)`, is the common case).
+    const grouped = groups.size > 0;
     const check = (e: B.BExpr): void => {
-      if (groups.get(shapeOf(e))?.some((g) => sameExpr(g, e))) return;
+      if (grouped && kinds.has(e.kind) && groups.get(shapeOf(e))?.some((g) => sameExpr(g, e))) return;
       switch (e.kind) {
         case 'Column':
           if (e.scope !== q.scope) return; // an outer reference is constant within this query

@@ -143,7 +143,8 @@ const shapes = new WeakMap<B.BExpr, number>();
  * value, and the children's numbers. Looking an expression up among many by it, then comparing
  * only those of equal number, makes the lookup one comparison instead of one per candidate (a
  * GROUP BY of thousands of items against a HAVING of thousands of nodes). Kept per node, so a
- * tree costs one visit of each node however often its parts are asked for.
+ * tree costs one visit of each inner node however often its parts are asked for (a leaf is computed
+ * again, in constant time).
  */
 export function shapeOf(e: B.BExpr): number {
   let h = shapes.get(e);
@@ -152,7 +153,8 @@ export function shapeOf(e: B.BExpr): number {
   const r = e as unknown as Record<string, unknown>;
   for (const k of ['op', 'fn', 'column', 'object', 'scope', 'value'] as const) {
     const v = r[k];
-    if (v !== undefined) h = mix(h, textHash(typeof v === 'string' ? v : JSON.stringify(v)));
+    // Numbers (every column's scope) hash as their decimal text without JSON.stringify, to the same number.
+    if (v !== undefined) h = mix(h, textHash(typeof v === 'string' ? v : typeof v === 'number' ? String(v) : JSON.stringify(v)));
   }
   let children = 0;
   forEachBoundChild(e, (c) => {
@@ -160,7 +162,8 @@ export function shapeOf(e: B.BExpr): number {
     children++;
   });
   h = mix(h, children);
-  shapes.set(e, h);
+  // A leaf's number costs less to compute again than to keep: only inner nodes are remembered.
+  if (children > 0) shapes.set(e, h);
   return h;
 }
 

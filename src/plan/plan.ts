@@ -66,8 +66,13 @@ export function plan(bound: B.BoundQuery, catalog: Catalog, options: PlanOptions
   const semiJoins = options.semiJoins !== false;
   let query = bound;
   if (semiJoins) {
-    let next = maxScope(query) + 1;
-    query = semiJoinVirtualFilters(query, catalog, () => next++);
+    // New scopes are numbered past the query's largest, measured only when a rewrite needs one:
+    // most queries have no filter on a one-to-many relation, and the walk was theirs to pay.
+    let next = -1;
+    query = semiJoinVirtualFilters(query, catalog, () => {
+      if (next < 0) next = maxScope(bound) + 1;
+      return next++;
+    });
   }
   // Joins depend only on column paths, which the expression rewrites below leave alone, so the
   // joins are planned first and every expression rewrite runs in one pass over the tree.

@@ -30,7 +30,8 @@ export function semiJoinVirtualFilters(q: B.BoundQuery, catalog: Catalog, nextSc
   if (uses.size === 0) return q;
 
   let where = q.where;
-  for (const [key, hop] of uses) {
+  for (const hop of uses.values()) {
+    const key: PathKey = { scope: q.scope, via: hop.via };
     const subtree = smallestCover(where, key);
     if (!subtree || !monotonePath(where, subtree) || !onlyThisPath(subtree, key) || !nullRejecting(subtree, key)) continue;
     const rel = catalog.objects.get(q.object)?.columns.get(hop.via)?.relation;
@@ -48,13 +49,28 @@ function column(scope: number, object: string, col: string, logical: B.BColumn['
   return { kind: 'Column', scope, hops: [], object, column: col, logical, type: 'text', span };
 }
 
-function keyOf(c: B.BColumn): string {
-  return `${c.scope}:${c.hops.map((h) => h.via).join('/')}`;
+/**
+ * One virtual relation of a scope, as its uses are written: a column of that scope through
+ * exactly that one hop. Compared field by field, not as a `scope:via` string built again for
+ * every column on every walk; and the walks below stop at their answer.
+ */
+interface PathKey {
+  readonly scope: number;
+  readonly via: string;
 }
 
-function walk(e: B.BExpr, visit: (e: B.BExpr) => void): void {
-  visit(e);
-  forEachBoundChild(e, (c) => walk(c, visit));
+function isUse(c: B.BColumn, key: PathKey): boolean {
+  return c.scope === key.scope && c.hops.length === 1 && c.hops[0]!.via === key.via;
+}
+
+/** True when `test` holds for `e` or a node under it (not inside subqueries); stops at the first. */
+function some(e: B.BExpr, test: (e: B.BExpr) => boolean): boolean {
+  if (test(e)) return true;
+  let found = false;
+  forEachBoundChild(e, (c) => {
+    if (!found && some(c, test)) found = true;
+  });
+  return found;
 }
 
 /**
@@ -91,30 +107,19 @@ function rewritableUses(q: B.BoundQuery): Map<string, B.Hop> {
 }
 
 
-function mentions(e: B.BExpr, key: string): boolean {
-  let found = false;
-  walk(e, (x) => {
-    if (x.kind === 'Column' && keyOf(x) === key) found = true;
-  });
-  return found;
+function mentions(e: B.BExpr, key: PathKey): boolean {
+  return some(e, (x) => x.kind === 'Column' && isUse(x, key));
 }
 
 function multiplicityInsensitive(q: B.BoundQuery): boolean {
   if (q.distinct) return true;
   if (!q.aggregated) return false;
-  let ok = true;
-  const check = (e: B.BExpr): void =>
-    walk(e, (x) => {
-      if (isAggregateCall(x) && x.kind === 'Call' && !(x.fn === 'min' || x.fn === 'max' || x.distinct)) ok = false;
-    });
-  q.outputs.forEach((o) => check(o.expr));
-  if (q.having) check(q.having);
-  q.orderBy.forEach((o) => check(o.expr));
-  return ok;
+  const counts = (x: B.BExpr): boolean => isAggregateCall(x) && x.kind === 'Call' && !(x.fn === 'min' || x.fn === 'max' || x.distinct);
+  return !q.outputs.some((o) => some(o.expr, counts)) && !(q.having && some(q.having, counts)) && !q.orderBy.some((o) => some(o.expr, counts));
 }
 
 /** The deepest node whose subtree holds every use of `key`, descending only through AND/OR. */
-function smallestCover(e: B.BExpr, key: string): B.BExpr | null {
+function smallestCover(e: B.BExpr, key: PathKey): B.BExpr | null {
   if (!mentions(e, key)) return null;
   if (e.kind === 'Logical') {
     const holders = e.operands.filter((o) => mentions(o, key));
@@ -129,26 +134,24 @@ function monotonePath(root: B.BExpr, target: B.BExpr): boolean {
   return root.operands.some((o) => monotonePath(o, target));
 }
 
-function onlyThisPath(e: B.BExpr, key: string): boolean {
-  let ok = true;
-  walk(e, (x) => {
-    if (x.kind === 'Column' && x.hops.length > 0 && keyOf(x) !== key) ok = false;
-    if (x.kind === 'Exists' || x.kind === 'Subquery' || x.kind === 'InSubquery') ok = false;
-  });
-  return ok;
+function onlyThisPath(e: B.BExpr, key: PathKey): boolean {
+  return !some(e, (x) => (x.kind === 'Column' && x.hops.length > 0 && !isUse(x, key)) || x.kind === 'Exists' || x.kind === 'Subquery' || x.kind === 'InSubquery');
 }
 
-function isPath(e: B.BExpr, key: string): boolean {
-  return e.kind === 'Column' && keyOf(e) === key;
+function isPath(e: B.BExpr, key: PathKey): boolean {
+  return e.kind === 'Column' && isUse(e, key);
 }
+
+/** The comparisons that are never TRUE with a NULL operand. */
+const NULL_REJECTING_OPS: ReadonlySet<string> = new Set(['=', '<>', '<', '<=', '>', '>=', '&&']);
 
 /** True when `e` is never TRUE while every column of `key` is NULL. */
-function nullRejecting(e: B.BExpr, key: string): boolean {
+function nullRejecting(e: B.BExpr, key: PathKey): boolean {
   switch (e.kind) {
     case 'Logical':
       return e.op === 'AND' ? e.operands.some((o) => nullRejecting(o, key)) : e.operands.every((o) => nullRejecting(o, key));
     case 'Binary':
-      return ['=', '<>', '<', '<=', '>', '>=', '&&'].includes(e.op) && (isPath(e.left, key) || isPath(e.right, key));
+      return NULL_REJECTING_OPS.has(e.op) && (isPath(e.left, key) || isPath(e.right, key));
     case 'Like':
     case 'InList':
     case 'Between':
@@ -162,8 +165,8 @@ function nullRejecting(e: B.BExpr, key: string): boolean {
 }
 
 /** `subtree` with the relation's columns read from the semi-join's own scope. */
-function rescope(subtree: B.BExpr, key: string, scope: number): B.BExpr {
-  return mapExpr(subtree, (x) => (x.kind === 'Column' && keyOf(x) === key ? { ...x, scope, hops: [] } : x));
+function rescope(subtree: B.BExpr, key: PathKey, scope: number): B.BExpr {
+  return mapExpr(subtree, (x) => (x.kind === 'Column' && isUse(x, key) ? { ...x, scope, hops: [] } : x));
 }
 
 function replace(root: B.BExpr, target: B.BExpr, by: B.BExpr): B.BExpr {
