@@ -40,10 +40,10 @@ async function one(name, options, attackers, heavy) {
       ? await runHeavyScenario(url, { idleMs: 10_000, attackMs, attackers, rate: HEAVY_RATE })
       : await runScenario(url, { idleMs: 10_000, attackMs, attackers });
     // Where the embedded database's calls spent their time, per organization (queue, connection).
-    const embedded = EmbeddedDatabase.opened().map((db) => db.stats());
+    const embedded = (EmbeddedDatabase.opened?.() ?? []).map((db) => db.stats());
     for (const st of embedded) {
       log(`${name}: restarts ${st.restarts}, last restart ${st.lastRestartMs ?? '-'} ms`);
-      for (const [tenant, t] of Object.entries(st.tenants)) {
+      for (const [tenant, t] of Object.entries(st.tenants ?? {})) {
         log(`  ${tenant || '(none)'}: ${t.calls} calls, waited mean ${Math.round(t.waitMs / t.calls)} / max ${Math.round(t.maxWaitMs)} ms, held mean ${Math.round(t.holdMs / t.calls)} / max ${Math.round(t.maxHoldMs)} ms`);
       }
     }

@@ -348,9 +348,11 @@ export class EmbeddedDatabase {
   private release(): void {
     const held = this.held;
     if (held !== undefined) {
-      // The turn cost what it held the connection: a tenant of long statements waits longer for its next.
+      // The turn cost what it held the connection: a tenant of long statements waits longer for its
+      // next. Calls without a tenant are the service's own (API key lookups on every request's path,
+      // its bookkeeping) and are not charged: they keep their place in the rotation.
       const ms = performance.now() - held.since;
-      this.queue.charge(held.tenant, ms);
+      if (held.tenant !== NO_TENANT) this.queue.charge(held.tenant, ms);
       const t = this.perTenant.get(held.tenant);
       if (t !== undefined) {
         t.holdMs += ms;
