@@ -349,10 +349,10 @@ export class EmbeddedDatabase {
     const held = this.held;
     if (held !== undefined) {
       // The turn cost what it held the connection: a tenant of long statements waits longer for its
-      // next. Calls without a tenant are the service's own (API key lookups on every request's path,
-      // its bookkeeping) and are not charged: they keep their place in the rotation.
+      // next. Calls without a tenant (the service's own) are charged as one tenant: uncharged, its
+      // bookkeeping would go before every tenant's requests.
       const ms = performance.now() - held.since;
-      if (held.tenant !== NO_TENANT) this.queue.charge(held.tenant, ms);
+      this.queue.charge(held.tenant, ms);
       const t = this.perTenant.get(held.tenant);
       if (t !== undefined) {
         t.holdMs += ms;
