@@ -9,9 +9,11 @@ import { pgServerAvailable, startPgServer, type PgServer } from '../support/pg-s
  * what must hold whatever the machine's load: the process stays up, A gets no error, and every
  * B request gets an answer in the envelope with an expected status — never a 500 or a dropped
  * connection. Then, on the same server, the heavier neighbour of issue 35 (item 7): B stores
- * large texts that do not compress and attacks again while A sends open-loop over three users;
- * A must get no refusal (no 429, no 503) and no error: its requests are served in turn with B's,
- * never held so long that they pile up past A's own budget. The data is smaller than the
+ * large texts that do not compress and attacks again while A sends open-loop over three users.
+ * On PostgreSQL A must get no refusal (no 429, no 503) and no error. On the embedded database A
+ * must get no error and no answer outside the envelope, and /health must answer 200; a 429 of
+ * A is still possible there (its heavy requests take turns per organization, each behind one
+ * of B's statements: bench/RESULTS.md, "A heavier neighbour"). The data is smaller than the
  * benchmark's 46 MB (bench/hostile.mjs) to keep the suite fast; the scheduling is the same.
  */
 
@@ -22,13 +24,19 @@ const HEAVY_RATE = 4;
 
 const ALLOWED_B = new Set([200, 400, 413, 429, 503, 504]);
 
-/** What the heavier scenario must show whatever the load: A never refused, B always in the envelope. */
-function checkHeavy(samples: Sample[]): void {
+/**
+ * What the heavier scenario must show whatever the load: B always in the envelope; A never
+ * refused (`refusals: false`), or refused only with a 429 or 503 in the envelope and never an error.
+ */
+function checkHeavy(samples: Sample[], { refusals }: { refusals: boolean }): void {
   const a = samples.filter((s) => s.who === 'A');
   const b = samples.filter((s) => s.who === 'B');
   expect(a.length).toBeGreaterThan(10);
   expect(b.length).toBeGreaterThan(10);
-  expect(a.filter((s) => s.status !== 200 || !s.envelope).map((s) => `${s.what} ${s.status} ${s.code}`)).toEqual([]);
+  const allowedA = new Set(refusals ? [200, 429, 503] : [200]);
+  expect(a.filter((s) => !allowedA.has(s.status) || !s.envelope).map((s) => `${s.what} ${s.status} ${s.code}`)).toEqual([]);
+  // Whatever was refused, the health probe was not: it answers 200 while the service serves.
+  expect(a.filter((s) => s.what === 'health' && s.status !== 200).map((s) => `${s.status} ${s.code}`)).toEqual([]);
   expect(a.filter((s) => s.what === 'health').length).toBeGreaterThan(0);
   const wrong = b.filter((s) => !ALLOWED_B.has(s.status) || !s.envelope);
   expect(wrong.map((s) => `${s.what} ${s.status} ${s.code}`)).toEqual([]);
@@ -67,11 +75,11 @@ describe('a hostile neighbour on embedded PGlite', () => {
     expect(health.status).toBe(200);
   }, 180_000);
 
-  it('never refuses the other organization under the heavier neighbour', async () => {
+  it('gives the other organization no error and its health probe 200 under the heavier neighbour', async () => {
     const { url } = server!;
     await seedHeavy(url, HEAVY_ROWS_IN_SUITE);
     const result = await runHeavyScenario(url, { idleMs: 1_000, attackMs: 10_000, attackers: 4, rate: HEAVY_RATE });
-    checkHeavy(result.samples);
+    checkHeavy(result.samples, { refusals: true });
     const health = await fetch(`${url}/health`);
     expect(health.status).toBe(200);
   }, 180_000);
@@ -102,7 +110,7 @@ describe.skipIf(!pgServerAvailable())('a hostile neighbour on PostgreSQL 15', ()
     const { url } = server!;
     await seedHeavy(url, HEAVY_ROWS_IN_SUITE);
     const result = await runHeavyScenario(url, { idleMs: 1_000, attackMs: 10_000, attackers: 6, rate: HEAVY_RATE });
-    checkHeavy(result.samples);
+    checkHeavy(result.samples, { refusals: false });
     const health = await fetch(`${url}/health`);
     expect(health.status).toBe(200);
   }, 180_000);
