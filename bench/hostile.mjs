@@ -3,14 +3,23 @@
 // embedded PGlite and on a throwaway PostgreSQL 15, with A's latencies idle and under attack side
 // by side, the peak resident set, and the time from each B request to its 504. The figures
 // replace the "A hostile neighbour" section of bench/RESULTS.md and are printed to stdout;
-// progress goes to stderr. Run with `node --import tsx bench/hostile.mjs [pglite|postgres] [attack seconds]`.
+// progress goes to stderr. The heavier scenario (issue 35, item 7: B stores about 46 MB in 565
+// rows of 50-99 KB, A sends open-loop at 6 requests a second over three users) writes the
+// section "A heavier neighbour"; `before` as the fourth argument writes it to its own section,
+// kept as the figures from before the change they were taken for.
+// Run with `node --import tsx bench/hostile.mjs [pglite|postgres|both] [attack seconds] [light|heavy|both] [before]`.
 import { cpus, loadavg, totalmem } from 'node:os';
-import { percentile, runScenario, seed, startScenarioServer } from './hostile.ts';
+import { percentile, runHeavyScenario, runScenario, seed, seedHeavy, startScenarioServer } from './hostile.ts';
 import { pgServerAvailable, startPgServer } from '../test/support/pg-server.ts';
 import { writeSection } from './results-file.mjs';
+import { EmbeddedDatabase } from '../src/run/drivers/pglite/supervisor.ts';
 
 const only = process.argv[2];
 const attackMs = Number(process.argv[3] ?? 60) * 1000;
+const scenarios = process.argv[4] ?? 'both';
+const before = process.argv[5] === 'before';
+/** A's open-loop rate in the heavier scenario, requests a second over its three users. */
+const HEAVY_RATE = 6;
 const TIMEOUT_MS = 2_000;
 const log = (...a) => console.error('[hostile]', ...a);
 
@@ -20,13 +29,24 @@ const stats = (samples) => {
   return { n: t.length, p50: percentile(t, 50), p99: percentile(t, 99), max: t.length ? Math.max(...t) : NaN };
 };
 
-async function one(name, options, attackers) {
-  const startLoad = loadavg()[0];
+async function one(name, options, attackers, heavy) {
   const { server, url } = await startScenarioServer({ ...options, queryTimeoutMs: TIMEOUT_MS });
   try {
-    await seed(url);
-    log(`${name}: seeded; A alone for 10 s, then B's ${attackers} attackers for ${attackMs / 1000} s`);
-    const r = await runScenario(url, { idleMs: 10_000, attackMs, attackers });
+    if (heavy) await seedHeavy(url);
+    else await seed(url);
+    const startLoad = loadavg()[0];
+    log(`${name}${heavy ? ' (heavier)' : ''}: seeded; A alone for 10 s, then B's ${attackers} attackers for ${attackMs / 1000} s`);
+    const r = heavy
+      ? await runHeavyScenario(url, { idleMs: 10_000, attackMs, attackers, rate: HEAVY_RATE })
+      : await runScenario(url, { idleMs: 10_000, attackMs, attackers });
+    // Where the embedded database's calls spent their time, per organization (queue, connection).
+    const embedded = (EmbeddedDatabase.opened?.() ?? []).map((db) => db.stats());
+    for (const st of embedded) {
+      log(`${name}: restarts ${st.restarts}, last restart ${st.lastRestartMs ?? '-'} ms`);
+      for (const [tenant, t] of Object.entries(st.tenants ?? {})) {
+        log(`  ${tenant || '(none)'}: ${t.calls} calls, waited mean ${Math.round(t.waitMs / t.calls)} / max ${Math.round(t.maxWaitMs)} ms, held mean ${Math.round(t.holdMs / t.calls)} / max ${Math.round(t.maxHoldMs)} ms`);
+      }
+    }
     const a = r.samples.filter((s) => s.who === 'A');
     const b = r.samples.filter((s) => s.who === 'B');
     const timeouts = b.filter((s) => s.status === 504);
@@ -43,37 +63,72 @@ async function one(name, options, attackers) {
   }
 }
 
+function table(results) {
+  const lines = [
+    '| database | A idle p50 / p99 / max ms (n) | A under attack p50 / p99 / max ms (n) | p99 ratio attack / idle | A errors | peak RSS | B requests: by status | B 504s: p50 / max ms from request | B answers outside the envelope | load at start / end |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const r of results) {
+    const status = [...r.byStatus].sort((x, y) => x[0] - y[0]).map(([s, n]) => `${s}: ${n}`).join(', ');
+    const errors = new Map();
+    for (const e of r.aErrors) errors.set(e, (errors.get(e) ?? 0) + 1);
+    const listed = [...errors].map(([e, n]) => `${n} x ${e}`).join('; ');
+    lines.push(`| ${r.name} | ${ms(r.idle.p50)} / ${ms(r.idle.p99)} / ${ms(r.idle.max)} (${r.idle.n}) | ${ms(r.attack.p50)} / ${ms(r.attack.p99)} / ${ms(r.attack.max)} (${r.attack.n}) | ${(r.attack.p99 / r.idle.p99).toFixed(1)} | ${r.aErrors.length}${listed ? ` (${listed})` : ''} | ${Math.round(r.peakRss / 1e6)} MB | ${r.b}: ${status} | ${ms(r.timeouts.p50)} / ${ms(r.timeouts.max)} (${r.timeouts.n}) | ${r.bad} | ${r.load.map((l) => l.toFixed(1)).join(' / ')} |`);
+  }
+  return lines;
+}
+
+function heavySection(results) {
+  return [
+    before ? '### A heavier neighbour: before (`npm run bench:hostile -- both 60 heavy before`)' : '## A heavier neighbour (`npm run bench:hostile`)',
+    '',
+    `Ran ${new Date().toISOString()} on ${cpus().length} cores (${cpus()[0]?.model.split(' ').slice(0, 2).join(' ')}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, on a machine shared with other work (the load average is in the table). Scenario: runHeavyScenario in bench/hostile.ts (issue 35, item 7). Organization B stores about 46 MB in 565 accounts whose city is 50-99 KB of text that does not compress, then its attackers (six keys of three users) loop without pause over the attacks of the table above, at and beyond its budget. Organization A sends its light mix (get one, a GROUP BY report, a 20-row filter page, a one-record write, /health) OPEN-LOOP at ${HEAVY_RATE} requests a second over three users, each with its own key: a request leaves at its time whether or not the earlier ones were answered. A alone for 10 s, then ${attackMs / 1000} s beside B. Statement budget ${TIMEOUT_MS / 1000} s. Targets: A's p99 <= 2 s, max <= 5 s, no refusal or error of A (no 429, no 503), /health 200.`,
+    '',
+    ...table(results),
+    '',
+  ].join('\n');
+}
+
 function section(results) {
   const lines = [
     '## A hostile neighbour (`npm run bench:hostile`)',
     '',
     `Ran ${new Date().toISOString()} on ${cpus().length} cores (${cpus()[0]?.model.split(' ').slice(0, 2).join(' ')}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}. Scenario: bench/hostile.ts. Organization A runs a steady light mix (get one, a GROUP BY report, a 20-row filter page, a one-record write, /health; 50 ms between requests) alone for 10 s, then for ${attackMs / 1000} s beside organization B, whose attackers (six keys of three users) loop without pause over every attack of issue 19: reports that build huge strings, 1000-row pages of 99 KB texts, slow correlated subqueries, 9,000-character contains patterns, floods and bursts of concurrent filters beyond the budget, connector pages, deep JSON, NULL-typed expressions, numbers beyond int8. Statement budget ${TIMEOUT_MS / 1000} s (the option every deployment sets; the defaults are 20 s on PostgreSQL and 5 s embedded). Targets: A's p99 <= 2 s and max <= 5 s under attack, peak RSS <= 1.5 GB, every 504 within 21 s of its request.`,
     '',
-    '| database | A idle p50 / p99 / max ms (n) | A under attack p50 / p99 / max ms (n) | p99 ratio attack / idle | A errors | peak RSS | B requests: by status | B 504s: p50 / max ms from request | B answers outside the envelope | load at start / end |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...table(results),
   ];
-  for (const r of results) {
-    const status = [...r.byStatus].sort((x, y) => x[0] - y[0]).map(([s, n]) => `${s}: ${n}`).join(', ');
-    lines.push(`| ${r.name} | ${ms(r.idle.p50)} / ${ms(r.idle.p99)} / ${ms(r.idle.max)} (${r.idle.n}) | ${ms(r.attack.p50)} / ${ms(r.attack.p99)} / ${ms(r.attack.max)} (${r.attack.n}) | ${(r.attack.p99 / r.idle.p99).toFixed(1)} | ${r.aErrors.length}${r.aErrors.length ? ` (${r.aErrors.join('; ')})` : ''} | ${Math.round(r.peakRss / 1e6)} MB | ${r.b}: ${status} | ${ms(r.timeouts.p50)} / ${ms(r.timeouts.max)} (${r.timeouts.n}) | ${r.bad} | ${r.load.map((l) => l.toFixed(1)).join(' / ')} |`);
-  }
   lines.push('', 'Peak RSS is the service\'s process (the service and the scenario\'s clients) and, embedded, the database processes it started (the running one and its spare), summed. On embedded PGlite one statement runs at a time, so A waits for the B statement ahead of it; a statement past its budget ends its database process (a spare, already loaded, opens the directory), and the organization that sent it waits 10 s before its next report or page (429 with Retry-After; 30 s, 90 s and up to 5 minutes when it does it again within 10 minutes), its heavy requests taking turns so that a batch of runaway queries costs one restart. Most of B\'s requests are therefore 429s there. On PostgreSQL B holds at most its share of the pool and its users\' budgets; its runaway statements are cancelled at the budget.', '');
   return lines.join('\n');
 }
 
-const results = [];
-if (only !== 'postgres') results.push(await one('embedded PGlite', { memory: true }, 4));
-if (only !== 'pglite') {
-  if (!pgServerAvailable()) log('PostgreSQL 15 binaries missing: skipped');
-  else {
-    const pg = await startPgServer();
-    try {
-      results.push(await one('PostgreSQL 15', { database: pg.url }, 6));
-    } finally {
-      await pg.stop();
-    }
+const light = [];
+const heavy = [];
+/** Each scenario on a database of its own: a fresh in-memory PGlite, or a fresh PostgreSQL cluster. */
+const onPg = async (name, attackers, heavyOne) => {
+  const pg = await startPgServer();
+  try {
+    return await one(name, { database: pg.url }, attackers, heavyOne);
+  } finally {
+    await pg.stop();
+  }
+};
+for (const heavyOne of [false, true]) {
+  if (scenarios === (heavyOne ? 'light' : 'heavy')) continue;
+  const out = heavyOne ? heavy : light;
+  if (only !== 'postgres') out.push(await one('embedded PGlite', { memory: true }, 4, heavyOne));
+  if (only !== 'pglite') {
+    if (!pgServerAvailable()) log('PostgreSQL 15 binaries missing: skipped');
+    else out.push(await onPg('PostgreSQL 15', 6, heavyOne));
   }
 }
-const text = section(results);
-process.stdout.write(text);
-writeSection('hostile-bench', text);
-log('wrote the hostile-neighbour section of bench/RESULTS.md');
+if (light.length > 0) {
+  const text = section(light);
+  process.stdout.write(text);
+  writeSection('hostile-bench', text);
+}
+if (heavy.length > 0) {
+  const text = heavySection(heavy);
+  process.stdout.write(text);
+  writeSection(before ? 'hostile-heavy-before' : 'hostile-heavy', text);
+}
+log('wrote the hostile-neighbour sections of bench/RESULTS.md');

@@ -32,7 +32,9 @@ export interface ScenarioResult {
 
 export const A_KEY = 'oql_hostileNeighbourA_0123456789abcdefghijklmnopq';
 export const B_KEYS = Array.from({ length: 6 }, (_, i) => `oql_hostileNeighbourB${i}_0123456789abcdefghijklmnop`);
-const KEYS_ENV = [`${A_KEY}=org_a:admin:u_a`, ...B_KEYS.map((k, i) => `${k}=org_b:admin:u_b${i % 3}`)].join(',');
+/** The heavier scenario's organization A: three users, each with its own key. */
+export const A_KEYS = Array.from({ length: 3 }, (_, i) => `oql_hostileNeighbourA${i}_0123456789abcdefghijklmnop`);
+const KEYS_ENV = [`${A_KEY}=org_a:admin:u_a`, ...A_KEYS.map((k, i) => `${k}=org_a:admin:u_a${i}`), ...B_KEYS.map((k, i) => `${k}=org_b:admin:u_b${i % 3}`)].join(',');
 
 const BIG = 'x'.repeat(99_000);
 
@@ -83,6 +85,54 @@ export async function seed(url: string): Promise<void> {
   await call(url, 'B', 'seed', B_KEYS[0]!, 'POST', '/api/v1/org/objects/contact/record/bulk_create', contacts);
 }
 
+/** Rows and sizes of the heavier attacker's data: 565 rows of 50-99 KB, about 46 MB. */
+export const HEAVY_ROWS = 565;
+const HEAVY_BATCH = 40;
+
+/**
+ * Text of `length` characters that compression cannot shrink much (TOAST compresses a repeated
+ * character to almost nothing, so 'x'.repeat() would store a few bytes, not the bytes sent):
+ * letters and digits from a small deterministic generator, so runs are comparable.
+ */
+function incompressible(length: number, seed: number): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+  let x = (seed * 2654435761) >>> 0 || 1;
+  let out = '';
+  for (let i = 0; i < length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    out += alphabet[x % alphabet.length];
+  }
+  return out;
+}
+
+/**
+ * The heavier attacker's data (issue 35, item 7): A as in seed(), B with `rows` accounts whose
+ * city is 50-99 KB of text that does not compress (each under the text cap), about 46 MB for
+ * the 565 rows of the issue, sent in batches that stay under the request body limit.
+ */
+export async function seedHeavy(url: string, rows = HEAVY_ROWS): Promise<{ bytes: number }> {
+  const a = Array.from({ length: 40 }, (_, i) => ({ name: `Alpha ${i}`, city: `City ${i % 7}` }));
+  const okA = await call(url, 'A', 'seed', A_KEYS[0]!, 'POST', '/api/v1/org/objects/account/record/bulk_create', a);
+  if (okA.status !== 200) throw new Error(`seeding A failed: ${okA.status}`);
+  let bytes = 0;
+  for (let start = 0; start < rows; start += HEAVY_BATCH) {
+    const b = Array.from({ length: Math.min(HEAVY_BATCH, rows - start) }, (_, i) => {
+      const n = start + i;
+      const city = incompressible(50_000 + ((n * 7919) % 49_000), n + 1);
+      bytes += city.length;
+      return { name: `Beta ${n}`, city };
+    });
+    const ok = await call(url, 'B', 'seed', B_KEYS[0]!, 'POST', '/api/v1/org/objects/account/record/bulk_create', b);
+    if (ok.status !== 200) throw new Error(`seeding B failed: ${ok.status} ${ok.code ?? ''}`);
+  }
+  const contacts = Array.from({ length: 200 }, (_, i) => ({ name: `Person ${i}` }));
+  await call(url, 'B', 'seed', B_KEYS[0]!, 'POST', '/api/v1/org/objects/contact/record/bulk_create', contacts);
+  return { bytes };
+}
+
 const nest = (depth: number): string => (depth === 0 ? 'city' : `concat(${nest(depth - 1)}, ${nest(depth - 1)})`);
 const deepJson = (depth: number): string => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
 
@@ -107,20 +157,20 @@ function attacks(url: string): Array<(key: string) => Promise<Sample | Sample[]>
   ];
 }
 
-/** A's steady light mix, one request per step. */
-function steady(url: string, ids: string[]): Array<() => Promise<Sample>> {
+/** A's steady light mix, one request per step, sent with `key`. */
+function steady(url: string, ids: string[], key = A_KEY): Array<() => Promise<Sample>> {
   return [
-    () => call(url, 'A', 'get one', A_KEY, 'GET', `/api/v1/org/objects/account/record/${ids[Math.floor(Math.random() * ids.length)]}`),
-    () => call(url, 'A', 'report', A_KEY, 'POST', '/api/v1/reports/execute', { slug: 'account', query: 'SELECT city, COUNT(*) AS n FROM account GROUP BY city ORDER BY n DESC LIMIT 10' }),
-    () => call(url, 'A', 'filter', A_KEY, 'POST', '/api/v1/org/objects/account/filter', { query: { fields: ['name', 'city'], pagination: { page: 1, page_size: 20 } } }),
-    () => call(url, 'A', 'write', A_KEY, 'POST', '/api/v1/org/objects/contact/record/bulk_create', [{ name: 'Steady writer' }]),
-    () => call(url, 'A', 'health', A_KEY, 'GET', '/health'),
+    () => call(url, 'A', 'get one', key, 'GET', `/api/v1/org/objects/account/record/${ids[Math.floor(Math.random() * ids.length)]}`),
+    () => call(url, 'A', 'report', key, 'POST', '/api/v1/reports/execute', { slug: 'account', query: 'SELECT city, COUNT(*) AS n FROM account GROUP BY city ORDER BY n DESC LIMIT 10' }),
+    () => call(url, 'A', 'filter', key, 'POST', '/api/v1/org/objects/account/filter', { query: { fields: ['name', 'city'], pagination: { page: 1, page_size: 20 } } }),
+    () => call(url, 'A', 'write', key, 'POST', '/api/v1/org/objects/contact/record/bulk_create', [{ name: 'Steady writer' }]),
+    () => call(url, 'A', 'health', key, 'GET', '/health'),
   ];
 }
 
-async function idsOfA(url: string): Promise<string[]> {
+async function idsOfA(url: string, key = A_KEY): Promise<string[]> {
   const res = await fetch(`${url}/api/v1/org/objects/account/filter`, {
-    method: 'POST', headers: { authorization: `Bearer ${A_KEY}`, 'content-type': 'application/json' },
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ query: { fields: ['id'], pagination: { page: 1, page_size: 100 } } }),
   });
   return ((await res.json()) as { data: { records: Array<{ id: string }> } }).data.records.map((r) => r.id);
@@ -150,6 +200,51 @@ export async function runScenario(url: string, options: { idleMs: number; attack
       for (let i = n; Date.now() < until; i++) samples.push(...[await all[i % all.length]!(B_KEYS[n % B_KEYS.length]!)].flat());
     };
     await Promise.all([loopA(until, samples), ...Array.from({ length: options.attackers }, (_, n) => attacker(n))]);
+    return { samples, idle, peakRss };
+  } finally {
+    clearInterval(rss);
+  }
+}
+
+/**
+ * The heavier scenario (issue 35, item 7), after seedHeavy(): A sends its light mix OPEN-LOOP,
+ * `rate` requests a second spread over its three users (each its own key), for `idleMs` alone and
+ * then for `attackMs` beside B's `attackers`. Open loop: each request leaves at its time whether
+ * or not the earlier ones were answered, so a slow answer does not slow A's sending, and A's
+ * requests pile up (against its own budget of concurrent requests) exactly when they are held.
+ */
+export async function runHeavyScenario(url: string, options: { idleMs: number; attackMs: number; attackers: number; rate: number }): Promise<ScenarioResult> {
+  const ids = await idsOfA(url, A_KEYS[0]);
+  let peakRss = treeRss();
+  const rss = setInterval(() => {
+    peakRss = Math.max(peakRss, treeRss());
+  }, 100);
+  try {
+    const mixes = A_KEYS.map((key) => steady(url, ids, key));
+    const openLoop = async (until: number, out: Sample[]) => {
+      const every = 1000 / options.rate;
+      const started = Date.now();
+      const inFlight: Promise<void>[] = [];
+      for (let i = 0; ; i++) {
+        const at = started + i * every;
+        if (at >= until) break;
+        const wait = at - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        const user = i % mixes.length;
+        const mix = mixes[user]!;
+        inFlight.push(mix[Math.floor(i / mixes.length) % mix.length]!().then((s) => void out.push(s)));
+      }
+      await Promise.all(inFlight);
+    };
+    const idle: Sample[] = [];
+    await openLoop(Date.now() + options.idleMs, idle);
+    const samples: Sample[] = [];
+    const until = Date.now() + options.attackMs;
+    const all = attacks(url);
+    const attacker = async (n: number) => {
+      for (let i = n; Date.now() < until; i++) samples.push(...[await all[i % all.length]!(B_KEYS[n % B_KEYS.length]!)].flat());
+    };
+    await Promise.all([openLoop(until, samples), ...Array.from({ length: options.attackers }, (_, n) => attacker(n))]);
     return { samples, idle, peakRss };
   } finally {
     clearInterval(rss);

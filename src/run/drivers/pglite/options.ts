@@ -70,6 +70,19 @@ export interface EmbeddedDatabaseStats {
   readonly openMs: number;
   /** The last replacement, from the kill to the new process's first readiness, ms. */
   readonly lastRestartMs: number | undefined;
+  /** Per tenant ('' for calls without one), since open: where its calls spent their time. */
+  readonly tenants: Readonly<Record<string, EmbeddedTenantStats>>;
+}
+
+export interface EmbeddedTenantStats {
+  /** Calls that got the connection. */
+  readonly calls: number;
+  /** Their time waiting in the queue for it, in total and the longest, ms. */
+  readonly waitMs: number;
+  readonly maxWaitMs: number;
+  /** Their time holding it (the statement, or a transaction from its turn to its end), ms. */
+  readonly holdMs: number;
+  readonly maxHoldMs: number;
 }
 
 /** The options, checked and with their defaults. */

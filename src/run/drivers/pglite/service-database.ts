@@ -41,9 +41,13 @@ export function workerDatabase(db: EmbeddedDatabase): Database {
     transaction<T>(fn: (tx: Tx) => Promise<T>, options: WriteOptions = {}): Promise<T> {
       return db.transaction((tx) => fn({ query: (sql, params = []) => tx.query(sql, params) }), { tenant: options.tenant, timeoutMs: options.timeoutMs });
     },
-    /** The thread is up and not being replaced; nothing is queued behind tenants' calls to learn it. */
+    /**
+     * Calls are served: the process is up, or being replaced while the calls waiting for it are
+     * still within their wait (a timeout's restart does not make the service unavailable, only a
+     * replacement that takes longer than callers wait). Nothing is queued behind tenants' calls to learn it.
+     */
     async ping(): Promise<boolean> {
-      return db.stats().state === 'ready';
+      return db.serving();
     },
     close: () => db.close(),
   });
