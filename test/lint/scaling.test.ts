@@ -72,9 +72,17 @@ describe('the time one text may hold the thread (maxCompileMs)', () => {
   });
 
   it('the largest texts of every construct stay within the default', () => {
-    for (const make of Object.values(CONSTRUCTS)) {
+    // The budget is wall time (what the other tenants wait): a machine that lends its cores to
+    // other processes can stretch one lint past it, so a text gets three tries; work that truly
+    // takes a second fails all three.
+    for (const [name, make] of Object.entries(CONSTRUCTS)) {
       const text = make(largestWithin(make, (t) => t.length, DEFAULT_SYNTAX_LIMITS.maxLength));
-      expect(lint(text, { catalog, slug: 'account' }).map((d) => d.code)).not.toContain('COMPILE_BUDGET_EXCEEDED');
+      let codes: string[] = [];
+      for (let attempt = 0; attempt < 3; attempt++) {
+        codes = lint(text, { catalog, slug: 'account' }).map((d) => d.code);
+        if (!codes.includes('COMPILE_BUDGET_EXCEEDED')) break;
+      }
+      expect(codes, name).not.toContain('COMPILE_BUDGET_EXCEEDED');
     }
   });
 });
