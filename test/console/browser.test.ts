@@ -26,6 +26,8 @@ const BROWSER_WAIT = 120_000;
 const SHOTS = join(process.cwd(), 'docs/console');
 const XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">';
 const run = promisify(execFile);
+/** A tool's answer longer than the 1 KiB entry the test logs it in. */
+const LONG_ANSWER = JSON.stringify({ objects: Array.from({ length: 40 }, (_, i) => ({ slug: `object_${i}`, display_name: `Object ${i}` })) }, null, 2);
 
 let world: ConsoleWorld;
 let server: Running;
@@ -51,9 +53,14 @@ beforeAll(async () => {
       orgId: 'org_acme', userId: i % 3 === 0 ? 'u_acme_member' : 'u_acme_admin', toolName: ['execute_query', 'describe_object', 'lint_query'][i % 3]!,
       inputParams: { query: `SELECT id, name FROM account ORDER BY name LIMIT ${i + 1}`, slug: 'account' }, responseTime: 8 + i * 1.5,
       responseCode: i === 4 ? 400 : 200, timestamp: now - i * 420_000,
+      response: i === 4 ? `error UNKNOWN_COLUMN: call ${i} <b>refused</b>` : JSON.stringify({ records: [{ id: `acc_${i}`, name: `<i>call ${i}</i>` }] }, null, 2),
     });
   }
-  await recordToolCall(db, { orgId: 'org_globex', userId: 'u_globex_admin', toolName: 'list_objects', inputParams: {}, responseTime: 3, responseCode: 200, timestamp: now });
+  // Globex's one call answered more than its entry may hold (a cap of 1 KiB here): it is cut, and marked.
+  await recordToolCall(db, {
+    orgId: 'org_globex', userId: 'u_globex_admin', toolName: 'list_objects', inputParams: {}, responseTime: 3, responseCode: 200, timestamp: now,
+    response: LONG_ANSWER,
+  }, 1024);
   // The sandbox needs user namespaces, which containers running as root often lack.
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 }, 240_000);
@@ -446,11 +453,35 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     const listed = (await call(server.url, 'POST', '/api/v1/org/tool/mcp/logs/list/', { key: KEYS.acmeAdmin, body: { tool_name: 'lint_query' } })).json.data.logs[0];
     expect(await dialog.textContent()).toContain(listed.id);
     expect(JSON.parse((await dialog.getByLabel('Input parameters').textContent())!)).toEqual(listed.input_params);
+    // What the call answered, as logged: shown as text (its markup is not drawn), not cut.
+    expect(listed.response).toMatch(/^\{\n {2}"records"/);
+    expect(await dialog.getByLabel('Response', { exact: true }).textContent()).toBe(listed.response);
+    expect(await dialog.locator('pre i, pre b').count()).toBe(0);
+    expect(await dialog.getByText(/^Cut to the log's entry size/).count()).toBe(0);
     await page.screenshot({ path: join(SHOTS, 'tool-log-entry.png') });
     await dialog.getByRole('button', { name: 'Close' }).click();
+    expect(await page.getByText('list_objects').count()).toBe(0);
     expect(await unnamedControls(page)).toEqual([]);
     expect(problems).toEqual([]);
     await context.close();
+
+    // The other organization: its one call, whose answer was cut to the entry and says so.
+    const globex = await open('/logs');
+    await signIn(globex.page, KEYS.globexAdmin);
+    await globex.page.getByText('1 call shown').waitFor();
+    expect(await globex.page.getByText('lint_query').count()).toBe(0);
+    await globex.page.getByRole('button', { name: /^Open the list_objects call/ }).click();
+    const entry = globex.page.getByRole('dialog');
+    await entry.getByText("Cut to the log's entry size: the call answered more than this shows.").waitFor();
+    const shown = (await entry.getByLabel('Response', { exact: true }).textContent())!;
+    expect(shown.endsWith(' … cut here')).toBe(true);
+    const kept = shown.slice(0, -' … cut here'.length);
+    expect(LONG_ANSWER.startsWith(kept)).toBe(true);
+    expect(Buffer.byteLength(kept)).toBeLessThanOrEqual(1024);
+    expect(kept.length).toBeGreaterThan(1000);
+    await globex.page.screenshot({ path: join(SHOTS, 'tool-log-entry-cut.png') });
+    expect(globex.problems).toEqual([]);
+    await globex.context.close();
   });
 
   it('Connect an agent: the workspace\'s MCP URL, and a curl line that works as pasted', async () => {
