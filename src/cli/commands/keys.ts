@@ -20,7 +20,7 @@ export const KEYS_OPTIONS = {
 const ACTIONS = 'create, list or revoke';
 
 /** The name of a key made without --name: where it came from and what it may do. */
-export function defaultKeyName(role: string): string {
+function defaultKeyName(role: string): string {
   return `CLI ${role} key`;
 }
 
