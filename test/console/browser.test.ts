@@ -356,9 +356,13 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     // Both keys work.
     expect(await rest('/api/v1/reports/count', made.out.trim(), REPORT)).toBe(200);
     expect(await rest('/api/v1/reports/count', named.out.trim(), REPORT)).toBe(200);
-    // The widest a row gets: last used minutes ago, expiring, made by someone.
+    // The widest rows there are: last used minutes ago, expiring, made by someone; and one revoked by someone.
     await world.pool.query('UPDATE oql_service.api_keys SET last_used_at = $1, expires_at = $2, created_by = $3 WHERE id = $4',
       [Date.now() - 45 * 60_000, Date.now() + 300 * 86_400_000, 'u_acme_admin', namedId]);
+    const retired = await oql('keys', 'create', '--database', world.pg.url, '--org', 'org_acme', '--role', 'member', '--name', 'Retired export', '--user', 'u_acme_member');
+    expect(retired.code, retired.err).toBe(0);
+    const retiredId = /(key_[A-Za-z0-9_-]+)/.exec(retired.err)![1]!;
+    expect((await call(server.url, 'POST', `/api/v1/keys/${retiredId}/revoke`, { key: KEYS.acmeAdmin })).status).toBe(200);
 
     const { context, page, problems } = await open('/keys');
     await signIn(page, KEYS.acmeAdmin);
