@@ -124,9 +124,9 @@ module.exports = {
     },
     {
       name: 'surfaces-reach-data-through-operations',
-      comment: "REST routes and MCP reach the service's tables only through the operations (src/service/operations.ts), each with its policy and access rule; they never import a store.",
+      comment: "REST routes, MCP and the console reach the service's tables only through the operations (src/service/operations.ts), each with its policy and access rule; they never import a store.",
       severity: 'error',
-      from: { path: ['^src/server/routes/', '^src/mcp/'] },
+      from: { path: ['^src/server/routes/', '^src/mcp/', '^src/console/'] },
       to: { path: '^src/service/store/' },
     },
     {

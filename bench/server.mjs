@@ -12,6 +12,11 @@
 //
 // Bounded: each measurement stops after OQL_BENCH_SECONDS (default 8) or OQL_BENCH_MAX_REQUESTS
 // (default 20,000), whichever comes first, after a warm-up of OQL_BENCH_WARMUP_SECONDS (default 2).
+// On PostgreSQL it then runs the two reads of PEER_WORKLOADS (one record by id, a sorted page of
+// 50) through PostGraphile v5 on the same tables and rows, through `oql serve` and as the floor,
+// one after the other with the same connections for the same time (bench/server/peer.mjs installs
+// PostGraphile into a cache folder the first time; OQL_BENCH_PEER=0 leaves it out).
+//
 // OQL_BENCH_CONNECTIONS (default 8) is the concurrency of both sides. OQL_BENCH_ONLY=pglite or
 // postgres runs one database. The figures replace the "HTTP service" section of
 // bench/RESULTS.md and are printed to stdout; progress goes to stderr.
@@ -26,7 +31,8 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { generateRows, loadFixtureCatalog, loadIntoDatabase } from '../fixtures/index.ts';
 import { pgServerAvailable, startPgServer } from '../test/support/pg-server.ts';
-import { WORKLOADS, floorRunner } from './server/workloads.mjs';
+import { PEER_WORKLOADS, WORKLOADS, floorRunner } from './server/workloads.mjs';
+import { peerNode, startPostGraphile } from './server/peer.mjs';
 import { writeSection } from './results-file.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
@@ -63,8 +69,8 @@ const data = {
 // ---- The server, as a child process
 
 /** `oql serve` on the given database flags; resolves with its URL and a stop function. */
-async function startServer(flags) {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--port', '0', ...flags], {
+async function startServer(flags, node = process.execPath) {
+  const child = spawn(node, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--port', '0', ...flags], {
     cwd: ROOT,
     // warn: the request log lines (one per request) are not part of what is measured.
     // One key drives every connection: its user's budgets are raised (stated in the results), so
@@ -101,11 +107,22 @@ async function startServer(flags) {
 
 // ---- Measuring
 
+/** How oql is asked: the workload's own request, with the bench key. */
+const OQL = { headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, request: (w, n) => w.request(data, n), refused: () => false };
+
+/** How PostGraphile is asked: the workload's GraphQL request; an answer with `errors` is refused though its status is 200. */
+const GRAPHQL = {
+  headers: { 'content-type': 'application/json' },
+  request: (w, n) => ({ method: 'POST', path: '/graphql', body: JSON.stringify(w.graphql(data, n)) }),
+  refused: (body) => String(body).includes('"errors"'),
+};
+
 /** One autocannon run; null when the endpoint is not routed (or answers an error) on the first try. */
-async function measureServer(url, workload) {
-  const probe = workload.request(data, 0);
-  const first = await fetch(url + probe.path, { method: probe.method, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: probe.body });
+async function measureServer(url, workload, how = OQL) {
+  const probe = how.request(workload, 0);
+  const first = await fetch(url + probe.path, { method: probe.method, headers: how.headers, body: probe.body });
   const text = await first.text();
+  if (how.refused(text)) throw new Error(`${workload.name}: the first answer holds errors: ${text.slice(0, 500)}`);
   if (first.status !== 200) {
     const code = /"error_code":"([A-Z_]+)"/.exec(text)?.[1] ?? String(first.status);
     return { skipped: code === 'ROUTE_NOT_FOUND' ? 'not routed yet' : `answers ${first.status} ${code}` };
@@ -113,6 +130,7 @@ async function measureServer(url, workload) {
   let n = 1;
   /** The first answer that was not a 2xx, to say why the run failed. */
   let firstRefusal;
+  let refusedBodies = 0;
   const run = (duration, amount) => new Promise((resolve, reject) => {
     const instance = autocannon({
       url,
@@ -120,14 +138,16 @@ async function measureServer(url, workload) {
       pipelining: 1,
       duration,
       ...(amount ? { maxOverallRequests: amount } : {}),
-      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      headers: how.headers,
       requests: [{
         setupRequest: (req) => {
-          const r = workload.request(data, n++);
+          const r = how.request(workload, n++);
           return { ...req, method: r.method, path: r.path, ...(r.body === undefined ? {} : { body: r.body }) };
         },
         onResponse: (status, body) => {
-          if (status >= 300 && firstRefusal === undefined) firstRefusal = `${status} ${String(body).slice(0, 300)}`;
+          const refused = status >= 300 || how.refused(body);
+          if (refused && status < 300) refusedBodies++;
+          if (refused && firstRefusal === undefined) firstRefusal = `${status} ${String(body).slice(0, 300)}`;
         },
       }],
     }, (err, result) => (err ? reject(err) : resolve(result)));
@@ -136,7 +156,8 @@ async function measureServer(url, workload) {
   const failed = (r) => r.errors + r.timeouts + r.non2xx;
   const warm = await run(WARMUP_SECONDS);
   const r = await run(SECONDS, MAX_REQUESTS);
-  // An answer that is not a 2xx is not throughput: the run fails instead of counting it.
+  // An answer that is not a 2xx (or a GraphQL answer with errors) is not throughput: the run fails instead of counting it.
+  if (refusedBodies > 0) throw new Error(`${workload.name}: ${refusedBodies} answers held errors; the first: ${firstRefusal}`);
   if (failed(warm) + failed(r) > 0) {
     const statuses = Object.entries({ ...warm.statusCodeStats, ...r.statusCodeStats }).filter(([code]) => !code.startsWith('2')).map(([code]) => code).join(', ');
     throw new Error(`${workload.name}: ${failed(warm) + failed(r)} requests were not answered 2xx (${r.non2xx + warm.non2xx} non-2xx${statuses ? `: ${statuses}` : ''}, ${r.errors + warm.errors} errors, ${r.timeouts + warm.timeouts} timeouts)${firstRefusal === undefined ? '' : `; the first: ${firstRefusal}`}`);
@@ -215,15 +236,53 @@ async function benchPostgres() {
     await loadIntoDatabase(pool, catalog, rows);
     await pool.query('ANALYZE');
     const server = await startServer(['--database', pgServer.url]);
+    let results;
     try {
-      return await benchAll('PostgreSQL 15', server.url, { kind: 'postgres', db: pool });
+      results = await benchAll('PostgreSQL 15', server.url, { kind: 'postgres', db: pool });
     } finally {
       await server.stop();
     }
+    if (process.env.OQL_BENCH_PEER !== '0') peer = await benchPeer(pgServer.url, { kind: 'postgres', db: pool });
+    return results;
   } finally {
     await pool.end();
     await pgServer.stop();
   }
+}
+
+/** The peer's results, when it ran: the reads of PEER_WORKLOADS by oql, by PostGraphile and by the floor. */
+let peer;
+
+/**
+ * oql and PostGraphile on the same tables and rows, one after the other, each alone on the
+ * machine with the same connections for the same time, and the floor beside them.
+ */
+async function benchPeer(databaseUrl, floorDb) {
+  log('PostgreSQL 15: the reads beside PostGraphile');
+  const postgraphile = await startPostGraphile(databaseUrl, POOL_SIZE, log);
+  const out = { version: postgraphile.version, nodeVersion: postgraphile.nodeVersion, rows: [] };
+  try {
+    for (const workload of PEER_WORKLOADS) {
+      log(`peer: ${workload.name}: PostGraphile`);
+      const theirs = await measureServer(postgraphile.url, workload, GRAPHQL);
+      out.rows.push({ workload, theirs });
+    }
+  } finally {
+    await postgraphile.stop();
+  }
+  // oql on the same Node line as the peer, so the two servers differ only in what they are.
+  const server = await startServer(['--database', databaseUrl], peerNode());
+  try {
+    for (const row of out.rows) {
+      log(`peer: ${row.workload.name}: floor, then oql`);
+      row.floor = await measureFloor(floorDb, row.workload);
+      row.ours = await measureServer(server.url, row.workload);
+      log(`peer: ${row.workload.name}: oql ${fmt(row.ours.rps, 0)} req/s, PostGraphile ${fmt(row.theirs.rps, 0)} req/s, floor ${fmt(row.floor.rps, 0)} req/s`);
+    }
+  } finally {
+    await server.stop();
+  }
+  return out;
 }
 
 async function benchAll(database, url, floorDb) {
@@ -272,15 +331,31 @@ function section(results, started) {
     push(`| ${r.database} | ${r.workload} | ${fmt(s.rps, 0)}${errors} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(f.rps, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(s.p50 / f.p50)} | ${fmt(s.p99 / f.p99)} | ${r.floorLabel} |`);
   }
   push();
-  const goal = results.filter((r) => r.database === 'PostgreSQL 15' && (r.workload === 'get one' || r.workload === 'filter'));
+  const GOALS = { 'get one': 1.25, filter: 1.25, report: 1.3, 'bulk_create 100': 1.6 };
+  const goal = results.filter((r) => r.database === 'PostgreSQL 15' && GOALS[r.workload] !== undefined);
   if (goal.length > 0) {
     const verdicts = goal.map((r) => r.server.skipped
       ? `${r.workload}: not measured (${r.server.skipped})`
-      : `${r.workload} ${fmt(r.server.p50 / r.floor.p50)}× (${r.server.p50 / r.floor.p50 <= 1.5 ? 'met' : 'not met'})`);
-    push(`Goal: p50 ≤ 1.5× the floor for get one and filter on PostgreSQL — ${verdicts.join('; ')}.`);
+      : `${r.workload} ${fmt(r.server.p50 / r.floor.p50)}× of ${GOALS[r.workload]}× (${r.server.p50 / r.floor.p50 <= GOALS[r.workload] ? 'met' : 'not met'})`);
+    push(`Goals at the median on PostgreSQL, ${CONNECTIONS} connections: get one and filter ≤ 1.25× the floor, report ≤ 1.3×, bulk_create of 100 ≤ 1.6× — ${verdicts.join('; ')}.`);
     push();
   }
   push('autocannon reports latency at millisecond resolution (p50 of 1 means under 1.5 ms), so a ratio against a sub-millisecond floor is coarse.');
+  if (peer) {
+    push();
+    push(`### Beside PostGraphile ${peer.version}`);
+    push();
+    push(`PostGraphile ${peer.version} (the amber preset, with every column allowed as a condition and sort key; installed by the bench into a cache folder, not a dependency; Node ${peer.nodeVersion}, as PostGraphile 5 needs Node 22 or later) serves the same PostgreSQL tables and rows over GraphQL, with a pool of ${POOL_SIZE} connections like oql's. ` +
+      `Each server runs alone, both on Node ${peer.nodeVersion}: PostGraphile first, then \`oql serve\` and the floor, each with ${CONNECTIONS} connections for the same time. ` +
+      'PostGraphile reads the tenant as a condition argument, with no row-level security, and checks no key: what oql does per request on top (the key, the policy point, the budget and ceilings, the compiled tenant predicate) is not asked of it. ' +
+      'A GraphQL answer that holds `errors` fails the run as a non-2xx does.');
+    push();
+    push('| read | oql req/s | PostGraphile req/s | floor req/s | oql / PostGraphile | oql / floor | oql p50 / p99 | PostGraphile p50 / p99 | floor p50 / p99 | floor query |');
+    push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const r of peer.rows) {
+      push(`| ${r.workload.name} | ${fmt(r.ours.rps, 0)} | ${fmt(r.theirs.rps, 0)} | ${fmt(r.floor.rps, 0)} | ${fmt(r.ours.rps / r.theirs.rps)} | ${fmt(r.ours.rps / r.floor.rps)} | ${fmt(r.ours.p50)} / ${fmt(r.ours.p99)} | ${fmt(r.theirs.p50)} / ${fmt(r.theirs.p99)} | ${fmt(r.floor.p50)} / ${fmt(r.floor.p99)} | ${r.workload.floorLabel} |`);
+    }
+  }
   return `${lines.join('\n')}\n`;
 }
 

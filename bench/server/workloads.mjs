@@ -118,3 +118,45 @@ export function floorRunner({ kind, db }, workload, data) {
     }
   };
 }
+
+/** What PostGraphile answers for a record: every column of the table but the search text. */
+const GRAPHQL_RECORD = 'rowId orgId isDeleted name amount stage closeDate account primaryContact probability owner createdAt updatedAt createdBy updatedBy';
+
+/**
+ * The reads run side by side with PostGraphile (bench/server/peer.mjs): as WORKLOADS, plus
+ * graphql(data, n), the same read as a GraphQL request. The page filters on equality only, which
+ * is what PostGraphile's conditions offer without plugins.
+ */
+export const PEER_WORKLOADS = [
+  {
+    ...WORKLOADS[0],
+    graphql: (data, n) => ({
+      query: `query($o: String!, $i: String!) { opportunityByOrgIdAndRowId(orgId: $o, rowId: $i) { ${GRAPHQL_RECORD} } }`,
+      variables: { o: data.org, i: data.opportunityIds[n % data.opportunityIds.length] },
+    }),
+  },
+  {
+    name: 'page of 50',
+    floorLabel: 'stage =, ORDER BY amount DESC, id, LIMIT 50',
+    request: (_data, n) => ({
+      method: 'POST',
+      path: '/api/v1/org/objects/opportunity/filter',
+      body: JSON.stringify({
+        query: {
+          fields: FIELDS,
+          filters: { and: [{ field: 'stage', operator: 'eq', value: STAGES[n % STAGES.length] }] },
+          sort: [{ field: 'amount', direction: 'desc' }],
+          pagination: { page: 1, page_size: 50 },
+        },
+      }),
+    }),
+    graphql: (data, n) => ({
+      query: 'query($o: String!, $s: String!) { allOpportunities(condition: {orgId: $o, stage: $s, isDeleted: false}, orderBy: [AMOUNT_DESC, ROW_ID_ASC], first: 50) { nodes { rowId name amount stage closeDate } } }',
+      variables: { o: data.org, s: STAGES[n % STAGES.length] },
+    }),
+    floor: (data, n) => ({
+      sql: `SELECT ${FIELDS.join(', ')} FROM public.opportunity WHERE org_id = $1 AND NOT is_deleted AND stage = $2 ORDER BY amount DESC NULLS LAST, id LIMIT 50`,
+      params: [data.org, STAGES[n % STAGES.length]],
+    }),
+  },
+];

@@ -8,13 +8,10 @@ import type { AttemptStore } from '../service/shared-state/attempts.js';
 import {
   CSRF_HEADER, SAFE_METHODS, SECURE_SESSION_COOKIE, SESSION_COOKIE, changeFromAnotherSite, csrfTokenMissing, sessionEnded,
 } from '../service/console-session.js';
-import { verifyApiKey } from '../service/store/api-keys.js';
-import { listWorkspaces } from '../service/store/workspaces.js';
-import { ROLES, type Principal, type ServiceDb } from '../service/types.js';
+import type { Operations, SessionLifetimes } from '../service/operations.js';
+import { ROLES, type Principal } from '../service/types.js';
 import { loadAssets, securityHeaders, sendAsset } from './assets.js';
-import {
-  createSession, csrfTokenMatches, csrfTokenOf, endSession, pruneSessions, resolveSession, type SessionLifetimes,
-} from './sessions.js';
+import { csrfTokenMatches, csrfTokenOf } from './csrf.js';
 
 /**
  * The workspace console on the main host: its pages and files, and its session endpoints (sign
@@ -28,8 +25,11 @@ import {
  * browser sends one, of this host.
  */
 
+/** What the console reaches of the service: its sessions and the organization's workspaces. */
+export type ConsoleOperations = Pick<Operations, 'consoleKey' | 'startConsoleSession' | 'consoleSession' | 'endConsoleSession' | 'workspacesOf'>;
+
 export interface ConsoleContext {
-  readonly db: ServiceDb;
+  readonly ops: ConsoleOperations;
   /** Public URL of the main host (secure cookies when https; the origin changes must come from). */
   baseUrl(): string;
   /** Public URL of the MCP host (the Connect page's URLs). */
@@ -51,7 +51,7 @@ export interface ConsoleContext {
 }
 
 /** The pages of the console: each path serves the same document, whose script shows the page. */
-export const CONSOLE_PAGES = ['/', '/keys', '/playground', '/logs', '/connect'] as const;
+export const CONSOLE_PAGES = ['/', '/keys', '/playground', '/webhooks', '/logs', '/connect'] as const;
 
 function secureCookie(ctx: ConsoleContext, request: FastifyRequest): boolean {
   return request.protocol === 'https' || new URL(ctx.baseUrl()).protocol === 'https:';
@@ -91,7 +91,7 @@ export function sessionResolver(ctx: ConsoleContext): (request: FastifyRequest) 
   return async (request) => {
     const token = sessionCookie(ctx, request);
     if (token === undefined) return null;
-    const session = await resolveSession(ctx.db, token, ctx.now(), ctx.lifetimes);
+    const session = await ctx.ops.consoleSession(token, ctx.now(), ctx.lifetimes);
     if (!session) throw sessionEnded();
     if (!SAFE_METHODS.has(request.method)) await checkChange(ctx, request, token);
     return session.principal;
@@ -108,7 +108,7 @@ function knownMcpUrl(ctx: ConsoleContext): string | null {
 }
 
 async function sessionInfo(ctx: ConsoleContext, principal: Principal, token: string, expiresAt: number, endsAt: number) {
-  const workspaces = (await listWorkspaces(ctx.db)).filter((w) => w.orgId === principal.orgId);
+  const workspaces = await ctx.ops.workspacesOf(principal.orgId);
   const mcpUrl = knownMcpUrl(ctx);
   return {
     success: true,
@@ -170,7 +170,7 @@ export async function consolePlugin(app: FastifyInstance, ctx: ConsoleContext): 
       throw OqlError.retryLater('TOO_MANY_REQUESTS', `too many API keys refused from this address; retry in ${attempt.retryAfter} seconds`, attempt.retryAfter);
     }
     const now = ctx.now();
-    const principal = await verifyApiKey(ctx.db, request.body.api_key, now);
+    const principal = await ctx.ops.consoleKey(request.body.api_key, now);
     if (!principal) {
       // The reservation stays: it counts as a refused key.
       throw OqlError.plain('UNAUTHENTICATED', 'this API key is not valid: it is unknown, revoked or expired', 'paste a key of your organization, as created on the API access page or with oql keys create');
@@ -181,10 +181,7 @@ export async function consolePlugin(app: FastifyInstance, ctx: ConsoleContext): 
       throw OqlError.retryLater('TOO_MANY_REQUESTS', `this API key signed in to the console ${ctx.maxSignInsPerKeyPerMinute} times within a minute; retry in ${perKey.retryAfter} seconds`, perKey.retryAfter,
         'keep the session the console already has: it lasts while it is used');
     }
-    const previous = sessionCookie(ctx, request);
-    if (previous !== undefined) await endSession(ctx.db, previous);
-    await pruneSessions(ctx.db, now);
-    const session = await createSession(ctx.db, principal, now, ctx.lifetimes, ctx.maxSessionsPerKey);
+    const session = await ctx.ops.startConsoleSession(principal, { previous: sessionCookie(ctx, request), now, lifetimes: ctx.lifetimes, maxPerKey: ctx.maxSessionsPerKey });
     setCookie(ctx, request, reply, session.token);
     return sessionInfo(ctx, { ...principal, via: 'session' }, session.token, session.expiresAt, session.endsAt);
   });
@@ -192,7 +189,7 @@ export async function consolePlugin(app: FastifyInstance, ctx: ConsoleContext): 
   app.get('/console/session', route, async (request, reply) => {
     reply.header('cache-control', 'no-store');
     const token = sessionCookie(ctx, request);
-    const session = token === undefined ? null : await resolveSession(ctx.db, token, ctx.now(), ctx.lifetimes);
+    const session = token === undefined ? null : await ctx.ops.consoleSession(token, ctx.now(), ctx.lifetimes);
     if (!session || token === undefined) throw OqlError.plain('UNAUTHENTICATED', 'not signed in to the console', 'sign in with an API key');
     return sessionInfo(ctx, session.principal, token, session.expiresAt, session.endsAt);
   });
@@ -202,8 +199,8 @@ export async function consolePlugin(app: FastifyInstance, ctx: ConsoleContext): 
     const token = sessionCookie(ctx, request);
     if (token !== undefined) {
       // A live session is ended only by its own page; a dead one's cookie is simply cleared.
-      if (await resolveSession(ctx.db, token, ctx.now(), ctx.lifetimes)) await checkChange(ctx, request, token);
-      await endSession(ctx.db, token);
+      if (await ctx.ops.consoleSession(token, ctx.now(), ctx.lifetimes)) await checkChange(ctx, request, token);
+      await ctx.ops.endConsoleSession(token);
     }
     setCookie(ctx, request, reply, '', 0);
     return { success: true, data: { signed_out: true } };

@@ -29,9 +29,23 @@ export function csvCell(value: unknown): string {
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-/** The CSV text of these records under a header of `columns` (each record keyed by them). */
+/**
+ * The CSV of these records under a header of `columns` (each record keyed by them), in pieces of
+ * about `rows` rows each: the header row comes with the first, and every piece ends a line.
+ */
+export function* csvPieces(columns: readonly string[], records: readonly Record<string, unknown>[], rows = 500): Generator<string> {
+  let lines = [columns.map(csvCell).join(',')];
+  for (const record of records) {
+    lines.push(columns.map((c) => csvCell(record[c])).join(','));
+    if (lines.length >= rows) {
+      yield `${lines.join('\r\n')}\r\n`;
+      lines = [];
+    }
+  }
+  if (lines.length > 0) yield `${lines.join('\r\n')}\r\n`;
+}
+
+/** The CSV text of these records under a header of `columns`, whole. */
 export function toCsv(columns: readonly string[], records: readonly Record<string, unknown>[]): string {
-  const lines = [columns.map(csvCell).join(',')];
-  for (const record of records) lines.push(columns.map((c) => csvCell(record[c])).join(','));
-  return `${lines.join('\r\n')}\r\n`;
+  return [...csvPieces(columns, records)].join('');
 }

@@ -31,13 +31,13 @@ import { OqlError } from '../diagnostics/diagnostic.js';
 import { oauthPlugin, type OAuthServerOptions } from '../oauth/plugin.js';
 import { oauthAuthResolver, verifyAccessToken } from '../oauth/store.js';
 import { settingOrCreate } from '../service/store/settings.js';
+import { DEFAULT_SESSION_LIFETIMES } from '../service/operations.js';
 import { mergeLimits } from '../oauth/limits.js';
 import { SignInGuard } from '../oauth/sign-in.js';
 import type { AttemptStore } from '../service/shared-state/attempts.js';
 import { attemptStoreFor } from '../service/shared-state/stores.js';
 import { consolePlugin, sessionResolver, type ConsoleContext } from '../console/plugin.js';
 import { defaultAssetsDir } from '../console/assets.js';
-import { DEFAULT_SESSION_LIFETIMES } from '../console/sessions.js';
 import { keyRoutes } from './routes/keys.js';
 import { lintRoutes } from './routes/lint.js';
 import { isSubdomain } from '../service/store/workspaces.js';
@@ -176,7 +176,7 @@ interface HostUrls {
 }
 
 /** The console's context, or null when it is turned off; its attempt counters are the consent form's. */
-function consoleContext(db: ServiceDb, options: CreateServerOptions, urls: HostUrls, attempts: AttemptStore, config: ServerConfig): ConsoleContext | null {
+function consoleContext(ctx: ServiceContext, options: CreateServerOptions, urls: HostUrls, attempts: AttemptStore): ConsoleContext | null {
   if (options.console === false) return null;
   const o = options.console ?? {};
   const whole = (name: string, value: number | undefined, fallback: number): number => {
@@ -185,8 +185,9 @@ function consoleContext(db: ServiceDb, options: CreateServerOptions, urls: HostU
     return value;
   };
   let secret: Promise<string> | undefined;
+  const { db, config } = ctx;
   return {
-    db,
+    ops: ctx.ops,
     ...urls,
     now: options.oauth?.now ?? Date.now,
     lifetimes: { idleMs: whole('idleMinutes', o.idleMinutes, DEFAULT_SESSION_LIFETIMES.idleMs / 60_000) * 60_000, maxMs: whole('maxHours', o.maxHours, DEFAULT_SESSION_LIFETIMES.maxMs / 3_600_000) * 3_600_000 },
@@ -252,7 +253,7 @@ async function buildApp(ctx: ServiceContext, options: CreateServerOptions, resol
   const attempts = attemptStoreFor(ctx.db, options.oauth?.now ?? Date.now);
   // The authorization server of every workspace, outside the API-key scope below.
   await app.register(oauthPlugin, { db: ctx.db, baseUrl: urls.baseUrl, mcpUrl: urls.mcpUrl, ...options.oauth, attempts });
-  const consoleCtx = consoleContext(ctx.db, options, urls, attempts, ctx.config);
+  const consoleCtx = consoleContext(ctx, options, urls, attempts);
   if (consoleCtx) await app.register(consolePlugin, consoleCtx);
   app.get('/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => (
     // Under inject() nothing listens: the document then names its server relatively.

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { OqlError } from '../diagnostics/diagnostic.js';
-import { toCsv } from '../query/csv.js';
+import { Readable } from 'node:stream';
+import { csvPieces, toCsv } from '../query/csv.js';
 import { toEnvelope } from '../query/envelope.js';
 
 /**
@@ -61,7 +62,9 @@ export function withoutFormat(body: unknown): unknown {
 
 /**
  * Runs an operation and answers in `format`: its envelope, or its records as a CSV attachment named
- * `name`.csv under the output keys the operation reports through `onColumns`.
+ * `name`.csv under the output keys the operation reports through `onColumns`. The CSV is streamed,
+ * a few hundred rows a chunk, so the answer starts at once and is never held whole as one string;
+ * the rows themselves were read under the same byte ceiling as the JSON answer.
  */
 export async function answerIn<T extends { readonly records: readonly Record<string, unknown>[] }>(
   format: AnswerFormat, reply: FastifyReply, name: string, run: (onColumns?: (keys: readonly string[]) => void) => Promise<T>,
@@ -69,7 +72,7 @@ export async function answerIn<T extends { readonly records: readonly Record<str
   if (format === 'json') return toEnvelope(await run());
   let columns: readonly string[] = [];
   const { records } = await run((keys) => (columns = keys));
-  return reply.type(CSV_TYPE).header('content-disposition', `attachment; filename="${name}.csv"`).send(toCsv(columns, records));
+  return reply.type(CSV_TYPE).header('content-disposition', `attachment; filename="${name}.csv"`).send(Readable.from(csvPieces(columns, records)));
 }
 
 /** The CSV an OpenAPI example's records make, keyed by the first record's keys. */

@@ -18,7 +18,8 @@ import { checkRoleAccess, DEFAULT_EMBEDDED_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS,
 import type { ServiceContext } from './context.js';
 import type { LeaseStore } from './shared-state/leases.js';
 import { leaseStoreFor } from './shared-state/stores.js';
-import { migrate } from './migrations.js';
+import { migrate, SERVICE_SCHEMA } from './migrations.js';
+import { TableStatistics } from './table-statistics.js';
 import { Operations } from './operations.js';
 import { Policy } from './policy.js';
 import { ApiKeyVerifier, countApiKeys, createApiKey, parseApiKeysEnv, storeApiKey } from './store/api-keys.js';
@@ -83,6 +84,10 @@ export async function openService(options: ServerOptions & { workspaces?: string
       ? await createApiKey(db, { orgId: DEMO_ORG, role: 'superadmin', userId: 'u_demo_admin' })
       : undefined;
     const secret = await tokenSecret(db, config.tokenSecret);
+    // PGlite runs no autovacuum: the service analyzes its tables itself, first once everything above is in.
+    const statistics = db.kind === 'pglite' ? new TableStatistics(db, [catalog.mapping.schema, SERVICE_SCHEMA]) : undefined;
+    await statistics?.check();
+    statistics?.start(MAINTENANCE_EVERY_MS);
     const timeoutMs = config.queryTimeoutMs ?? (db.kind === 'pglite' ? DEFAULT_EMBEDDED_TIMEOUT_MS : DEFAULT_QUERY_TIMEOUT_MS);
     // Its role's statement_timeout must equal the service's for a read to be one statement.
     if (options.readDatabase !== undefined) reader = await openReadDatabase(options.readDatabase, { ...options, timeoutMs });
@@ -108,7 +113,7 @@ export async function openService(options: ServerOptions & { workspaces?: string
     let closed: Promise<void> | undefined;
     return {
       db, readDb, catalog, config, policy, leases: leaseStore, tokenSecret: secret, maintenance,
-      ops: new Operations(db, readDb, primaryReadDb, catalog, config, policy, secret, keys, changeLog, feed, webhooks),
+      ops: new Operations(db, readDb, primaryReadDb, catalog, config, policy, secret, keys, changeLog, feed, webhooks, statistics),
       keys,
       firstKey, demoRows, warnings, auditColumns,
       reads: reader && { label: reader.db.label, role: reader.role },
@@ -117,6 +122,7 @@ export async function openService(options: ServerOptions & { workspaces?: string
           watcher.close();
           await sender.stop();
           await maintenance.stop();
+          await statistics?.stop();
           if (ownsLeases) await leaseStore.close().catch(() => {});
           await reader?.db.close().catch(() => {});
           if (ownsDb) await db.close();

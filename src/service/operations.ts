@@ -6,6 +6,7 @@ import { bulkCreate, bulkUpsert, deleteRecords, getRecord, restoreRecord, update
 import { cursorOf, type ChangeLog, type ChangeSurface } from './changes/log.js';
 import type { ChangeFeed, ChangesRequest } from './changes/feed.js';
 import type { Webhooks } from './webhooks/webhooks.js';
+import type { TableStatistics } from './table-statistics.js';
 import type { Database } from '../run/database.js';
 import { count, execute, type QueryRequest } from '../query/execute.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
@@ -14,14 +15,16 @@ import { parse } from '../syntax/parse.js';
 import type { ServerConfig } from './config.js';
 import type { Policy, RequestContext } from './policy.js';
 import { checkMayManage, checkNewKey, keyCursorOf, keyNotFound, keyNotRollable, keyScope, ownerOfNewKey, readKeyCursor } from './api-key-access.js';
-import { getApiKey, issueApiKeyWithinCaps, listApiKeys, rollApiKey, type ApiKeyInfo, type ApiKeyVerifier, type KeyCaps } from './store/api-keys.js';
+import { getApiKey, issueApiKeyWithinCaps, listApiKeys, rollApiKey, verifyApiKey, type ApiKeyInfo, type ApiKeyVerifier, type KeyCaps } from './store/api-keys.js';
 import { listToolLogs, recordToolCall, type ListToolLogsOptions, type ToolCall } from './store/tool-logs.js';
-import { resolveWorkspace, type Workspace } from './store/workspaces.js';
-import type { Role } from './types.js';
+import { listWorkspaces, resolveWorkspace, type Workspace } from './store/workspaces.js';
+import { createSession, endSession, pruneSessions, resolveSession, type NewSession, type Session, type SessionLifetimes } from './store/console-sessions.js';
+import type { Principal, Role } from './types.js';
 
 export { ROLL_GRACE_MS, type ApiKeyInfo } from './store/api-keys.js';
 export type { ToolCall } from './store/tool-logs.js';
 export type { Workspace } from './store/workspaces.js';
+export { DEFAULT_SESSION_LIFETIMES, type NewSession, type Session, type SessionLifetimes } from './store/console-sessions.js';
 
 /** A new key as a caller asks for it (the owner defaults to the caller). */
 export interface NewKeyRequest {
@@ -71,6 +74,8 @@ export class Operations {
     readonly feed: ChangeFeed,
     /** Webhook endpoints: admins and above, each call through the policy point. */
     readonly webhooks: Webhooks,
+    /** The embedded database's planner statistics, told of every write (PostgreSQL keeps its own). */
+    private readonly statistics?: TableStatistics,
   ) {}
 
   // ---- Analytics (4.8, 4.9) ----
@@ -147,6 +152,7 @@ export class Operations {
     return this.policy.admit(ctx, 'light', fn).then((result) => {
       this.feed.watcher.committed(ctx.org);
       this.webhooks.sender.poke();
+      this.statistics?.poke();
       return result;
     });
   }
@@ -276,6 +282,41 @@ export class Operations {
   /** The workspace a path names (its subdomain), or null. */
   workspace(subdomain: string): Promise<Workspace | null> {
     return resolveWorkspace(this.db, subdomain);
+  }
+
+  /** The workspaces of an organization, by subdomain. */
+  async workspacesOf(orgId: string): Promise<Workspace[]> {
+    return (await listWorkspaces(this.db)).filter((w) => w.orgId === orgId);
+  }
+
+  // ---- Console sessions (kept in the database, so every instance knows every session) ----
+
+  /**
+   * Who an API key offered at the console's sign-in is: its principal, or null for a key that is
+   * unknown, revoked or expired, read from the database (never from the key cache).
+   */
+  consoleKey(apiKey: string, now: number): Promise<Principal | null> {
+    return verifyApiKey(this.db, apiKey, now);
+  }
+
+  /**
+   * A new console session for a key's principal, in place of the browser's `previous` one; the
+   * key's oldest sessions past `maxPerKey` end, and expired sessions are deleted on the way.
+   */
+  async startConsoleSession(principal: Principal, o: { readonly previous: string | undefined; readonly now: number; readonly lifetimes: SessionLifetimes; readonly maxPerKey: number }): Promise<NewSession> {
+    if (o.previous !== undefined) await endSession(this.db, o.previous);
+    await pruneSessions(this.db, o.now);
+    return createSession(this.db, principal, o.now, o.lifetimes, o.maxPerKey);
+  }
+
+  /** The live session of a cookie's token (its idle deadline moved on), or null. */
+  consoleSession(token: string, now: number, lifetimes: SessionLifetimes): Promise<Session | null> {
+    return resolveSession(this.db, token, now, lifetimes);
+  }
+
+  /** Ends a console session (sign-out); whether there was one. */
+  endConsoleSession(token: string): Promise<boolean> {
+    return endSession(this.db, token);
   }
 
   // ---- API keys of the caller's organization (src/service/api-key-access.ts decides who may do what) ----

@@ -20,7 +20,7 @@ export const KEYS = {
   globexAdmin: 'changes-key-globex-admin-000004',
 } as const;
 
-const API_KEYS = [
+export const API_KEYS = [
   `${KEYS.acmeAdmin}=org_acme:admin:u_acme_admin`,
   `${KEYS.acmeMember}=org_acme:member:u_acme_member`,
   `${KEYS.acmeSuper}=org_acme:superadmin:u_acme_super`,

@@ -250,7 +250,7 @@ describe('signing out', () => {
 
 describe('the console\'s pages and files', () => {
   it('are served with a CSP that allows no inline script or style, and refuse to be framed', async () => {
-    for (const path of ['/', '/keys', '/playground', '/logs', '/connect']) {
+    for (const path of ['/', '/keys', '/playground', '/webhooks', '/logs', '/connect']) {
       const page = await call(a.url, 'GET', path);
       expect(page.status).toBe(200);
       expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');

@@ -234,9 +234,15 @@ async function authorizationScenarios(name: string, makeClient: (port: number) =
   const prefix = `${h.baseUrl}/api/v1/acme/oauth/authorize?`;
   child.stdout.on('data', (chunk: Buffer) => {
     printed += chunk.toString();
-    const line = printed.split('\n').find((l) => l.startsWith(prefix));
-    // The redirect goes to the suite's callback listener, as a browser would deliver it.
-    if (line && !followed) followed = approve(line.trim()).then((location) => fetch(location)).then((r) => r.text());
+    // Whole lines only: a chunk can end in the middle of the URL.
+    const line = printed.split('\n').slice(0, -1).find((l) => l.startsWith(prefix));
+    // The redirect goes to the suite's callback listener, as a browser would deliver it. Should
+    // that fail, the suite would wait for its callback for ever: it is stopped, and the test
+    // fails with the reason below.
+    if (line && !followed) {
+      followed = approve(line.trim()).then((location) => fetch(location)).then((r) => r.text());
+      followed.catch(() => child.kill('SIGTERM'));
+    }
   });
   child.stderr.on('data', (chunk: Buffer) => { printed += chunk.toString(); });
   const code = await new Promise<number | null>((done) => child.on('close', done));

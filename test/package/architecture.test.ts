@@ -74,6 +74,7 @@ const FORBIDDEN: readonly (readonly [rule: string, from: string, to: string])[] 
   ['shared-rules-are-leaves', 'src/rules.ts', 'src/catalog/quote.ts'],
   ['service-knows-no-surface', 'src/service/operations.ts', 'src/mcp/tools.ts'],
   ['surfaces-reach-data-through-operations', 'src/server/routes/keys.ts', 'src/service/store/api-keys.ts'],
+  ['surfaces-reach-data-through-operations', 'src/console/plugin.ts', 'src/service/store/console-sessions.ts'],
   ['mcp-is-a-sibling-of-rest', 'src/mcp/http.ts', 'src/server/plugins/auth.ts'],
   ['oauth-imports-no-other-surface', 'src/oauth/token.ts', 'src/mcp/tools.ts'],
   ['console-is-a-sibling-of-rest', 'src/console/plugin.ts', 'src/server/plugins/auth.ts'],

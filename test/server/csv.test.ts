@@ -127,6 +127,25 @@ describe('CSV answers', () => {
     expect(plain.status, plain.text).toBe(200);
   });
 
+  it('streams a long answer in chunks, with no length given beforehand, row for row as the JSON answer', async () => {
+    const many = Array.from({ length: 1_200 }, (_, i) => ({ name: `Streamed ${String(i).padStart(4, '0')}, "row"`, city: 'Pune' }));
+    for (const part of [many.slice(0, 600), many.slice(600)]) {
+      const created = await h.call('POST', '/api/v1/org/objects/account/record/bulk_create', { key: KEYS.globexAdmin, body: part });
+      expect(created.status, created.text).toBe(200);
+    }
+    const report = { query: "SELECT name, city FROM account WHERE name LIKE 'Streamed%' ORDER BY name LIMIT 2000", slug: 'account' };
+    const json = await h.call('POST', '/api/v1/reports/execute', { key: KEYS.globexAdmin, body: report });
+    expect(json.status, json.text).toBe(200);
+    const res = await fetch(h.baseUrl + '/api/v1/reports/execute', { method: 'POST', headers: { authorization: `Bearer ${KEYS.globexAdmin}`, 'content-type': 'application/json', accept: 'text/csv' }, body: JSON.stringify(report) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('transfer-encoding')).toBe('chunked');
+    expect(res.headers.get('content-length')).toBeNull();
+    const rows = parseCsv(await res.text());
+    expect(rows).toHaveLength(1 + 1_200);
+    expect(rows.slice(1)).toEqual((json.json.data.records as Record<string, unknown>[]).map((r) => [r.name, r.city]));
+    expect(rows[1]).toEqual(['Streamed 0000, "row"', 'Pune']);
+  });
+
   it('refuses an Accept it cannot answer with 406, and a format it does not know with 400, in the JSON envelope', async () => {
     for (const [path, body] of [['/api/v1/reports/execute', REPORT], ['/api/v1/org/objects/contact/filter', { query: { fields: ['name'] } }]] as const) {
       const res = await fetch(h.baseUrl + path, { method: 'POST', headers: { authorization: `Bearer ${KEYS.acmeAdmin}`, 'content-type': 'application/json', accept: 'application/xml' }, body: JSON.stringify(body) });

@@ -352,7 +352,7 @@ describe('a typed client generated from /openapi.json', () => {
     for (const e of events) expect(check.schemaMatches('Change', e.data)).toBeNull();
   });
 
-  it('manages webhook endpoints: add, list, read, change, ping, rotate, deliveries, replay, remove', async () => {
+  it('manages webhook endpoints: add, list, read, change, ping, rotate, deliveries, replay, retry, remove', async () => {
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     const made = await acme.POST('/api/v1/webhooks', { body: { url, objects: ['lead'], description: 'typed client' } });
     expect(made.response.status).toBe(201);
@@ -369,6 +369,16 @@ describe('a typed client generated from /openapi.json', () => {
     expect((await acme.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id } } })).data?.data.deliveries).toEqual([]);
     const head = (await acme.GET('/api/v1/changes/head')).data!.data.cursor;
     expect((await acme.POST('/api/v1/webhooks/{id}/replay', { params: { path: { id } }, body: { after: head } })).data?.data.cursor).toBe(head);
+    // A dead letter without waiting out 24 hours of retries: a change of the log, and its dead-lettered attempt written as the sender writes one.
+    await acme.POST('/api/v1/org/objects/{slug}/record/bulk_create', { params: { path: { slug: 'lead' } }, body: [{ name: 'Dead letter lead' }] });
+    const change = (await acme.GET('/api/v1/changes', { params: { query: { after: head } } })).data!.data.changes[0]!;
+    const { rows: [dead] } = await service.db.query<{ id: string }>(
+      `INSERT INTO oql_service.webhook_attempts (endpoint_id, org_id, position, event_id, attempted_at, outcome, http_status, latency_ms, error, next_attempt_at)
+       SELECT $1, 'org_acme', position, event_id, $2, 'dead_lettered', 500, 3, 'the receiver answered HTTP 500', NULL FROM oql_service.changes WHERE org_id = 'org_acme' AND event_id = $3::uuid RETURNING id::text`,
+      [id, Date.now(), change.event_id]);
+    const retried = await acme.POST('/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path: { id, delivery_id: dead!.id } } });
+    expect(retried.data?.data).toMatchObject({ success: true, http_status: 204, delivery: { event_id: change.event_id, cursor: change.cursor, outcome: 'succeeded' } });
+    expect((await globex.POST('/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path: { id, delivery_id: dead!.id } } })).error?.data.error_code).toBe('NOT_FOUND');
     expect((await acmeMember.GET('/api/v1/webhooks')).error?.data.error_code).toBe('PERMISSION_DENIED');
     expect((await acme.DELETE('/api/v1/webhooks/{id}', { params: { path: { id } } })).data?.data).toEqual({ id, deleted: true });
   });

@@ -530,6 +530,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one dead-lettered change again, now
+         * @description The change goes out at once with its own webhook-id, signed with the current secrets, beside the endpoint's stream (which has moved past it, so not in its order); the attempt joins the delivery log: succeeded, or dead_lettered again with what went wrong. The endpoint's cursor and retries do not change. Only a dead_lettered delivery may be retried. Admins and superadmins; members get 403.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks/{id}/replay": {
         parameters: {
             query?: never;
@@ -5755,6 +5775,145 @@ export interface operations {
             };
             /** @description The caller's role may not do this (PERMISSION_DENIED). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests of this caller or its organization are running (TOO_MANY_REQUESTS), or waiting for changes (TOO_MANY_WAITING); retry later. */
+            429: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An internal error; the body says nothing of its cause, the server log names it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database does not answer or the server is short of resources; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which the same request may succeed, when the server can tell. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A statement ran past the time limit (QUERY_TIMEOUT, OQL_QUERY_TIMEOUT_MS). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the endpoint id
+                 * @example whk_3q9Xb2LkV0aHc8Zt
+                 */
+                id: string;
+                /**
+                 * @description the id of a dead_lettered delivery, as the delivery log gives it
+                 * @example 413
+                 */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the receiver answered, and the attempt as the delivery log shows it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "success": true,
+                     *         "http_status": 200,
+                     *         "latency_ms": 74,
+                     *         "error": null,
+                     *         "delivery": {
+                     *           "id": "413",
+                     *           "event_id": "5f0c1c1e-8f4b-4d7a-9b0e-3c6a2d9e7f10",
+                     *           "cursor": "c2n9c",
+                     *           "attempted_at": 1795628390000,
+                     *           "outcome": "succeeded",
+                     *           "http_status": 200,
+                     *           "latency_ms": 74,
+                     *           "error": null,
+                     *           "next_attempt_at": null
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            success: boolean;
+                            http_status: number | null;
+                            latency_ms: number;
+                            error: string | null;
+                            delivery: components["schemas"]["WebhookDelivery"];
+                        };
+                    };
+                };
+            };
+            /** @description The request cannot be served as sent; `error_code` says why, `validation_errors` lists every problem of a body, `hint` says what to send instead. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No bearer token, or one this service does not accept here (UNAUTHENTICATED). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's role may not do this (PERMISSION_DENIED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The change cursor is older than the changes kept (CURSOR_EXPIRED): resynchronise, then follow the log from its head. */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -8,7 +8,8 @@ import { allChanges, KEYS, startChangesService, type ChangesHarness, type DbKind
  * still arrives at least once, in log order per endpoint, and a change sent twice is the same
  * message (same webhook-id, same body). The retry schedule is scaled to 1/1000 (24 h of retries
  * become about 86 s, the hourly retry 3.6 s) so that the outage fits in the window and the
- * retries after it come within seconds; the file is idle while it waits.
+ * retries after it come within seconds; the file is idle while it waits. Its limit, ten minutes, is
+ * a ceiling for a machine under heavy load (about 70 s on a quiet one), not a measure.
  */
 
 const TOTAL = 2_000;
@@ -102,5 +103,5 @@ describe.concurrent.each<DbKind>(['pglite', 'postgres'])('a failing receiver on 
 
     await h.call('DELETE', `/api/v1/webhooks/${hook.json.data.id}`, { key: KEYS.globexAdmin });
     await h.call('DELETE', `/api/v1/webhooks/${acmeHook.json.data.id}`, { key: KEYS.acmeAdmin });
-  }, 240_000);
+  }, 600_000);
 });

@@ -6,6 +6,7 @@ import { KeysPage } from './pages/keys.js';
 import { PlaygroundPage } from './pages/playground.js';
 import { LogsPage } from './pages/logs.js';
 import { ConnectPage } from './pages/connect.js';
+import { WebhooksPage } from './pages/webhooks.js';
 
 type State =
   | { readonly kind: 'loading' }
@@ -41,7 +42,7 @@ export function App() {
 function Shell({ session, page, onSignedOut }: { session: Session; page: PageName; onSignedOut: () => void }) {
   const [signingOut, setSigningOut] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const visible = PAGES.filter((p) => !p.superadmin || session.role === 'superadmin');
+  const visible = PAGES.filter((p) => (!p.superadmin || session.role === 'superadmin') && (!p.admin || session.role !== 'member'));
   const shown = visible.some((p) => p.name === page) ? page : 'keys';
 
   const signOut = async () => {
@@ -80,6 +81,7 @@ function Shell({ session, page, onSignedOut }: { session: Session; page: PageNam
       <main id="main" tabIndex={-1}>
         {shown === 'keys' && <KeysPage session={session} />}
         {shown === 'playground' && <PlaygroundPage />}
+        {shown === 'webhooks' && <WebhooksPage session={session} />}
         {shown === 'logs' && <LogsPage />}
         {shown === 'connect' && <ConnectPage session={session} />}
       </main>

@@ -1,11 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
 
 /** The console's pages by path; each path is served the same document by the server. */
-export type PageName = 'keys' | 'playground' | 'logs' | 'connect';
+export type PageName = 'keys' | 'playground' | 'logs' | 'connect' | 'webhooks';
 
-export const PAGES: readonly { readonly name: PageName; readonly path: string; readonly title: string; readonly superadmin?: boolean }[] = [
+export const PAGES: readonly { readonly name: PageName; readonly path: string; readonly title: string; readonly superadmin?: boolean; readonly admin?: boolean }[] = [
   { name: 'keys', path: '/keys', title: 'API keys' },
   { name: 'playground', path: '/playground', title: 'Query playground' },
+  { name: 'webhooks', path: '/webhooks', title: 'Webhooks', admin: true },
   { name: 'logs', path: '/logs', title: 'Tool logs', superadmin: true },
   { name: 'connect', path: '/connect', title: 'Connect an agent' },
 ];

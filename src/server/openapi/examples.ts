@@ -94,6 +94,10 @@ export const EXAMPLES = {
   webhooks: { webhooks: [webhook] },
   webhookDeleted: { id: webhook.id, deleted: true },
   webhookTest: { success: true, http_status: 204, latency_ms: 83, error: null },
+  webhookRetried: {
+    success: true, http_status: 200, latency_ms: 74, error: null,
+    delivery: { id: '413', event_id: '5f0c1c1e-8f4b-4d7a-9b0e-3c6a2d9e7f10', cursor: 'c2n9c', attempted_at: 1795628390000, outcome: 'succeeded', http_status: 200, latency_ms: 74, error: null, next_attempt_at: null },
+  },
   webhookDeliveries: {
     deliveries: [
       { id: '412', event_id: '5f0c1c1e-8f4b-4d7a-9b0e-3c6a2d9e7f10', cursor: 'c2n9c', attempted_at: 1795628290000, outcome: 'succeeded', http_status: 200, latency_ms: 91, error: null, next_attempt_at: null },

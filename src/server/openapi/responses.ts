@@ -153,6 +153,7 @@ const ERRORS = {
   webhookAdminOnly: ['A member managing webhooks', plain('PERMISSION_DENIED', 'the member role may not manage webhooks', 'manage webhooks needs a key of the admin role or higher')],
   webhookNotFound: ['A webhook id the organization does not have', plain('NOT_FOUND', 'your organization has no webhook endpoint "whk_nosuch"', 'GET /api/v1/webhooks lists your endpoints')],
   webhookUrl: ['A URL the service never sends to', plain('INVALID_WEBHOOK_URL', 'the webhook URL is refused: 169.254.169.254 is in 169.254.0.0/16 (Link-Local)', 'give an https URL of a receiver on the public internet, e.g. https://hooks.example.com/oql')],
+  notDeadLettered: ['A delivery that was not dead-lettered', plain('VALIDATION_FAILED', 'delivery 412 succeeded; only a dead-lettered change is retried this way', 'to send delivered changes again, replay the endpoint from a cursor before them')],
   tooManyWebhooks: ['The organization has its most endpoints', plain('TOO_MANY_WEBHOOKS', 'your organization already has 50 webhook endpoints, the most it may have', 'delete an endpoint you no longer use first (at most 50: OQL_MAX_WEBHOOKS_PER_ORG)')],
   superadminOnly: ['A caller that is not a superadmin', plain('PERMISSION_DENIED', 'only the Superadmin role may list tool logs')],
   notAcceptable: ['An Accept header that takes neither JSON nor CSV', thrown(() => answerFormat({ headers: { accept: 'application/xml' } } as FastifyRequest, undefined))],

@@ -12,6 +12,11 @@ const DESCRIPTION = { type: ['string', 'null'], maxLength: 500 } as const;
 const ID_PARAM = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200, description: 'the endpoint id', examples: ['whk_3q9Xb2LkV0aHc8Zt'] } } } as const;
 const ADMIN = 'Admins and superadmins; members get 403.';
 
+const DELIVERY_PARAMS = {
+  type: 'object', required: ['id', 'delivery_id'],
+  properties: { ...ID_PARAM.properties, delivery_id: { type: 'string', pattern: '^[0-9]{1,18}$', description: 'the id of a dead_lettered delivery, as the delivery log gives it', examples: ['413'] } },
+} as const;
+
 interface IdParams {
   readonly id: string;
 }
@@ -117,6 +122,21 @@ export async function webhookRoutes(app: FastifyInstance): Promise<void> {
       },
     },
   }, async (request) => toEnvelope(await ops().deliveries(contextOf(request), request.params.id, request.query)));
+
+  app.post<{ Params: IdParams & { delivery_id: string } }>('/api/v1/webhooks/:id/deliveries/:delivery_id/retry', {
+    schema: {
+      operationId: 'retryWebhookDelivery', summary: 'Send one dead-lettered change again, now', tags: ['webhooks'], params: DELIVERY_PARAMS,
+      description: 'The change goes out at once with its own webhook-id, signed with the current secrets, beside the endpoint\'s stream (which has moved past it, so not in its order); '
+        + `the attempt joins the delivery log: succeeded, or dead_lettered again with what went wrong. The endpoint's cursor and retries do not change. Only a dead_lettered delivery may be retried. ${ADMIN}`,
+      response: {
+        200: success('What the receiver answered, and the attempt as the delivery log shows it.', {
+          type: 'object', required: ['success', 'http_status', 'latency_ms', 'error', 'delivery'], additionalProperties: false,
+          properties: { success: { type: 'boolean' }, http_status: { type: ['integer', 'null'] }, latency_ms: { type: 'integer' }, error: { type: ['string', 'null'] }, delivery: ref('WebhookDelivery') },
+        }, EXAMPLES.webhookRetried),
+        ...errors('webhookNotFound', 'notDeadLettered', 'cursorExpired', 'webhookAdminOnly', ...LIGHT_ERRORS),
+      },
+    },
+  }, async (request) => toEnvelope(await ops().retry(contextOf(request), request.params.id, request.params.delivery_id)));
 
   app.post<{ Params: IdParams; Body: Record<string, unknown> }>('/api/v1/webhooks/:id/replay', {
     schema: {

@@ -64,6 +64,8 @@ export class WebhookSender {
   private again = false;
   private stopped = false;
   private readonly running = new Set<Promise<void>>();
+  /** Requests on the wire, ended when the sender stops. */
+  private readonly requests = new Set<http.ClientRequest>();
   private readonly allow: OutboundAllowance;
   /** How long to wait before looking for work again when the last look found none: doubles while idle. */
   private idleMs = 0;
@@ -84,9 +86,17 @@ export class WebhookSender {
     if (!this.stopped) this.schedule(0);
   }
 
+  /**
+   * Stops looking for work and ends the deliveries on the wire at once, rather than waiting up to
+   * the delivery timeout for receivers that hang: an ended delivery is neither recorded nor
+   * retried by this instance, and its claim is released, so another instance (or this one, after
+   * a restart) makes it again under the same webhook-id. Deliveries already answered are recorded
+   * before this resolves.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    for (const request of this.requests) request.destroy(new Error('the service is stopping'));
     await Promise.allSettled([...this.running]);
   }
 
@@ -181,6 +191,8 @@ export class WebhookSender {
         const change = await this.next(endpoint, position);
         if (change === null) return;
         const result = await this.deliver(endpoint, change);
+        // Ended by stop(): the change stays where it is, for the next claim.
+        if (this.stopped && !result.ok) return;
         const now = Date.now();
         const changePosition = positionOf(change.cursor);
         if (result.ok) {
@@ -243,11 +255,12 @@ export class WebhookSender {
       [id, this.instance, position.toString(), attempt, firstFailed, nextAt, deadInARow, Date.now() + CLAIM_MS]);
   }
 
-  private async record(endpoint: EndpointRow, change: Change, outcome: 'succeeded' | 'failed' | 'dead_lettered', result: DeliveryResult, nextAt: number | null): Promise<void> {
-    await this.db.query(
+  private async record(endpoint: EndpointRow, change: Change, outcome: 'succeeded' | 'failed' | 'dead_lettered', result: DeliveryResult, nextAt: number | null): Promise<string> {
+    const { rows } = await this.db.query<{ id: string }>(
       `INSERT INTO ${S}.webhook_attempts (endpoint_id, org_id, position, event_id, attempted_at, outcome, http_status, latency_ms, error, next_attempt_at)
-       VALUES ($1, $2, $3::bigint, $4, $5, $6, $7, $8, $9, $10::bigint)`,
+       VALUES ($1, $2, $3::bigint, $4, $5, $6, $7, $8, $9, $10::bigint) RETURNING id::text`,
       [endpoint.id, endpoint.org_id, positionOf(change.cursor).toString(), change.event_id, Date.now(), outcome, result.http_status, Math.round(result.latency_ms), result.error, nextAt]);
+    return rows[0]!.id;
   }
 
   /** The endpoint's next change after `position` that its objects and operations select; the position moves past the others. */
@@ -267,6 +280,18 @@ export class WebhookSender {
     const timestamp = Math.floor(Date.now() / 1000);
     const body = JSON.stringify({ type: `record.${change.operation}`, timestamp: new Date(timestamp * 1000).toISOString(), data: change });
     return this.post(endpoint, change.event_id, timestamp, body);
+  }
+
+  /**
+   * Sends one change again, now, beside the endpoint's stream (which has already moved past it),
+   * signed with the endpoint's current secrets and the change's own webhook-id, and logs the attempt:
+   * succeeded, or dead_lettered again with what went wrong. It changes nothing of the endpoint's
+   * position, retries or failure count.
+   */
+  async resend(endpoint: EndpointRow, change: Change): Promise<{ result: DeliveryResult; attemptId: string }> {
+    const result = await this.deliver(endpoint, change);
+    const id = await this.record(endpoint, change, result.ok ? 'succeeded' : 'dead_lettered', result, null);
+    return { result, attemptId: id };
   }
 
   /** A ping: `webhook.test`, with an id of its own. */
@@ -318,6 +343,9 @@ export class WebhookSender {
       });
       request.on('timeout', () => request.destroy(new Error(`no answer within ${this.options.timeoutMs / 1000} s`)));
       request.on('error', (e) => resolve(done(false, null, refusal(e))));
+      request.on('close', () => this.requests.delete(request));
+      this.requests.add(request);
+      if (this.stopped) request.destroy(new Error('the service is stopping'));
       request.end(body);
     });
   }

@@ -194,15 +194,28 @@ export class WebhookStore {
     return row;
   }
 
+  /** One attempt of the endpoint, by the id the delivery log gives it. */
+  async attempt(orgId: string, id: string, attemptId: string): Promise<AttemptRow> {
+    await this.get(orgId, id);
+    const { rows: [row] } = /^\d{1,18}$/.test(attemptId)
+      ? await this.db.query<AttemptRow>(
+        `SELECT ${ATTEMPT_COLUMNS} FROM ${S}.webhook_attempts WHERE org_id = $1 AND endpoint_id = $2 AND id = $3::bigint`, [orgId, id, attemptId])
+      : { rows: [] };
+    if (!row) throw OqlError.plain('NOT_FOUND', `webhook endpoint ${JSON.stringify(id.slice(0, 80))} has no delivery ${JSON.stringify(attemptId.slice(0, 40))}`, `GET /api/v1/webhooks/${id.slice(0, 80)}/deliveries?status=dead_lettered lists its dead letters`);
+    return row;
+  }
+
   async attempts(orgId: string, id: string, outcome: string | undefined, before: bigint | undefined, limit: number): Promise<AttemptRow[]> {
     await this.get(orgId, id);
     return (await this.db.query<AttemptRow>(
-      `SELECT id::text, position::text, event_id, attempted_at::text, outcome, http_status, latency_ms, error, next_attempt_at::text
+      `SELECT ${ATTEMPT_COLUMNS}
          FROM ${S}.webhook_attempts WHERE org_id = $1 AND endpoint_id = $2 AND ($3::text IS NULL OR outcome = $3) AND ($4::bigint IS NULL OR id < $4::bigint)
-        ORDER BY id DESC LIMIT $5`,
+        ORDER BY webhook_attempts.id DESC LIMIT $5`,
       [orgId, id, outcome ?? null, before === undefined ? null : before.toString(), limit])).rows;
   }
 }
+
+const ATTEMPT_COLUMNS = 'id::text, position::text, event_id, attempted_at::text, outcome, http_status, latency_ms, error, next_attempt_at::text';
 
 export interface AttemptRow {
   id: string;

@@ -119,6 +119,34 @@ export class Webhooks {
     });
   }
 
+  /**
+   * Sends one dead-lettered change again, now (Svix's "resend"): the endpoint's stream has already
+   * moved past it, so it goes beside the stream, not in its order; the receiver knows it by its
+   * webhook-id (its event_id) and its cursor. A failure leaves it dead-lettered, to retry again.
+   */
+  retry(ctx: RequestContext, id: string, deliveryId: string) {
+    return this.admit(ctx, async () => {
+      const endpoint = await this.store.get(ctx.org, id);
+      const attempt = await this.store.attempt(ctx.org, id, deliveryId);
+      if (attempt.outcome !== 'dead_lettered') {
+        throw OqlError.plain('VALIDATION_FAILED', `delivery ${attempt.id} ${attempt.outcome === 'succeeded' ? 'succeeded' : 'failed and is still being retried'}; only a dead-lettered change is retried this way`,
+          attempt.outcome === 'succeeded' ? 'to send delivered changes again, replay the endpoint from a cursor before them' : 'the endpoint retries it on its schedule (next_attempt_at); pass the id of a dead_lettered delivery');
+      }
+      const position = BigInt(attempt.position);
+      const { change } = await this.log.next(ctx.org, position - 1n, null, null);
+      if (change === null || positionOf(change.cursor) !== position) {
+        throw OqlError.plain('CURSOR_EXPIRED', `the change of delivery ${attempt.id} is no longer kept: the retention removed it`,
+          'resynchronise the receiver: run a full connector sync of the objects it follows');
+      }
+      this.policy.checkObject(ctx, change.object_slug);
+      const { result, attemptId } = await this.sender.resend(endpoint, change);
+      return {
+        success: result.ok, http_status: result.http_status, latency_ms: Math.round(result.latency_ms), error: result.error,
+        delivery: attemptOf(await this.store.attempt(ctx.org, id, attemptId)),
+      };
+    });
+  }
+
   replay(ctx: RequestContext, id: string, body: Record<string, unknown>) {
     return this.admit(ctx, async () => {
       const after = positionOf(body.after);
