@@ -316,6 +316,8 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
       expect(await page.locator('.banner.error, [role="alert"]').count()).toBe(0);
       expect(await page.getByText("unknown column 'amout' on object 'opportunity'").count()).toBe(1);
     }
+    // The top bar of the longer organization and user, with every page's link, is one line in the window.
+    expect(await page.evaluate(`(() => { const top = document.querySelector('.top'); return [top.getBoundingClientRect().height, top.scrollWidth <= innerWidth]; })()`)).toEqual([56, true]);
     await page.screenshot({ path: join(SHOTS, 'playground-unknown-column.png') });
 
     // The fix is the diagnostic's own, as the lint endpoint gives it to any client.
