@@ -7,7 +7,7 @@ import type * as A from '../syntax/ast.js';
 import { forEachChild } from '../syntax/ast.js';
 import type * as B from './bound.js';
 import { forEachBoundChild, isAggregate, sameExpr, shapeOf } from './exprs.js';
-import { NameResolver, existsForm, existsParts, nullAt, sourceOf, type Scope } from './names.js';
+import { NameResolver, existsForm, existsParts, nearName, nullAt, sourceOf, type Scope } from './names.js';
 import { bindCall } from './functions.js';
 import { commonType, compareTypes, describe, isNumeric } from './types.js';
 import { numberLiteral } from '../validate/numbers.js';
@@ -191,12 +191,13 @@ class Binder {
       const names = this.orderNames(outputs, scope);
       // A search costs one edit distance per output (up to 200): the first few misspelt names
       // get one, so that thousands of them cost no more than their own diagnostics.
-      const near = this.nearSearches++ < MAX_NEAR_SEARCHES ? didYouMean(e.parts[0]!.name, names.candidates) : undefined;
+      const near = this.nearSearches++ < MAX_NEAR_SEARCHES ? nearName(e.parts[0]!.name, names.candidates, e.span) : undefined;
       this.bag.error(
         'UNKNOWN_COLUMN',
         e.span,
         `'${sourceOf(this.bag, e)}' is neither an output alias nor a column of '${scope.object.slug}'`,
-        `${near ? `${near}; ` : ''}ORDER BY can name the output aliases ${names.list}, a column of ${scope.object.slug}, or a select item's position`,
+        `${near?.hint ? `${near.hint}; ` : ''}ORDER BY can name the output aliases ${names.list}, a column of ${scope.object.slug}, or a select item's position`,
+        near?.fix,
       );
       return nullAt(e.span);
     }
@@ -220,7 +221,7 @@ class Binder {
     let names = cache.get(outputs);
     if (!names) {
       const keys = outputs.map((o) => o.key).filter((k) => k !== '?column?');
-      names = { candidates: [...keys, ...scope.object.columns.keys()], list: keys.join(', ') || '(none)' };
+      names = { candidates: [...new Set([...keys, ...scope.object.columns.keys()])], list: keys.join(', ') || '(none)' };
       cache.set(outputs, names);
     }
     return names;

@@ -1,7 +1,9 @@
 import type { Catalog, ColumnDef, ObjectDef } from '../catalog/types.js';
 import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
 import type { Span } from '../diagnostics/span.js';
-import { didYouMean } from '../diagnostics/suggest.js';
+import type { Fix } from '../diagnostics/diagnostic.js';
+import { closest, didYouMeanOf } from '../diagnostics/suggest.js';
+import { printName } from '../syntax/print.js';
 import type * as A from '../syntax/ast.js';
 import type * as B from './bound.js';
 import { columnValueType } from './types.js';
@@ -19,6 +21,16 @@ export interface Scope {
 
 export function sourceOf(bag: DiagnosticBag, node: { span: Span }): string {
   return bag.source.slice(node.span.start, node.span.end);
+}
+
+/**
+ * For a name nothing in scope has: the "did you mean" hint, and when exactly one name is close,
+ * the fix that writes it in place of `at` (quoted when the query text must quote it). Two or
+ * more close names get the hint alone: which one was meant is the user's to say.
+ */
+export function nearName(word: string, candidates: Iterable<string>, at: Span): { hint: string | undefined; fix: Fix | undefined } {
+  const found = closest(word, candidates);
+  return { hint: didYouMeanOf(found), fix: found.length === 1 ? { range: [at.start, at.end], text: printName(found[0]!) } : undefined };
 }
 
 export function nullAt(span: Span): B.BNull {
@@ -61,11 +73,13 @@ export class NameResolver {
     const first = parts[0]!;
     const candidates = [...scope.object.columns.keys(), ...this.scopeNames(scope)];
     if (first.quoted && this.quotedName(p, first, candidates)) return nullAt(p.span);
+    const near = nearName(first.name, candidates, first.span);
     this.bag.error(
       'UNKNOWN_COLUMN',
       first.span,
       `unknown column '${sourceOf(this.bag, first)}' on object '${scope.object.slug}'`,
-      didYouMean(first.name, candidates) ?? `the columns of ${scope.object.slug} are ${[...scope.object.columns.keys()].join(', ')}`,
+      near.hint ?? `the columns of ${scope.object.slug} are ${[...scope.object.columns.keys()].join(', ')}`,
+      near.fix,
     );
     return nullAt(p.span);
   }
@@ -138,11 +152,13 @@ export class NameResolver {
       const part = p.parts[i]!;
       const col = i === start && first !== undefined ? first : object.columns.get(part.name);
       if (!col) {
+        const near = nearName(part.name, object.columns.keys(), part.span);
         this.bag.error(
           'UNKNOWN_COLUMN',
           part.span,
           `unknown column '${sourceOf(this.bag, part)}' on object '${object.slug}'`,
-          didYouMean(part.name, object.columns.keys()) ?? `the columns of ${object.slug} are ${[...object.columns.keys()].join(', ')}`,
+          near.hint ?? `the columns of ${object.slug} are ${[...object.columns.keys()].join(', ')}`,
+          near.fix,
         );
         return nullAt(p.span);
       }

@@ -213,7 +213,7 @@ Example:
        oql keys revoke <key id> [options]
 
 create prints a new API key once (it is stored only as a SHA-256 hash) and its id on stderr;
-list shows the keys' ids, organizations, users and roles, never the keys; revoke stops a key
+list shows the keys' ids, names, organizations, users and roles, never the keys; revoke stops a key
 and the OAuth tokens approved with it.
 
 An embedded directory has one user at a time: while oql serve runs on it, these commands ask that
@@ -225,6 +225,8 @@ Options:
   --org <id>            the organization the key reads and writes (list: only its keys)
   --role <r>            member, admin or superadmin (tool logs need superadmin)
   --user <id>           the user the key acts as (created_by, updated_by); default one per key
+  --name <text>         create: what the key is for, as the console and list show it (1 to 100
+                        characters); default "CLI <role> key"
   --new-org             create: the organization is new (without it, an organization that has no
                         data, workspace or key yet is refused, as a misspelling would be)
   --revoked             list: include revoked keys

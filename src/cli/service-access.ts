@@ -117,7 +117,8 @@ function viaServer(a: AdminAddress, dir: string, refuse: (why: string) => never)
     label: `the embedded database in ${dir}, through the oql serve running on it (process ${a.pid})`,
     revocationReach: `refused from now on by the oql serve holding ${dir}`,
     issueKey: (k) => call('POST', '/keys', {
-      org_id: k.orgId, role: k.role, ...(k.userId === undefined ? {} : { user_id: k.userId }), ...(k.newOrg === true ? { new_org: true } : {}),
+      org_id: k.orgId, role: k.role, ...(k.userId === undefined ? {} : { user_id: k.userId }), ...(k.name === undefined ? {} : { name: k.name }),
+      ...(k.newOrg === true ? { new_org: true } : {}),
     }),
     listKeys: async (q) => (await call<{ keys: ApiKeyInfo[] }>('GET', `/keys?${new URLSearchParams({ ...(q.orgId === undefined ? {} : { org_id: q.orgId }), revoked: String(q.revoked === true) })}`)).keys,
     // Longer than any id: not one, as the database would say.

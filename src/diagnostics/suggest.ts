@@ -49,7 +49,11 @@ export function closest(word: string, candidates: Iterable<string>, limit = 3): 
 
 /** "did you mean 'a'?" / "did you mean 'a' or 'b'?" or undefined when nothing is close. */
 export function didYouMean(word: string, candidates: Iterable<string>, quote = "'"): string | undefined {
-  const found = closest(word, candidates);
+  return didYouMeanOf(closest(word, candidates), quote);
+}
+
+/** The "did you mean" line for names already found close (by `closest`), or undefined for none. */
+export function didYouMeanOf(found: readonly string[], quote = "'"): string | undefined {
   if (found.length === 0) return undefined;
   const q = found.map((f) => `${quote}${f}${quote}`);
   return `did you mean ${q.length === 1 ? q[0] : `${q.slice(0, -1).join(', ')} or ${q[q.length - 1]}`}?`;

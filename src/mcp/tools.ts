@@ -259,6 +259,8 @@ function registerTool(server: McpServer, def: ToolDef<z.ZodObject>, ctx: ToolCon
       inputParams: args,
       responseTime: Math.max(0, Math.round(performance.now() - started)),
       responseCode: outcome.code,
+      // What the caller was answered, as it was sent: the log shows it beside the input.
+      response: outcome.text,
       timestamp,
     };
     try {

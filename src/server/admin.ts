@@ -87,17 +87,18 @@ async function refusal(request: FastifyRequest, reply: FastifyReply, secret: str
 }
 
 async function adminRoutes(app: FastifyInstance, { db, keys, tenantColumn }: AdminHostOptions): Promise<void> {
-  app.post<{ Body: { org_id: string; role: (typeof ROLES)[number]; user_id?: string; new_org?: boolean } }>('/keys', {
+  app.post<{ Body: { org_id: string; role: (typeof ROLES)[number]; user_id?: string; name?: string; new_org?: boolean } }>('/keys', {
     schema: {
       body: {
         type: 'object', additionalProperties: false, required: ['org_id', 'role'],
-        properties: { org_id: NAME, role: { type: 'string', enum: [...ROLES] }, user_id: NAME, new_org: { type: 'boolean' } },
+        // The name's own rule (1 to 100 characters, no control characters) is the store's.
+        properties: { org_id: NAME, role: { type: 'string', enum: [...ROLES] }, user_id: NAME, name: { type: 'string' }, new_org: { type: 'boolean' } },
       },
     },
   }, async (request, reply) => {
-    const { org_id: orgId, role, user_id: userId, new_org: newOrg } = request.body;
+    const { org_id: orgId, role, user_id: userId, name, new_org: newOrg } = request.body;
     if (newOrg !== true) await checkOrganizationForNewKey(db, orgId, db.label, tenantColumn);
-    const issued = await issueApiKey(db, { orgId, role, userId });
+    const issued = await issueApiKey(db, { orgId, role, userId, name });
     return reply.code(201).send({ success: true, data: issued });
   });
 

@@ -314,6 +314,15 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       `CREATE INDEX IF NOT EXISTS console_sessions_key_idx ON ${S}.console_sessions (api_key_id, created_at)`,
     ],
   },
+  {
+    version: 11,
+    name: 'what a tool call answered, kept in its log entry',
+    statements: [
+      // The text the tool answered (src/service/store/tool-log-input.ts, storableResponse); NULL for calls logged before it was kept.
+      `ALTER TABLE ${S}.tool_logs ADD COLUMN IF NOT EXISTS response text`,
+      `ALTER TABLE ${S}.tool_logs ADD COLUMN IF NOT EXISTS response_truncated boolean NOT NULL DEFAULT false`,
+    ],
+  },
 ]);
 
 // Any constant: the key of the advisory lock every migrating start takes.

@@ -8,7 +8,7 @@ export const TOOL_LOG_SCHEMA = {
   $id: 'ToolLog',
   type: 'object',
   description: 'One MCP tool call (spec 2.4).',
-  required: ['id', 'user_id', 'tool_name', 'input_params', 'response_time', 'response_code', 'tool_call_timestamp', 'truncated'],
+  required: ['id', 'user_id', 'tool_name', 'input_params', 'response_time', 'response_code', 'tool_call_timestamp', 'truncated', 'response', 'response_truncated'],
   additionalProperties: false,
   properties: {
     id: { type: 'string', format: 'uuid' },
@@ -22,6 +22,11 @@ export const TOOL_LOG_SCHEMA = {
     response_code: { type: 'integer', description: 'HTTP-style outcome of the call' },
     tool_call_timestamp: { type: 'integer', description: 'when it was called (Unix epoch milliseconds)' },
     truncated: { type: 'boolean', description: 'whether input_params were cut to the entry cap (OQL_MAX_TOOL_LOG_ENTRY_BYTES, 64 KiB by default): the call had more than the entry shows' },
+    response: {
+      type: ['string', 'null'],
+      description: 'what the tool answered: the text of its result, an error\'s included (a NUL or a lone surrogate written as its escape); past the entry cap, its beginning. null for calls logged before answers were kept',
+    },
+    response_truncated: { type: 'boolean', description: 'whether response was cut to the entry cap: the tool answered more than the entry shows' },
   },
 } as const;
 
@@ -39,6 +44,10 @@ export interface ToolLog {
   readonly tool_call_timestamp: number;
   /** Whether input_params were cut to the entry cap: the call had more than the entry shows. */
   readonly truncated: boolean;
+  /** What the tool answered (the text of its result), cut to the entry cap; null for calls logged before answers were kept. */
+  readonly response: string | null;
+  /** Whether response was cut to the entry cap. */
+  readonly response_truncated: boolean;
 }
 
 // The type and the schema name the same fields, every one required: a field added to one and not

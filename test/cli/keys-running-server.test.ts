@@ -114,6 +114,12 @@ describe('oql keys against a running oql serve', () => {
 
     const live = await listed(false);
     expect(live.map((k) => k.id)).toEqual(expect.arrayContaining([kept.id, other.id]));
+    // Named as it was made: by --name, or after the command and the role.
+    const named = await createKey('org_demo', 'admin', '--name', 'Nightly export');
+    const names = new Map((await listed(false)).map((k) => [k.id, (k as { name?: string | null }).name]));
+    expect([names.get(kept.id), names.get(named.id)]).toEqual(['CLI member key', 'Nightly export']);
+    const table = (await oql('keys', 'list', '--org', 'org_demo', '--data-dir', dir)).out;
+    expect(table.split('\n').find((l) => l.includes(named.id))).toContain('Nightly export');
     expect(live.map((k) => k.id)).not.toContain(gone.id);
     expect((await listed(true)).find((k) => k.id === gone.id)?.revokedAt).toEqual(expect.any(Number));
 

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CliIo } from '../../src/cli/io.js';
+import { main } from '../../src/cli/main.js';
 import { databaseOf } from '../../src/run/database-of.js';
 import { issueApiKey } from '../../src/service/store/api-keys.js';
 import { recordToolCall } from '../../src/service/store/tool-logs.js';
@@ -24,6 +26,8 @@ const BROWSER_WAIT = 120_000;
 const SHOTS = join(process.cwd(), 'docs/console');
 const XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">';
 const run = promisify(execFile);
+/** A tool's answer longer than the 1 KiB entry the test logs it in. */
+const LONG_ANSWER = JSON.stringify({ objects: Array.from({ length: 40 }, (_, i) => ({ slug: `object_${i}`, display_name: `Object ${i}` })) }, null, 2);
 
 let world: ConsoleWorld;
 let server: Running;
@@ -49,9 +53,14 @@ beforeAll(async () => {
       orgId: 'org_acme', userId: i % 3 === 0 ? 'u_acme_member' : 'u_acme_admin', toolName: ['execute_query', 'describe_object', 'lint_query'][i % 3]!,
       inputParams: { query: `SELECT id, name FROM account ORDER BY name LIMIT ${i + 1}`, slug: 'account' }, responseTime: 8 + i * 1.5,
       responseCode: i === 4 ? 400 : 200, timestamp: now - i * 420_000,
+      response: i === 4 ? `error UNKNOWN_COLUMN: call ${i} <b>refused</b>` : JSON.stringify({ records: [{ id: `acc_${i}`, name: `<i>call ${i}</i>` }] }, null, 2),
     });
   }
-  await recordToolCall(db, { orgId: 'org_globex', userId: 'u_globex_admin', toolName: 'list_objects', inputParams: {}, responseTime: 3, responseCode: 200, timestamp: now });
+  // Globex's one call answered more than its entry may hold (a cap of 1 KiB here): it is cut, and marked.
+  await recordToolCall(db, {
+    orgId: 'org_globex', userId: 'u_globex_admin', toolName: 'list_objects', inputParams: {}, responseTime: 3, responseCode: 200, timestamp: now,
+    response: LONG_ANSWER,
+  }, 1024);
   // The sandbox needs user namespaces, which containers running as root often lack.
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 }, 240_000);
@@ -115,6 +124,32 @@ async function unnamedControls(page: Page): Promise<string[]> {
     .map((el) => el.outerHTML.slice(0, 120))`);
 }
 
+/**
+ * What of the keys table a 1280 px window does not show: the table scrolling sideways in its
+ * frame, the page wider than the window, or a row's buttons past either's right edge.
+ */
+async function clippedKeys(page: Page): Promise<string[]> {
+  return page.evaluate(`(() => {
+    const wrap = document.querySelector('.table-wrap:has(table.keys)');
+    const out = [];
+    if (wrap.scrollWidth > wrap.clientWidth) out.push('the table scrolls sideways: ' + wrap.scrollWidth + ' px in ' + wrap.clientWidth);
+    if (document.documentElement.scrollWidth > innerWidth) out.push('the page is ' + document.documentElement.scrollWidth + ' px wide');
+    const edge = Math.min(wrap.getBoundingClientRect().right, innerWidth);
+    for (const b of wrap.querySelectorAll('td.actions button')) {
+      const r = b.getBoundingClientRect();
+      if (r.right > edge) out.push(b.textContent + ' of ' + b.closest('tr').querySelector('th').textContent + ' ends at ' + r.right + ' px, past ' + edge);
+    }
+    return out;
+  })()`);
+}
+
+/** The oql command, in this process, as a shell would run it. */
+async function oql(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const io = { out: '', err: '', stdout: (t: string) => void (io.out += t), stderr: (t: string) => void (io.err += t), cwd: process.cwd(), env: {} };
+  const code = await main(argv, io as unknown as CliIo);
+  return { code, out: io.out, err: io.err };
+}
+
 async function rest(path: string, key: string, body?: unknown): Promise<number> {
   return (await call(server.url, body === undefined ? 'GET' : 'POST', path, { key, ...(body === undefined ? {} : { body }) })).status;
 }
@@ -139,11 +174,16 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
 
     await page.getByLabel('Name', { exact: true }).fill('CI export');
     await page.getByLabel('Role', { exact: true }).selectOption('member');
+    // With an expiry, the widest row the page makes: it must still fit the window, Revoke and all.
+    await page.getByLabel('Expires', { exact: true }).selectOption({ label: 'In 30 days' });
     await page.getByRole('button', { name: 'Create key' }).click();
     const secret = await page.getByLabel('New API key').inputValue();
     expect(secret).toMatch(/^oql_[A-Za-z0-9_-]{43}$/);
     expect(await rest('/api/v1/reports/count', secret, REPORT)).toBe(200);
     await page.getByRole('row').filter({ hasText: 'CI export' }).waitFor();
+    const expires = (await call(server.url, 'GET', '/api/v1/keys', { key: KEYS.acmeAdmin })).json.data.keys.find((k: { name: string | null }) => k.name === 'CI export').expires_at;
+    expect(expires - Date.now()).toBeGreaterThan(29 * 86_400_000);
+    expect(await clippedKeys(page)).toEqual([]);
     await page.screenshot({ path: join(SHOTS, 'api-keys.png') });
     await page.getByRole('button', { name: 'Done' }).click();
     expect(await page.getByLabel('New API key').count()).toBe(0);
@@ -164,6 +204,7 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     await page.keyboard.press('Enter');
     await row.getByText('revoked', { exact: true }).waitFor();
     expect(await row.textContent()).toContain('by u_acme_admin');
+    expect(await clippedKeys(page)).toEqual([]);
     expect(await rest('/api/v1/reports/count', secret, REPORT)).toBe(401);
     expect(await unnamedControls(page)).toEqual([]);
     expect(problems).toEqual([]);
@@ -248,6 +289,111 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     await context.close();
   });
 
+  it('an unknown column\'s "did you mean" is a fix a click applies; Run with the error shown points at it and adds no second box', async () => {
+    const { context, page, problems } = await open('/playground');
+    await signIn(page, KEYS.globexAdmin);
+    const query = page.getByLabel('Query', { exact: true });
+    const bad = 'SELECT id, amout\nFROM opportunity\nORDER BY id\nLIMIT 5';
+    await query.fill(bad);
+    const problemsList = page.getByRole('list', { name: 'Problems' });
+    const unknown = problemsList.getByRole('listitem').filter({ hasText: 'UNKNOWN_COLUMN' });
+    await unknown.getByRole('button', { name: 'Line 1, column 12' }).waitFor();
+    expect(await unknown.textContent()).toContain("did you mean 'amount'?");
+    expect(await problemsList.getByRole('listitem').count()).toBe(1);
+
+    // Run, twice, from the button and from the keyboard: the problem stays listed once, no error
+    // box repeats it, and the caret is put on the misspelt name ('amout', offsets 11 to 16).
+    for (const how of ['button', 'keyboard'] as const) {
+      // any: this file compiles without the DOM library.
+      await query.evaluate((t: any) => t.setSelectionRange(0, 0));
+      if (how === 'button') await page.getByRole('button', { name: 'Run', exact: true }).click();
+      else {
+        await query.focus();
+        await page.keyboard.press('Control+Enter');
+      }
+      await expect.poll(() => query.evaluate((t: any) => [t.selectionStart, t.selectionEnd, t.ownerDocument.activeElement === t])).toEqual([11, 16, true]);
+      await page.getByText('Not run: fix the error listed above first.').waitFor();
+      expect(await page.locator('.banner.error, [role="alert"]').count()).toBe(0);
+      expect(await page.getByText("unknown column 'amout' on object 'opportunity'").count()).toBe(1);
+    }
+    // The top bar of the longer organization and user, with every page's link, is one line in the window.
+    expect(await page.evaluate(`(() => { const top = document.querySelector('.top'); return [top.getBoundingClientRect().height, top.scrollWidth <= innerWidth]; })()`)).toEqual([56, true]);
+    await page.screenshot({ path: join(SHOTS, 'playground-unknown-column.png') });
+
+    // The fix is the diagnostic's own, as the lint endpoint gives it to any client.
+    const linted = (await call(server.url, 'POST', '/api/v1/reports/lint', { key: KEYS.globexAdmin, body: { query: bad } })).json.data.diagnostics;
+    expect(linted.map((d: { code: string; fix?: unknown }) => [d.code, d.fix])).toEqual([['UNKNOWN_COLUMN', { range: [11, 16], text: 'amount' }]]);
+    await unknown.getByRole('button', { name: 'Apply fix' }).click();
+    await expect.poll(() => query.inputValue()).toBe('SELECT id, amount\nFROM opportunity\nORDER BY id\nLIMIT 5');
+    await page.getByText('No problems found.').waitFor();
+    // The line about the text before the fix is gone with it.
+    expect(await page.getByText('Not run:').count()).toBe(0);
+    const rows = Math.min(5, liveRows('opportunity', 'org_globex').length);
+    expect(await runQuery(page, await query.inputValue())).toMatch(new RegExp(`^${rows} rows? in \\d+ ms`));
+    expect(await page.locator('.results thead th').allTextContents()).toEqual(['id', 'amount']);
+    const theirs = new Set(liveRows('opportunity', 'org_globex').map((r) => r.id));
+    const shown = await page.locator('.results tbody tr td:first-child').allTextContents();
+    expect(shown.length).toBe(rows);
+    for (const shownId of shown) expect(theirs.has(shownId), shownId).toBe(true);
+
+    // A query that does not parse is not run either, and says so the same way.
+    await query.fill('SELECT id FROM opportunity WHERE LIMIT 5');
+    await problemsList.getByRole('listitem').first().waitFor();
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByText(/^Not run: fix the (error|\d+ errors) listed above first\.$/).waitFor();
+    expect(await page.locator('.banner.error').count()).toBe(0);
+    expect(await unnamedControls(page)).toEqual([]);
+    // The runs were sent, and refused by the service (the browser logs each 400): nothing else went wrong.
+    expect(problems.filter((p) => !/status of 400/.test(p))).toEqual([]);
+    await context.close();
+  });
+
+  it('a key made with oql keys create shows its name and that it acts as itself, not "unnamed" and an id', async () => {
+    const made = await oql('keys', 'create', '--database', world.pg.url, '--org', 'org_acme', '--role', 'member');
+    expect(made.code, made.err).toBe(0);
+    const id = /(key_[A-Za-z0-9_-]+)/.exec(made.err)![1]!;
+    const named = await oql('keys', 'create', '--database', world.pg.url, '--org', 'org_acme', '--role', 'admin', '--name', 'Warehouse sync', '--user', 'u_acme_admin');
+    expect(named.code, named.err).toBe(0);
+    const namedId = /(key_[A-Za-z0-9_-]+)/.exec(named.err)![1]!;
+    // Both keys work.
+    expect(await rest('/api/v1/reports/count', made.out.trim(), REPORT)).toBe(200);
+    expect(await rest('/api/v1/reports/count', named.out.trim(), REPORT)).toBe(200);
+    // The widest rows there are: last used minutes ago, expiring, made by someone; and one revoked by someone.
+    await world.pool.query('UPDATE oql_service.api_keys SET last_used_at = $1, expires_at = $2, created_by = $3 WHERE id = $4',
+      [Date.now() - 45 * 60_000, Date.now() + 300 * 86_400_000, 'u_acme_admin', namedId]);
+    const retired = await oql('keys', 'create', '--database', world.pg.url, '--org', 'org_acme', '--role', 'member', '--name', 'Retired export', '--user', 'u_acme_member');
+    expect(retired.code, retired.err).toBe(0);
+    const retiredId = /(key_[A-Za-z0-9_-]+)/.exec(retired.err)![1]!;
+    expect((await call(server.url, 'POST', `/api/v1/keys/${retiredId}/revoke`, { key: KEYS.acmeAdmin })).status).toBe(200);
+
+    const { context, page, problems } = await open('/keys');
+    await signIn(page, KEYS.acmeAdmin);
+    const row = page.getByRole('row').filter({ hasText: id });
+    await row.waitFor();
+    const cells = async (r: typeof row) => Promise.all([r.locator('th').textContent(), r.locator('td:nth-child(4)').textContent()]);
+    const [name, owner] = await cells(row);
+    expect(name).toBe(`CLI member key${id}`);
+    // Made without --user, it acts as a user of its own: apikey_ and the random part of its id (docs/rest.md).
+    expect(owner).toBe(`the key itselfapikey_${id.slice('key_'.length)}`);
+    const [otherName, otherOwner] = await cells(page.getByRole('row').filter({ hasText: namedId }));
+    expect([otherName, otherOwner]).toEqual([`Warehouse sync${namedId}`, 'u_acme_admin']);
+    expect(await clippedKeys(page)).toEqual([]);
+    await row.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(SHOTS, 'api-keys-cli.png') });
+    await context.close();
+
+    // The other organization sees neither.
+    const globex = await open('/keys');
+    await signIn(globex.page, KEYS.globexAdmin);
+    await globex.page.getByRole('table').waitFor();
+    const text = (await globex.page.getByRole('table').textContent())!;
+    expect(text).not.toContain(id);
+    expect(text).not.toContain(namedId);
+    expect(text).not.toContain('Warehouse sync');
+    expect(problems).toEqual([]);
+    await globex.context.close();
+  });
+
   it('a record value holding <script> shows as text and never runs (typed while the schema was still loading)', async () => {
     const { context, page, problems } = await open('/playground');
     // The schema list is held until the query is typed: the sample query the page offers when the
@@ -316,11 +462,35 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     const listed = (await call(server.url, 'POST', '/api/v1/org/tool/mcp/logs/list/', { key: KEYS.acmeAdmin, body: { tool_name: 'lint_query' } })).json.data.logs[0];
     expect(await dialog.textContent()).toContain(listed.id);
     expect(JSON.parse((await dialog.getByLabel('Input parameters').textContent())!)).toEqual(listed.input_params);
+    // What the call answered, as logged: shown as text (its markup is not drawn), not cut.
+    expect(listed.response).toMatch(/^\{\n {2}"records"/);
+    expect(await dialog.getByLabel('Response', { exact: true }).textContent()).toBe(listed.response);
+    expect(await dialog.locator('pre i, pre b').count()).toBe(0);
+    expect(await dialog.getByText(/^Cut to the log's entry size/).count()).toBe(0);
     await page.screenshot({ path: join(SHOTS, 'tool-log-entry.png') });
     await dialog.getByRole('button', { name: 'Close' }).click();
+    expect(await page.getByText('list_objects').count()).toBe(0);
     expect(await unnamedControls(page)).toEqual([]);
     expect(problems).toEqual([]);
     await context.close();
+
+    // The other organization: its one call, whose answer was cut to the entry and says so.
+    const globex = await open('/logs');
+    await signIn(globex.page, KEYS.globexAdmin);
+    await globex.page.getByText('1 call shown').waitFor();
+    expect(await globex.page.getByText('lint_query').count()).toBe(0);
+    await globex.page.getByRole('button', { name: /^Open the list_objects call/ }).click();
+    const entry = globex.page.getByRole('dialog');
+    await entry.getByText("Cut to the log's entry size: the call answered more than this shows.").waitFor();
+    const shown = (await entry.getByLabel('Response', { exact: true }).textContent())!;
+    expect(shown.endsWith(' … cut here')).toBe(true);
+    const kept = shown.slice(0, -' … cut here'.length);
+    expect(LONG_ANSWER.startsWith(kept)).toBe(true);
+    expect(Buffer.byteLength(kept)).toBeLessThanOrEqual(1024);
+    expect(kept.length).toBeGreaterThan(1000);
+    await globex.page.screenshot({ path: join(SHOTS, 'tool-log-entry-cut.png') });
+    expect(globex.problems).toEqual([]);
+    await globex.context.close();
   });
 
   it('Connect an agent: the workspace\'s MCP URL, and a curl line that works as pasted', async () => {

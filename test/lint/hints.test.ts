@@ -164,6 +164,21 @@ function quotingCases(): WrongQuery[] {
   return out;
 }
 
+/**
+ * Misspelt names with exactly one close column: the fix writes that column, in the select list,
+ * in WHERE, at the end of a dot path and in ORDER BY. The spellings meant are written by hand.
+ */
+function misspeltCases(): WrongQuery[] {
+  const out: WrongQuery[] = [];
+  for (const [slug, written, meant] of [['opportunity', 'amout', 'amount'], ['account', 'nme', 'name'], ['contact', 'emial', 'email'], ['lead', 'scroe', 'score'], ['account', 'industy', 'industry']] as const) {
+    out.push({ name: `${written} in ${slug}'s select list`, slug, query: `SELECT id, ${written} FROM ${slug} LIMIT 5`, code: 'UNKNOWN_COLUMN', fixed: `SELECT id, ${meant} FROM ${slug} LIMIT 5` });
+    out.push({ name: `${written} in ${slug}'s WHERE`, slug, query: `SELECT id FROM ${slug} WHERE ${written} IS NOT NULL LIMIT 5`, code: 'UNKNOWN_COLUMN', fixed: `SELECT id FROM ${slug} WHERE ${meant} IS NOT NULL LIMIT 5` });
+  }
+  out.push({ name: 'the end of a dot path', slug: 'opportunity', query: 'SELECT id, account.nme FROM opportunity LIMIT 5', code: 'UNKNOWN_COLUMN', fixed: 'SELECT id, account.name FROM opportunity LIMIT 5' });
+  out.push({ name: 'an ORDER BY name', slug: 'account', query: 'SELECT id, name FROM account ORDER BY nme LIMIT 5', code: 'UNKNOWN_COLUMN', fixed: 'SELECT id, name FROM account ORDER BY name LIMIT 5' });
+  return out;
+}
+
 /** The issue's list, each with the text a user should end up with. */
 const LISTED: readonly WrongQuery[] = [
   { name: 'EXTRACT of a date column', slug: 'opportunity', query: 'SELECT EXTRACT(year FROM close_date) AS y, COUNT(*) AS n FROM opportunity GROUP BY 1 LIMIT 10', code: 'UNSUPPORTED_EXTRACT', fixed: "SELECT date_part('year', to_timestamp(close_date / 1000) AT TIME ZONE 'UTC') AS y, COUNT(*) AS n FROM opportunity GROUP BY 1 LIMIT 10" },
@@ -186,7 +201,7 @@ const LISTED: readonly WrongQuery[] = [
   { name: 'enum option case', slug: 'account', query: "SELECT id FROM account WHERE industry = 'Retail' LIMIT 10", code: 'UNKNOWN_OPTION', fixed: "SELECT id FROM account WHERE industry = 'retail' LIMIT 10" },
 ];
 
-const CORPUS: readonly WrongQuery[] = [...dateCases(), ...aliasAndLimitCases(), ...optionCases(), ...quotingCases(), ...LISTED];
+const CORPUS: readonly WrongQuery[] = [...dateCases(), ...aliasAndLimitCases(), ...optionCases(), ...quotingCases(), ...misspeltCases(), ...LISTED];
 
 describe('every fix is valid when pasted', () => {
   it('covers at least 200 wrong queries', () => {
@@ -219,6 +234,14 @@ describe('hints that are advice, not a fix', () => {
     expect(d, `${code} in ${query}`).toBeDefined();
     return d!.hint ?? '';
   };
+
+  it('a misspelt name close to two columns names both and fixes neither: which one was meant is the user\'s to say', () => {
+    const [d, ...rest] = lint('SELECT id, created_a FROM account LIMIT 5', { catalog, slug: 'account' });
+    expect(rest).toEqual([]);
+    expect(d!.code).toBe('UNKNOWN_COLUMN');
+    expect(d!.hint).toBe("did you mean 'created_at' or 'created_by'?");
+    expect(d!.fix).toBeUndefined();
+  });
 
   it('the EXISTS form needs no AMBIGUOUS_NAME when pasted (alias added to the outer FROM)', () => {
     const h = hint("SELECT id FROM account WHERE opportunities IN (SELECT id FROM opportunity WHERE stage = 'won') LIMIT 5", 'account', 'VIRTUAL_IN_SUBQUERY');

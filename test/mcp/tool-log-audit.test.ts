@@ -61,7 +61,7 @@ afterAll(async () => {
   await pgServer?.stop();
 });
 
-/** Every entry of the organization's log, walking the pointers; and each page's bytes of input_params. */
+/** Every entry of the organization's log, walking the pointers; and each page's bytes of input_params and responses. */
 async function allLogs(b: Backend, key: string): Promise<{ logs: any[]; pageBytes: number[] }> {
   const logs: any[] = [];
   const pageBytes: number[] = [];
@@ -72,7 +72,7 @@ async function allLogs(b: Backend, key: string): Promise<{ logs: any[]; pageByte
     const page = answer.json.data.logs as any[];
     expect(page.length).toBeGreaterThan(0);
     logs.push(...page);
-    pageBytes.push(page.reduce((n, l) => n + Buffer.byteLength(JSON.stringify(l.input_params)), 0));
+    pageBytes.push(page.reduce((n, l) => n + Buffer.byteLength(JSON.stringify(l.input_params)) + Buffer.byteLength(l.response ?? ''), 0));
     pointer = answer.json.data.next;
   } while (pointer !== null);
   return { logs, pageBytes };
@@ -129,6 +129,40 @@ describe.each(['PGlite', 'PostgreSQL'])('the tool log on %s', (name) => {
     const filter = acme.find((l) => l.tool_name === 'filter_records');
     expect(filter?.input_params.query).toEqual({ [escapedByHand('na\u0000me')]: escapedByHand('a\udfffb') });
     expect(filter?.truncated).toBe(false);
+  });
+
+  it('logs what each call answered, as its client received it, cut and marked past the entry cap', async () => {
+    const b = backends[name]!;
+    const short = 'SELECT id, name FROM account ORDER BY id LIMIT 2';
+    const wrong = 'SELECT id, nme FROM account LIMIT 2';
+    const answers = new Map<string, string>();
+    answers.set(short, textOf(await b.acme.callTool({ name: 'execute_query', arguments: { slug: 'account', query: short } })));
+    // A long answer: an object's every field, described.
+    const long = 'describe_object';
+    answers.set(long, textOf(await b.acme.callTool({ name: 'describe_object', arguments: { slug: 'opportunity' } })));
+    const refused = await b.acme.callTool({ name: 'execute_query', arguments: { slug: 'account', query: wrong } });
+    expect(refused.isError).toBe(true);
+    answers.set(wrong, textOf(refused));
+    expect(Buffer.byteLength(answers.get(long)!)).toBeGreaterThan(ENTRY_BYTES);
+
+    const acme = (await allLogs(b, KEYS.acmeAdmin)).logs;
+    const entry = (query: string) => {
+      const found = acme.filter((l) => (query === long ? l.tool_name === long : l.input_params.query === query));
+      expect(found, query).toHaveLength(1);
+      return found[0]!;
+    };
+    expect([entry(short).response, entry(short).response_truncated]).toEqual([answers.get(short), false]);
+    expect([entry(wrong).response, entry(wrong).response_truncated, entry(wrong).response_code]).toEqual([answers.get(wrong), false, 400]);
+    const cut = entry(long);
+    expect(cut.response_truncated).toBe(true);
+    expect(answers.get(long)!.startsWith(cut.response)).toBe(true);
+    expect(Buffer.byteLength(cut.response)).toBeLessThanOrEqual(ENTRY_BYTES);
+    // Cut at the cap, not far before it: at most one character's bytes are left over.
+    expect(Buffer.byteLength(cut.response)).toBeGreaterThan(ENTRY_BYTES - 4);
+    // The other organization's log holds none of these answers.
+    const globex = (await allLogs(b, KEYS.globexAdmin)).logs;
+    for (const text of answers.values()) expect(globex.some((l) => l.response === text)).toBe(false);
+    expect(globex.some((l) => typeof l.input_params.query === 'string' && [short, wrong].includes(l.input_params.query))).toBe(false);
   });
 
   it('cuts arguments past the entry cap, marks the entry, and pages the listing by its bytes', async () => {

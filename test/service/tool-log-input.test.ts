@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_DEPTH, storableInput, storableText } from '../../src/service/store/tool-log-input.js';
+import { MAX_DEPTH, storableInput, storableResponse, storableText } from '../../src/service/store/tool-log-input.js';
 
 /** The laws of what the tool log keeps of a call's arguments: storable, within the cap, marked when cut. */
 
@@ -82,5 +82,30 @@ describe('storableInput', () => {
       expect(bytes(out.json)).toBeLessThanOrEqual(4096);
       expect(out.json.includes('\\u0000') || out.json.includes('input_prefix') || out.json.includes('\\ud800')).toBe(true);
     }
+  });
+});
+
+describe('storableResponse', () => {
+  it('keeps an answer within the cap as it is, escaping only what text refuses', () => {
+    expect(storableResponse('{"records": []}', 1024)).toEqual({ text: '{"records": []}', truncated: false });
+    expect(storableResponse('a\u0000b\ud800c', 1024)).toEqual({ text: 'a\\u0000b\\ud800c', truncated: false });
+  });
+
+  it('cuts a longer answer to the bytes of the cap, never splitting a character, and says so', () => {
+    // 'é' is two bytes and '😀' four (a surrogate pair): the cut falls where neither fits whole.
+    for (const [answer, max, kept] of [
+      ['x'.repeat(100), 10, 'x'.repeat(10)],
+      ['é'.repeat(100), 11, 'é'.repeat(5)],
+      ['ab' + '\u{1F600}'.repeat(10), 9, 'ab\u{1F600}'],
+      ['\u0000'.repeat(10), 13, '\\u0000\\u0000'],
+    ] as const) {
+      const got = storableResponse(answer, max);
+      expect(got, answer.slice(0, 20)).toEqual({ text: kept, truncated: true });
+      expect(Buffer.byteLength(got.text)).toBeLessThanOrEqual(max);
+    }
+  });
+
+  it('an answer exactly at the cap is whole', () => {
+    expect(storableResponse('é'.repeat(5), 10)).toEqual({ text: 'é'.repeat(5), truncated: false });
   });
 });

@@ -8,6 +8,7 @@ export const KEYS_OPTIONS = {
   org: { type: 'string' },
   role: { type: 'string' },
   user: { type: 'string' },
+  name: { type: 'string' },
   database: { type: 'string' },
   'data-dir': { type: 'string' },
   revoked: { type: 'boolean' },
@@ -18,9 +19,14 @@ export const KEYS_OPTIONS = {
 
 const ACTIONS = 'create, list or revoke';
 
+/** The name of a key made without --name: where it came from and what it may do. */
+function defaultKeyName(role: string): string {
+  return `CLI ${role} key`;
+}
+
 /**
  * `oql keys create`: a new API key for one organization, user and role, printed once with its
- * id. `oql keys list`: the keys (ids, never the keys). `oql keys revoke <id>`: the key stops
+ * id, named by --name (or after the command and role). `oql keys list`: the keys (ids, never the keys). `oql keys revoke <id>`: the key stops
  * authenticating, and the OAuth tokens approved with it die with it. On an embedded directory
  * that a running `oql serve` holds, that server does the work (see ../service-access.ts).
  */
@@ -48,7 +54,9 @@ export async function keysCommand(argv: readonly string[], io: CliIo): Promise<n
     const role = requireFlag('keys', 'role', values.role, 'member');
     if (!isRole(role)) throw new UsageError(`--role must be member, admin or superadmin, not '${role}'`, 'keys');
     return run(async (db) => {
-      const { id, key } = await db.issueKey({ orgId, role, userId: values.user, newOrg: values['new-org'] === true });
+      // Named, so that the console and `oql keys list` tell it apart from the keys made there.
+      const name = values.name ?? defaultKeyName(role);
+      const { id, key } = await db.issueKey({ orgId, role, userId: values.user, name, newOrg: values['new-org'] === true });
       println(io.stdout, key);
       println(io.stderr, `oql keys: ${id}, ${aRole(role)} key for ${orgId} in ${db.label}; the key is shown only now`);
       return EXIT.ok;
@@ -66,8 +74,8 @@ export async function keysCommand(argv: readonly string[], io: CliIo): Promise<n
         return EXIT.ok;
       }
       const at = (ms: number | null): string => (ms === null ? '' : new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z'));
-      const head = ['id', 'org', 'user', 'role', 'created', ...(values.revoked ? ['revoked'] : [])];
-      const rows = keys.map((k) => ({ id: k.id, org: k.orgId, user: k.userId, role: k.role, created: at(k.createdAt), revoked: at(k.revokedAt) }));
+      const head = ['id', 'name', 'org', 'user', 'role', 'created', ...(values.revoked ? ['revoked'] : [])];
+      const rows = keys.map((k) => ({ id: k.id, name: k.name ?? '', org: k.orgId, user: k.userId, role: k.role, created: at(k.createdAt), revoked: at(k.revokedAt) }));
       println(io.stdout, formatTable(head, rows));
       return EXIT.ok;
     });

@@ -10,6 +10,15 @@ export function dateTime(ms: number | null | undefined, seconds = false): string
   return (seconds ? DATE_TIME_SECONDS : DATE_TIME).format(new Date(ms));
 }
 
+const DAY = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
+const TIME = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' });
+
+/** The day and the time of day apart, for a narrow column that shows them on two lines. */
+export function dayAndTime(ms: number): { readonly day: string; readonly time: string } {
+  const at = new Date(ms);
+  return { day: DAY.format(at), time: TIME.format(at) };
+}
+
 export function isoTime(ms: number): string {
   return new Date(ms).toISOString();
 }

@@ -4,6 +4,7 @@ import type { Database } from '../../run/database.js';
 import { isRole, type Principal, type Role, type ServiceTx } from '../types.js';
 import { SERVICE_SCHEMA } from '../migrations.js';
 import { isOrgId, ORG_ID_RULE } from '../../rules.js';
+import { ownUserOf } from '../../wire/api-key.js';
 
 /** Keys are `oql_` and 43 base64url characters (256 random bits): recognisable in a leaked log or repository. */
 const KEY_PREFIX = 'oql_';
@@ -28,7 +29,7 @@ export const MIN_KEY_LENGTH = 16;
 export interface NewApiKey {
   readonly orgId: string;
   readonly role: Role;
-  /** The user the key acts as (created_by/updated_by of its writes). Default `apikey_<key id>`. */
+  /** The user the key acts as (created_by/updated_by of its writes). Default a user of its own (`ownUserOf`). */
   readonly userId?: string | undefined;
   /** What the key is for, as its owner names it ("CI export"). */
   readonly name?: string | undefined;
@@ -89,7 +90,7 @@ export async function storeApiKey(db: ServiceTx, key: string, o: NewApiKey): Pro
      ON CONFLICT (key_hash) DO UPDATE SET org_id = EXCLUDED.org_id, user_id = EXCLUDED.user_id, role = EXCLUDED.role,
        key_prefix = EXCLUDED.key_prefix, key_last4 = EXCLUDED.key_last4, expires_at = EXCLUDED.expires_at, revoked_at = NULL, revoked_by = NULL
      RETURNING id`,
-    [id, hashApiKey(key), o.orgId, o.userId ?? `apikey_${id.slice(4)}`, o.role, Date.now(), o.name ?? null,
+    [id, hashApiKey(key), o.orgId, o.userId ?? ownUserOf(id), o.role, Date.now(), o.name ?? null,
       key.slice(0, SHOWN_PREFIX), key.slice(-SHOWN_SUFFIX), o.expiresAt ?? null, o.createdBy ?? null, o.rolledFrom ?? null],
   );
   return rows[0]?.id ?? id;

@@ -191,3 +191,32 @@ export function storableInput(input: unknown, maxBytes: number): StorableInput {
   }
   return prefixEntry(whole, maxBytes);
 }
+
+export interface StorableResponse {
+  /** The text to store, at most `maxBytes` bytes of UTF-8. */
+  readonly text: string;
+  readonly truncated: boolean;
+}
+
+/**
+ * What a tool answered, as the log can keep it: a NUL or a lone surrogate written as its escape
+ * (text refuses them, as jsonb does), and past `maxBytes` of UTF-8 the longest beginning that
+ * fits, cut between characters of the answer (never inside a surrogate pair or an escape). The
+ * work is bounded by the cap, not by the answer's length.
+ */
+export function storableResponse(answer: string, maxBytes: number): StorableResponse {
+  const fits = (n: number): boolean => bytes(storableText(answer.slice(0, n))) <= maxBytes;
+  // Each character takes at least one byte: nothing past `maxBytes` characters can be kept.
+  if (answer.length <= maxBytes && fits(answer.length)) return { text: storableText(answer), truncated: false };
+  let lo = 0;
+  let hi = Math.min(answer.length, maxBytes);
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  const last = answer.charCodeAt(lo - 1);
+  const next = answer.charCodeAt(lo);
+  if (last >= 0xd800 && last <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) lo--;
+  return { text: storableText(answer.slice(0, lo)), truncated: true };
+}

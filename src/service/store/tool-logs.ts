@@ -2,7 +2,7 @@ import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { OqlError } from '../../diagnostics/diagnostic.js';
 import type { ServiceTx } from '../types.js';
 import { SERVICE_SCHEMA } from '../migrations.js';
-import { storableInput } from './tool-log-input.js';
+import { storableInput, storableResponse } from './tool-log-input.js';
 import type { ToolLog } from '../../wire/tool-log.js';
 
 export interface ToolCall {
@@ -14,6 +14,8 @@ export interface ToolCall {
   readonly responseTime: number;
   /** HTTP-style code of the call's outcome. */
   readonly responseCode: number;
+  /** What the tool answered (the text of its result, an error's included); none when not known. */
+  readonly response?: string | undefined;
   /** Epoch milliseconds. Default now. */
   readonly timestamp?: number;
 }
@@ -27,17 +29,21 @@ export const DEFAULT_MAX_ENTRY_BYTES = 64 * 1024;
 export const DEFAULT_MAX_PAGE_BYTES = 4 * 1024 * 1024;
 
 /**
- * Writes one tool call to the organization's log; returns its id (a UUID). Any arguments can be
- * written: what jsonb refuses is escaped, and more than `maxInputBytes` is cut and marked
- * (./tool-log-input.ts), so a call that ran is never left out for what it was given.
+ * Writes one tool call to the organization's log; returns its id (a UUID). Any arguments and any
+ * answer can be written: what jsonb and text refuse is escaped, and more than `maxInputBytes`
+ * of either is cut and marked (./tool-log-input.ts), so a call that ran is never left out for
+ * what it was given or what it answered.
  */
 export async function recordToolCall(db: ServiceTx, call: ToolCall, maxInputBytes: number = DEFAULT_MAX_ENTRY_BYTES): Promise<string> {
   const id = randomUUID();
   const input = storableInput(call.inputParams, maxInputBytes);
+  const response = call.response === undefined ? null : storableResponse(call.response, maxInputBytes);
   await db.query(
-    `INSERT INTO ${SERVICE_SCHEMA}.tool_logs (id, org_id, user_id, tool_name, input_params, input_truncated, response_time, response_code, tool_call_timestamp)
-     VALUES ($1::uuid, $2, $3, $4, $5::jsonb, $6, $7, $8, $9)`,
-    [id, call.orgId, call.userId, call.toolName, input.json, input.truncated, call.responseTime, Math.trunc(call.responseCode), Math.trunc(call.timestamp ?? Date.now())],
+    `INSERT INTO ${SERVICE_SCHEMA}.tool_logs
+       (id, org_id, user_id, tool_name, input_params, input_truncated, response_time, response_code, tool_call_timestamp, response, response_truncated)
+     VALUES ($1::uuid, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11)`,
+    [id, call.orgId, call.userId, call.toolName, input.json, input.truncated, call.responseTime, Math.trunc(call.responseCode), Math.trunc(call.timestamp ?? Date.now()),
+      response?.text ?? null, response?.truncated === true],
   );
   return id;
 }
@@ -71,7 +77,7 @@ export interface ListToolLogsOptions {
   readonly since?: number | undefined;
   /** Only calls before this time (epoch milliseconds). */
   readonly until?: number | undefined;
-  /** Bytes of input_params one page may hold; a page ends before the entry that would pass it (the first is always sent). */
+  /** Bytes of input_params and responses one page may hold; a page ends before the entry that would pass it (the first is always sent). */
   readonly maxPageBytes?: number | undefined;
 }
 
@@ -104,12 +110,14 @@ export async function listToolLogs(db: ServiceTx, o: ListToolLogsOptions): Promi
   // only those that begin under it (the last of them ends the page unsent, telling there is more).
   params.push(o.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES);
   const { rows } = await db.query<{
-    id: string; user_id: string; tool_name: string; input_params: unknown; input_truncated: boolean; response_time: number | string; response_code: number | string; ts: string; upto: string | number;
+    id: string; user_id: string; tool_name: string; input_params: unknown; input_truncated: boolean; response_time: number | string; response_code: number | string;
+    response: string | null; response_truncated: boolean; ts: string; upto: string | number;
   }>(
-    `SELECT id, user_id, tool_name, input_params, input_truncated, response_time, response_code, ts, upto FROM (
-       SELECT id::text AS id, user_id, tool_name, input_params, input_truncated, response_time, response_code, tool_call_timestamp::text AS ts,
-              sum(octet_length(input_params::text)) OVER (ORDER BY tool_call_timestamp DESC, id DESC ROWS UNBOUNDED PRECEDING) AS upto,
-              octet_length(input_params::text) AS own
+    `SELECT id, user_id, tool_name, input_params, input_truncated, response_time, response_code, response, response_truncated, ts, upto FROM (
+       SELECT id::text AS id, user_id, tool_name, input_params, input_truncated, response_time, response_code, response, response_truncated,
+              tool_call_timestamp::text AS ts,
+              sum(octet_length(input_params::text) + coalesce(octet_length(response), 0)) OVER (ORDER BY tool_call_timestamp DESC, id DESC ROWS UNBOUNDED PRECEDING) AS upto,
+              octet_length(input_params::text) + coalesce(octet_length(response), 0) AS own
          FROM ${SERVICE_SCHEMA}.tool_logs
         WHERE org_id = $1${where}
         ORDER BY tool_call_timestamp DESC, id DESC
@@ -136,6 +144,8 @@ export async function listToolLogs(db: ServiceTx, o: ListToolLogsOptions): Promi
     response_code: Number(r.response_code),
     tool_call_timestamp: Number(r.ts),
     truncated: r.input_truncated === true,
+    response: r.response,
+    response_truncated: r.response_truncated === true,
   }));
   const last = logs[logs.length - 1];
   const next = rows.length > page.length && last !== undefined

@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, type Session } from '../api.js';
 import { CopyButton, Dialog, ErrorBanner } from '../components.js';
-import { dateTime, relative } from '../format.js';
+import { dateTime, dayAndTime, relative } from '../format.js';
+import { ownUserOf } from '../../../wire/api-key.js';
 
 /** A key as GET /api/v1/keys lists it. */
 interface Key {
@@ -188,13 +189,15 @@ function KeyTable({ keys, onAction }: { keys: readonly Key[] | null; onAction: (
               <th scope="row" id={`key-${k.id}`}>{k.name ?? <span class="muted">unnamed</span>}<div class="muted small mono">{k.id}</div></th>
               <td class="mono">{k.prefix !== null ? `${k.prefix}…${k.last4}` : <span class="muted">not recorded</span>}</td>
               <td><span class={`role role-${k.role}`}>{k.role}</span></td>
-              <td>{k.user_id}</td>
-              <td>{dateTime(k.created_at)}{k.created_by && <div class="muted small">by {k.created_by}</div>}</td>
+              <td>{k.user_id === ownUserOf(k.id)
+                ? <><span>the key itself</span><div class="muted small mono" title="the user id its writes carry">{k.user_id}</div></>
+                : k.user_id}</td>
+              <td class="when"><When ms={k.created_at} />{k.created_by && <div class="muted small">by {k.created_by}</div>}</td>
               <td>{k.last_used_at === null ? <span class="muted">never</span> : <span title={dateTime(k.last_used_at)}>{relative(k.last_used_at, now)}</span>}</td>
-              <td>{k.expires_at === null ? <span class="muted">never</span> : <span title={relative(k.expires_at, now)}>{dateTime(k.expires_at)}</span>}</td>
+              <td class="when">{k.expires_at === null ? <span class="muted">never</span> : <span title={relative(k.expires_at, now)}><When ms={k.expires_at} /></span>}</td>
               <td>
                 <span class={`status status-${k.status}`}>{k.status}</span>
-                {k.revoked_at !== null && <div class="muted small">{dateTime(k.revoked_at)}{k.revoked_by && ` by ${k.revoked_by}`}</div>}
+                {k.revoked_at !== null && <div class="muted small"><When ms={k.revoked_at} />{k.revoked_by && <div>by {k.revoked_by}</div>}</div>}
                 {k.rolled_from && <div class="muted small">rolled from {k.rolled_from}</div>}
               </td>
               <td class="actions">
@@ -211,6 +214,12 @@ function KeyTable({ keys, onAction }: { keys: readonly Key[] | null; onAction: (
       </table>
     </div>
   );
+}
+
+/** A time in a narrow cell: the day, and under it the time of day (the table fits a 1280 px window). */
+function When({ ms }: { ms: number }) {
+  const { day, time } = dayAndTime(ms);
+  return <><div>{day}</div><div class="small">{time}</div></>;
 }
 
 function ConfirmAction({ pending, onCancel, onConfirm }: { pending: NonNullable<Pending>; onCancel: () => void; onConfirm: () => Promise<void> }) {

@@ -121,7 +121,17 @@ function LogEntry({ log, onClose }: { log: ToolLog; onClose: () => void }) {
         <dt>Response time</dt><dd>{log.response_time} ms</dd>
       </dl>
       <h3>Input</h3>
-      <pre class="json" tabIndex={0} aria-label="Input parameters">{JSON.stringify(log.input_params, null, 2)}</pre>
+      {log.truncated && <p class="cut-mark" id="input-cut">Cut to the log's entry size: the call was given more than this shows.</p>}
+      <pre class="json" tabIndex={0} aria-label="Input parameters" aria-describedby={log.truncated ? 'input-cut' : undefined}>{JSON.stringify(log.input_params, null, 2)}</pre>
+      <h3>Response</h3>
+      {log.response === null
+        ? <p class="muted">Not recorded: this call was logged before the log kept what calls answered.</p>
+        : <>
+          {log.response_truncated && <p class="cut-mark" id="response-cut">Cut to the log's entry size: the call answered more than this shows.</p>}
+          <pre class="json" tabIndex={0} aria-label="Response" aria-describedby={log.response_truncated ? 'response-cut' : undefined}>
+            {log.response}{log.response_truncated && <span class="cut-end">{' … cut here'}</span>}
+          </pre>
+        </>}
       <div class="dialog-buttons"><button type="button" class="primary" onClick={onClose} autoFocus>Close</button></div>
     </Dialog>
   );

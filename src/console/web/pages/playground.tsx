@@ -14,7 +14,9 @@ interface Lint {
 type Outcome =
   | { readonly kind: 'rows'; readonly records: readonly Record<string, unknown>[]; readonly ms: number; readonly message?: string }
   | { readonly kind: 'count'; readonly count: number; readonly ms: number; readonly message?: string }
-  | { readonly kind: 'error'; readonly error: ApiError | Error };
+  | { readonly kind: 'error'; readonly error: ApiError | Error }
+  /** Refused for what the problems list already shows: said in a line, not in a second box. */
+  | { readonly kind: 'listed'; readonly text: string; readonly errors: number };
 
 /** Rows drawn in the table at most; the row count still says how many came back. */
 const SHOWN_ROWS = 1000;
@@ -73,15 +75,26 @@ export function PlaygroundPage() {
     try {
       const checked = lint?.text === text ? lint : await check(text, false);
       if (!checked) return;
+      const errors = checked.diagnostics.filter((d) => d.severity === 'error');
+      const listed = () => {
+        setOutcome({ kind: 'listed', text: checked.text, errors: errors.length });
+        if (errors[0]) select(errors[0]);
+      };
       if (checked.slug === null) {
-        setOutcome({ kind: 'error', error: new ApiError(400, 'SYNTAX_ERROR', 'The query does not parse: see the problems listed under it.', undefined) });
+        listed();
         return;
       }
-      const started = performance.now();
-      const data = await api<{ records?: Record<string, unknown>[]; count?: number; message?: string }>('POST', `/api/v1/reports/${what}`, { query: text, slug: checked.slug });
-      const ms = Math.round(performance.now() - started);
-      const message = data.message === undefined ? {} : { message: data.message };
-      setOutcome(what === 'execute' ? { kind: 'rows', records: data.records ?? [], ms, ...message } : { kind: 'count', count: data.count ?? 0, ms, ...message });
+      try {
+        const started = performance.now();
+        const data = await api<{ records?: Record<string, unknown>[]; count?: number; message?: string }>('POST', `/api/v1/reports/${what}`, { query: text, slug: checked.slug });
+        const ms = Math.round(performance.now() - started);
+        const message = data.message === undefined ? {} : { message: data.message };
+        setOutcome(what === 'execute' ? { kind: 'rows', records: data.records ?? [], ms, ...message } : { kind: 'count', count: data.count ?? 0, ms, ...message });
+      } catch (e) {
+        // The service's refusal of a problem the list already shows is that problem again.
+        if (e instanceof ApiError && errors.some((d) => d.code === e.code && d.message === e.message)) listed();
+        else throw e;
+      }
     } catch (e) {
       setOutcome({ kind: 'error', error: e as Error });
     } finally {
@@ -139,7 +152,7 @@ export function PlaygroundPage() {
             </div>
             <Diagnostics diagnostics={current} onSelect={select} onFix={fix} />
           </div>
-          <Results outcome={outcome} busy={busy} />
+          <Results outcome={outcome} busy={busy} text={text} />
         </div>
       </div>
     </section>
@@ -174,9 +187,14 @@ function Diagnostics({ diagnostics, onSelect, onFix }: { diagnostics: readonly D
   );
 }
 
-function Results({ outcome, busy }: { outcome: Outcome | null; busy: boolean }) {
+function Results({ outcome, busy, text }: { outcome: Outcome | null; busy: boolean; text: string }) {
   if (busy) return <p class="muted" role="status">Running…</p>;
   if (!outcome) return null;
+  if (outcome.kind === 'listed') {
+    // Once the text changes, the line no longer speaks of it.
+    if (outcome.text !== text) return null;
+    return <p class="not-run" role="status">Not run: fix the {outcome.errors === 1 ? 'error' : `${plural(outcome.errors, 'error')}`} listed above first.</p>;
+  }
   if (outcome.kind === 'error') {
     const e = outcome.error;
     return <ErrorBanner error={{ message: e.message, hint: e instanceof ApiError ? e.hint : undefined }} />;
