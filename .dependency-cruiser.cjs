@@ -124,9 +124,9 @@ module.exports = {
     },
     {
       name: 'surfaces-reach-data-through-operations',
-      comment: "REST routes, MCP and the console reach the service's tables only through the operations (src/service/operations.ts), each with its policy and access rule; they never import a store.",
+      comment: "REST routes, MCP and the console reach the service's tables only through the operations (src/service/operations.ts), each with its policy and access rule; the CLI's commands and the admin host through the operator's (src/service/operator.ts); they never import a store.",
       severity: 'error',
-      from: { path: ['^src/server/routes/', '^src/mcp/', '^src/console/'] },
+      from: { path: ['^src/server/routes/', '^src/mcp/', '^src/console/', '^src/cli/', '^src/server/admin\\.ts$'] },
       to: { path: '^src/service/store/' },
     },
     {

@@ -7,9 +7,7 @@ import { dataDirOwner } from '../run/data-dir-lock.js';
 import { DEFAULT_DATA_DIR, openDatabase } from '../run/open.js';
 import { readAdminAddress, type AdminAddress } from '../service/admin-address.js';
 import { migrate } from '../service/migrations.js';
-import { issueApiKey, listApiKeys, revokeApiKey, type ApiKeyInfo, type NewApiKey } from '../service/store/api-keys.js';
-import { checkOrganizationForNewKey } from '../service/store/organizations.js';
-import { createWorkspace, listWorkspaces, type Workspace } from '../service/store/workspaces.js';
+import { Operator, type ApiKeyInfo, type NewApiKey, type Workspace } from '../service/operator.js';
 import { DEFAULT_API_KEY_CACHE_MS } from '../service/config.js';
 import { shellWord } from './io.js';
 
@@ -77,17 +75,15 @@ async function direct(o: ServiceAccessOptions, revocationReach: string): Promise
     await db.close();
     throw e;
   }
+  const operator = new Operator(db);
   return {
     label: db.label,
     revocationReach,
-    issueKey: async ({ newOrg, ...k }) => {
-      if (newOrg !== true) await checkOrganizationForNewKey(db, k.orgId, db.label);
-      return issueApiKey(db, k);
-    },
-    listKeys: (q) => listApiKeys(db, q),
-    revokeKey: (id) => revokeApiKey(db, id),
-    createWorkspace: (w) => createWorkspace(db, w),
-    listWorkspaces: () => listWorkspaces(db),
+    issueKey: (k) => operator.issueKey(k),
+    listKeys: (q) => operator.listKeys(q),
+    revokeKey: (id) => operator.revokeKey(id),
+    createWorkspace: (w) => operator.createWorkspace(w),
+    listWorkspaces: () => operator.listWorkspaces(),
     close: () => db.close(),
   };
 }

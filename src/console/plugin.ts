@@ -26,7 +26,7 @@ import { csrfTokenMatches, csrfTokenOf } from './csrf.js';
  */
 
 /** What the console reaches of the service: its sessions and the organization's workspaces. */
-export type ConsoleOperations = Pick<Operations, 'consoleKey' | 'startConsoleSession' | 'consoleSession' | 'endConsoleSession' | 'workspacesOf'>;
+export type ConsoleOperations = Pick<Operations, 'principalOfKey' | 'startConsoleSession' | 'consoleSession' | 'endConsoleSession' | 'workspacesOf'>;
 
 export interface ConsoleContext {
   readonly ops: ConsoleOperations;
@@ -170,7 +170,7 @@ export async function consolePlugin(app: FastifyInstance, ctx: ConsoleContext): 
       throw OqlError.retryLater('TOO_MANY_REQUESTS', `too many API keys refused from this address; retry in ${attempt.retryAfter} seconds`, attempt.retryAfter);
     }
     const now = ctx.now();
-    const principal = await ctx.ops.consoleKey(request.body.api_key, now);
+    const principal = await ctx.ops.principalOfKey(request.body.api_key, now);
     if (!principal) {
       // The reservation stays: it counts as a refused key.
       throw OqlError.plain('UNAUTHENTICATED', 'this API key is not valid: it is unknown, revoked or expired', 'paste a key of your organization, as created on the API access page or with oql keys create');

@@ -2,10 +2,8 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { parseBearer } from '../rules.js';
 import { adminSecretMatches, newAdminSecret, writeAdminAddress } from '../service/admin-address.js';
-import { issueApiKey, listApiKeys, type ApiKeyVerifier } from '../service/store/api-keys.js';
-import { checkOrganizationForNewKey } from '../service/store/organizations.js';
-import { createWorkspace, listWorkspaces } from '../service/store/workspaces.js';
-import { ROLES, type ServiceDb } from '../service/types.js';
+import type { Operator } from '../service/operator.js';
+import { ROLES } from '../service/types.js';
 import { installEnvelope, sendError } from './plugins/envelope.js';
 
 /**
@@ -27,12 +25,10 @@ import { installEnvelope, sendError } from './plugins/envelope.js';
  * request; nothing is cached about a new key, so it works on the first.
  */
 export interface AdminHostOptions {
-  readonly db: ServiceDb;
-  readonly keys: ApiKeyVerifier;
+  /** The operator's actions on this server's database, with its key cache (src/service/operator.ts). */
+  readonly operator: Operator;
   /** The embedded data directory this process holds; the address file is written into it. */
   readonly dataDir: string;
-  /** The catalog's tenant column, where a new key's organization is looked for in the data. */
-  readonly tenantColumn?: string | undefined;
 }
 
 export interface AdminHost {
@@ -86,7 +82,7 @@ async function refusal(request: FastifyRequest, reply: FastifyReply, secret: str
   return undefined;
 }
 
-async function adminRoutes(app: FastifyInstance, { db, keys, tenantColumn }: AdminHostOptions): Promise<void> {
+async function adminRoutes(app: FastifyInstance, { operator }: AdminHostOptions): Promise<void> {
   app.post<{ Body: { org_id: string; role: (typeof ROLES)[number]; user_id?: string; name?: string; new_org?: boolean } }>('/keys', {
     schema: {
       body: {
@@ -97,8 +93,7 @@ async function adminRoutes(app: FastifyInstance, { db, keys, tenantColumn }: Adm
     },
   }, async (request, reply) => {
     const { org_id: orgId, role, user_id: userId, name, new_org: newOrg } = request.body;
-    if (newOrg !== true) await checkOrganizationForNewKey(db, orgId, db.label, tenantColumn);
-    const issued = await issueApiKey(db, { orgId, role, userId, name });
+    const issued = await operator.issueKey({ orgId, role, userId, name, newOrg });
     return reply.code(201).send({ success: true, data: issued });
   });
 
@@ -106,14 +101,14 @@ async function adminRoutes(app: FastifyInstance, { db, keys, tenantColumn }: Adm
     schema: { querystring: { type: 'object', additionalProperties: false, properties: { org_id: NAME, revoked: { type: 'string', enum: ['true', 'false'] } } } },
   }, async (request) => ({
     success: true,
-    data: { keys: await listApiKeys(db, { orgId: request.query.org_id, revoked: request.query.revoked === 'true' }) },
+    data: { keys: await operator.listKeys({ orgId: request.query.org_id, revoked: request.query.revoked === 'true' }) },
   }));
 
   app.post<{ Body: { id: string } }>('/keys/revoke', {
     schema: { body: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } } },
   }, async (request) => {
     // In force before the answer leaves: the next request with that key is looked up, and refused.
-    const orgId = await keys.revoke(request.body.id);
+    const orgId = await operator.revokeKey(request.body.id);
     return { success: true, data: { org_id: orgId } };
   });
 
@@ -123,8 +118,8 @@ async function adminRoutes(app: FastifyInstance, { db, keys, tenantColumn }: Adm
     },
   }, async (request) => ({
     success: true,
-    data: await createWorkspace(db, { subdomain: request.body.subdomain, orgId: request.body.org_id }),
+    data: await operator.createWorkspace({ subdomain: request.body.subdomain, orgId: request.body.org_id }),
   }));
 
-  app.get('/workspaces', async () => ({ success: true, data: { workspaces: await listWorkspaces(db) } }));
+  app.get('/workspaces', async () => ({ success: true, data: { workspaces: await operator.listWorkspaces() } }));
 }

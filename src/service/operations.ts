@@ -292,10 +292,11 @@ export class Operations {
   // ---- Console sessions (kept in the database, so every instance knows every session) ----
 
   /**
-   * Who an API key offered at the console's sign-in is: its principal, or null for a key that is
-   * unknown, revoked or expired, read from the database (never from the key cache).
+   * Who an API key offered at the console's sign-in (or to `oql mcp --stdio`) is: its principal,
+   * or null for a key that is unknown, revoked or expired, read from the database (never from the
+   * key cache).
    */
-  consoleKey(apiKey: string, now: number): Promise<Principal | null> {
+  principalOfKey(apiKey: string, now: number): Promise<Principal | null> {
     return verifyApiKey(this.db, apiKey, now);
   }
 

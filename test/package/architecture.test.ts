@@ -75,6 +75,8 @@ const FORBIDDEN: readonly (readonly [rule: string, from: string, to: string])[] 
   ['service-knows-no-surface', 'src/service/operations.ts', 'src/mcp/tools.ts'],
   ['surfaces-reach-data-through-operations', 'src/server/routes/keys.ts', 'src/service/store/api-keys.ts'],
   ['surfaces-reach-data-through-operations', 'src/console/plugin.ts', 'src/service/store/console-sessions.ts'],
+  ['surfaces-reach-data-through-operations', 'src/cli/service-access.ts', 'src/service/store/api-keys.ts'],
+  ['surfaces-reach-data-through-operations', 'src/server/admin.ts', 'src/service/store/workspaces.ts'],
   ['mcp-is-a-sibling-of-rest', 'src/mcp/http.ts', 'src/server/plugins/auth.ts'],
   ['oauth-imports-no-other-surface', 'src/oauth/token.ts', 'src/mcp/tools.ts'],
   ['console-is-a-sibling-of-rest', 'src/console/plugin.ts', 'src/server/plugins/auth.ts'],

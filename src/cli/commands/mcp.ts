@@ -26,9 +26,8 @@ export async function mcpCommand(argv: readonly string[], io: CliIo, cwd: string
 
   // Loaded here: `oql compile` and friends never load the server or the SDK.
   // Only what the tools need: the service (database, policy point, operations), no HTTP host.
-  const [{ openService }, { verifyApiKey }, { requestContext }, { serveToolsOverStdio }] = await Promise.all([
+  const [{ openService }, { requestContext }, { serveToolsOverStdio }] = await Promise.all([
     import('../../service/open.js'),
-    import('../../service/store/api-keys.js'),
     import('../../service/policy.js'),
     import('../../mcp/stdio.js'),
   ]);
@@ -37,7 +36,7 @@ export async function mcpCommand(argv: readonly string[], io: CliIo, cwd: string
     log: false,
     env,
   });
-  const principal = await verifyApiKey(server.db, key.trim());
+  const principal = await server.ops.principalOfKey(key.trim(), Date.now());
   if (!principal) {
     await server.close();
     println(io.stderr, `oql mcp: OQL_API_KEY is not an API key of ${server.db.label}`);

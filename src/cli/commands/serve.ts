@@ -2,7 +2,7 @@ import type { Catalog } from '../../catalog/types.js';
 import { startAdminHost, type AdminHost } from '../../server/admin.js';
 import { createServer, type OqlServer } from '../../server/app.js';
 import { DEFAULT_DATA_DIR } from '../../run/open.js';
-import { listApiKeys } from '../../service/store/api-keys.js';
+import { Operator } from '../../service/operator.js';
 import { SERVICE_DATA_OPTIONS, parseCommand } from '../args.js';
 import { EXIT, UsageError, println, shellWord, type CliIo } from '../io.js';
 import { serviceDataOf } from '../service-data.js';
@@ -62,8 +62,8 @@ function sampleQuery(catalog: Catalog): { query: string; slug: string } {
  * A start that created no key says what there is and how to make another: the command runs as
  * printed while this server runs (it asks this server) and after it stops.
  */
-async function keysLine(server: OqlServer, dataDirFlag: string | undefined): Promise<string[]> {
-  const keys = await listApiKeys(server.db);
+async function keysLine(operator: Operator, dataDirFlag: string | undefined): Promise<string[]> {
+  const keys = await operator.listKeys();
   const dir = dataDirFlag === undefined ? '' : ` --data-dir ${shellWord(dataDirFlag)}`;
   const org = keys[0]?.orgId ?? 'org_demo';
   // Never empty here: an embedded start with no live key has just made one and printed it.
@@ -103,6 +103,8 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
     ...(values['webhook-allow-private'] === true ? { webhookAllowPrivate: true } : {}),
     ...(io.env === undefined ? {} : { env: io.env }),
   });
+  // The operator's door to this server's tables, with its key cache: a revocation is in force at once.
+  const operator = new Operator(server.db, server.keys, server.catalog.mapping.tenantColumn);
   let url = '';
   let mcpAddress = '';
   // The embedded directory is this process's alone: oql keys and oql workspaces ask it here.
@@ -111,7 +113,7 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
   try {
     if (hosts.api) url = await listenOn(server.app, listenPort, host, '--port');
     if (hosts.mcp) mcpAddress = await listenOn(server.mcpApp, mcpPort, host, '--mcp-port');
-    if (dataDir !== undefined) admin = await startAdminHost({ db: server.db, keys: server.keys, dataDir, tenantColumn: server.catalog.mapping.tenantColumn });
+    if (dataDir !== undefined) admin = await startAdminHost({ operator, dataDir });
   } catch (e) {
     await server.close();
     throw e;
@@ -165,7 +167,7 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
       `  curl -s -X POST ${url}/api/v1/reports/execute -H 'Authorization: Bearer ${server.firstKey}' -H 'Content-Type: application/json' -d ${shellWord(JSON.stringify(sample))}`,
       '');
   } else if (dataDir !== undefined && hosts.api) {
-    println(io.stdout, ...(await keysLine(server, values['data-dir'])));
+    println(io.stdout, ...(await keysLine(operator, values['data-dir'])));
   }
   if (hosts.api) println(io.stdout, `Console: ${url}/ (sign in with an API key)`, `OpenAPI document: ${url}/openapi.json`);
 
