@@ -32,7 +32,7 @@ import pg from 'pg';
 import { generateRows, loadFixtureCatalog, loadIntoDatabase } from '../fixtures/index.ts';
 import { pgServerAvailable, startPgServer } from '../test/support/pg-server.ts';
 import { PEER_WORKLOADS, WORKLOADS, floorRunner } from './server/workloads.mjs';
-import { peerNode, startPostGraphile } from './server/peer.mjs';
+import { listening, peerNode, startPostGraphile } from './server/peer.mjs';
 import { writeSection } from './results-file.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
@@ -81,28 +81,7 @@ async function startServer(flags, node = process.execPath) {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let seen = '';
-  child.stderr.on('data', (c) => { seen += c; });
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (c) => {
-      seen += c;
-      const m = /listening on (http:\/\/[^\s]+)/.exec(seen);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`oql serve exited (${code}): ${seen.slice(-2000)}`)));
-  });
-  child.stdout.resume();
-  return {
-    url,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+  return listening(child, 'oql serve');
 }
 
 // ---- Measuring

@@ -43,6 +43,14 @@ export async function startPostGraphile(databaseUrl, poolSize, log) {
     env: { ...process.env, DATABASE_URL: databaseUrl, POOL_SIZE: String(poolSize), GRAPHILE_ENV: 'production', NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return { ...(await listening(child, 'PostGraphile')), version, nodeVersion };
+}
+
+/**
+ * A server started as a child process, once it prints "listening on <url>": its URL and a stop
+ * function (SIGTERM, then SIGKILL after 10 s). Rejects with the end of its output if it exits first.
+ */
+export async function listening(child, name) {
   let seen = '';
   child.stderr.on('data', (c) => { seen += c; });
   const url = await new Promise((resolve, reject) => {
@@ -51,13 +59,11 @@ export async function startPostGraphile(databaseUrl, poolSize, log) {
       const m = /listening on (http:\/\/[^\s]+)/.exec(seen);
       if (m) resolve(m[1]);
     });
-    child.once('exit', (code) => reject(new Error(`PostGraphile exited (${code}): ${seen.slice(-2000)}`)));
+    child.once('exit', (code) => reject(new Error(`${name} exited (${code}): ${seen.slice(-2000)}`)));
   });
   child.stdout.resume();
   return {
     url,
-    version,
-    nodeVersion,
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
