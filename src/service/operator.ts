@@ -22,11 +22,6 @@ export class Operator {
     private readonly tenantColumn?: string,
   ) {}
 
-  /** Where the work is done, for messages. */
-  get label(): string {
-    return this.db.label;
-  }
-
   async issueKey({ newOrg, ...k }: NewApiKey & { readonly newOrg?: boolean | undefined }): Promise<{ readonly id: string; readonly key: string }> {
     if (newOrg !== true) await checkOrganizationForNewKey(this.db, k.orgId, this.db.label, this.tenantColumn);
     return issueApiKey(this.db, k);
