@@ -77,7 +77,9 @@ async function connectPool(url: string, size: number, flag: string): Promise<Poo
   postgresUrl(url, flag);
   const pg = await import('pg');
   const Pool = pg.Pool ?? (pg as unknown as { default: typeof pg }).default.Pool;
-  const pool = new Pool({ connectionString: url, max: size }) as unknown as PoolLike;
+  // Pipeline mode: a read writes its BEGIN and settings, its statement and its ROLLBACK at once,
+  // one round trip (./drivers/pool.ts).
+  const pool = new Pool({ connectionString: url, max: size, pipeline: true } as ConstructorParameters<typeof Pool>[0]) as unknown as PoolLike;
   // An idle client's network error is emitted on the pool; unhandled it would end the process.
   pool.on('error', () => {});
   try {

@@ -19,6 +19,13 @@ export interface PgClientLike {
   query(config: { text: string; values?: unknown[]; types?: unknown; queryMode?: 'extended' } | string, values?: unknown[]): Promise<{ rows: any[] }>;
   release(destroy?: boolean | Error): void;
   getTypeParser?: (oid: number, format?: string) => unknown;
+  /**
+   * node-postgres (8.23+) in pipeline mode: queries are written as they are made, without waiting
+   * for the answers of the ones before, and answered in order.
+   */
+  readonly pipeline?: boolean;
+  /** The transaction status of the last ReadyForQuery: 'I' idle, 'T' in a transaction, 'E' in a failed one. */
+  getTransactionStatus?(): string | null;
   on?(event: 'error', listener: (err: Error) => void): unknown;
   removeListener?(event: 'error', listener: (err: Error) => void): unknown;
   readonly processID?: number;
@@ -57,14 +64,36 @@ export interface PoolDatabaseOptions {
   readonly readRole?: boolean;
 }
 
+/**
+ * A read in one round trip: its settings, the statement and ROLLBACK written at once on a
+ * pipelined connection. The ROLLBACK runs whatever became of the others (in a failed transaction
+ * too), so the connection is idle again at the end; if it is not, it is not given back to the pool.
+ * The error reported is the first one: the settings', else the statement's.
+ */
+async function pipelinedRead(client: PgClientLike, state: { broken: boolean }, settings: string,
+  statement: Parameters<PgClientLike['query']>[0]): Promise<Rows> {
+  const [opened, read, ended] = await Promise.allSettled([client.query(settings), client.query(statement), client.query('ROLLBACK')]);
+  if (ended.status === 'rejected' || (client.getTransactionStatus && client.getTransactionStatus() !== 'I')) state.broken = true;
+  if (opened.status === 'rejected') throw opened.reason;
+  if (read.status === 'rejected') throw read.reason;
+  return { rows: read.value.rows as Record<string, unknown>[] };
+}
+
 /** After the statement's budget: a protocol cancel this much later, and the connection dropped later still. */
 const CANCEL_AFTER_MS = 250;
 const DROP_AFTER_MS = 750;
 
 /**
- * A node-postgres Pool. Each read checks a connection out, runs BEGIN READ ONLY with its settings
- * in one round trip, the statement (extended protocol: exactly one statement), and ROLLBACK; on a
- * pool of a read role whose defaults carry those settings, the statement alone.
+ * A node-postgres Pool. Each read checks a connection out and runs BEGIN READ ONLY with its
+ * settings (one simple-protocol text), the statement (extended protocol: exactly one statement),
+ * and ROLLBACK. On a pool in pipeline mode, the three are written at once and the server answers
+ * them in order: one round trip, on the error path too (a ROLLBACK ends a failed transaction as
+ * well as a good one). Without pipeline mode, they wait on each other: three. On a pool of a read
+ * role whose defaults carry those settings, the statement alone.
+ *
+ * A write opens its transaction with BEGIN and its settings in one text; in pipeline mode that
+ * text goes out with the write's first statement, so a write takes a round trip per statement
+ * and one for COMMIT.
  *
  * The statement's budget holds even when the backend never looks at its cancel flag (a LIKE over
  * megabytes of text does not): statement_timeout first; a protocol cancel shortly after; then the
@@ -170,17 +199,20 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
             client.connection?.stream?.destroy();
           }, budget + DROP_AFTER_MS),
         ];
+        const statement = { text: explain ? `EXPLAIN (FORMAT JSON) ${sql}` : sql, values: [...params], types: pgTypes(client.getTypeParser?.bind(client)), queryMode: 'extended' as const };
         try {
           // Alone, the statement is its own read-only transaction with the role's timeout, zone and
           // date style; otherwise the transaction sets them, and ends in ROLLBACK, which also undoes
           // any session setting the statement changed.
-          if (!alone) await client.query(readSettings(budget));
-          const result = await client.query({ text: explain ? `EXPLAIN (FORMAT JSON) ${sql}` : sql, values: [...params], types: pgTypes(client.getTypeParser?.bind(client)), queryMode: 'extended' });
-          if (!alone) await client.query('ROLLBACK');
+          if (alone) return { rows: (await client.query(statement)).rows as Record<string, unknown>[] };
+          if (client.pipeline) return await pipelinedRead(client, state, readSettings(budget), statement);
+          await client.query(readSettings(budget));
+          const result = await client.query(statement);
+          await client.query('ROLLBACK');
           return { rows: result.rows as Record<string, unknown>[] };
         } catch (e) {
           if (expired) throw timeoutError(timeoutMs, e);
-          if (!alone) {
+          if (!alone && !client.pipeline) {
             await client.query('ROLLBACK').catch(() => {
               state.broken = true;
             });
@@ -193,13 +225,28 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
     },
     async transaction<T>(fn: (tx: Tx) => Promise<T>, options: WriteOptions = {}): Promise<T> {
       return withClient(options.tenant, undefined, async (client, state) => {
-        const tx: Tx = { query: async <R>(sql: string, params: readonly unknown[] = []) => ({ rows: (await client.query(sql, [...params])).rows as R[] }) };
-        await client.query('BEGIN');
         const settings = writeSettings(options.timeoutMs);
+        // In pipeline mode the opening is not waited for: it goes out with the first statement,
+        // which fails if the opening did (and the opening's error is the one reported).
+        let opening: Promise<unknown> | undefined = client.query(settings ? `BEGIN; ${settings}` : 'BEGIN');
+        if (client.pipeline) opening.catch(() => {});
+        else {
+          await opening;
+          opening = undefined;
+        }
+        const opened = async <R>(pending: Promise<R>): Promise<R> => {
+          if (!opening) return pending;
+          const [open, done] = await Promise.allSettled([opening, pending]);
+          opening = undefined;
+          if (open.status === 'rejected') throw open.reason;
+          if (done.status === 'rejected') throw done.reason;
+          return done.value;
+        };
+        const tx: Tx = { query: async <R>(sql: string, params: readonly unknown[] = []) => ({ rows: (await opened(client.query(sql, [...params]))).rows as R[] }) };
         let result: T;
         try {
-          if (settings) await client.query(settings);
           result = await fn(tx);
+          await opened(Promise.resolve({ rows: [] }));
           await client.query('COMMIT');
         } catch (e) {
           await client.query('ROLLBACK').catch(() => {

@@ -1,0 +1,229 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadIntoDatabase } from '../../fixtures/index.js';
+import { openDatabase } from '../../src/run/open.js';
+import type { Database } from '../../src/run/database.js';
+import { OqlError } from '../../src/diagnostics/diagnostic.js';
+import { pgBouncerAvailable, startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
+import { pgServerAvailable, startPgServer, type PgServer } from '../support/pg-server.js';
+import { startTripCounter, type TripCounter } from '../support/trip-counter.js';
+import { API_KEYS_ENV, KEYS, crm, expectEnvelope, listen, liveRows, type Running } from '../server/support.js';
+
+/**
+ * The default deployment (`oql serve --database <url>`: one pool, no read role) reads in one
+ * round trip: BEGIN READ ONLY with its settings, the statement and ROLLBACK are written at once.
+ * The trips are counted on the wire by a proxy between the service and the server
+ * (../support/trip-counter.ts), directly and through PgBouncer in transaction mode; and every
+ * limit of a read still holds on that path: the budget, READ ONLY, UTC and ISO dates, and each
+ * organization's rows.
+ */
+
+const BUDGET = 1500;
+const SLOW_ORG = 'org_slow';
+const SLOW_KEY = 'test-key-slow-superadmin-0006';
+const KEYS_ENV = `${API_KEYS_ENV},${SLOW_KEY}=${SLOW_ORG}:member:u_slow`;
+
+let server: PgServer;
+let bouncer: PgBouncer;
+let direct: TripCounter;
+let pooled: TripCounter;
+let api: Running;
+let viaBouncer: Running;
+
+/** The read transactions since the counter's reset, as [trips, …] (each must have ended). */
+function readTrips(counter: TripCounter): number[] {
+  const reads = counter.transactions().filter((t) => t.opening.startsWith('BEGIN READ ONLY'));
+  expect(reads.every((t) => t.ended), JSON.stringify(reads)).toBe(true);
+  return reads.map((t) => t.trips);
+}
+
+beforeAll(async () => {
+  expect(pgServerAvailable(), 'PostgreSQL 15 server binaries are required (apt-get install postgresql-15)').toBe(true);
+  expect(pgBouncerAvailable(), 'PgBouncer is required (apt-get install pgbouncer)').toBe(true);
+  server = await startPgServer({ settings: { TimeZone: "'America/New_York'", DateStyle: "'SQL, DMY'" } });
+  const pool = new pg.Pool({ connectionString: server.url, max: 2 });
+  try {
+    await loadIntoDatabase(pool, crm.catalog, crm.data);
+    // Enough rows under one organization that a three-way fan-out outlasts the budget.
+    await pool.query(`INSERT INTO account (id, org_id, name) SELECT 'slow_a' || g, $1, 'account ' || g FROM generate_series(1, 20) g`, [SLOW_ORG]);
+    for (const table of ['contact', 'opportunity']) {
+      await pool.query(`INSERT INTO ${table} (id, org_id, name, account) SELECT 'slow_${table}_' || g, $1, '${table} ' || g, 'slow_a' || (g % 20 + 1) FROM generate_series(1, 40000) g`, [SLOW_ORG]);
+    }
+    await pool.query('ANALYZE');
+  } finally {
+    await pool.end();
+  }
+  bouncer = await startPgBouncer({ fallback: { host: '127.0.0.1', port: server.port }, poolMode: 'transaction' });
+  direct = await startTripCounter({ host: '127.0.0.1', port: server.port });
+  pooled = await startTripCounter({ host: bouncer.host, port: bouncer.port });
+  api = await listen({ database: direct.url(), apiKeys: KEYS_ENV, env: {}, queryTimeoutMs: BUDGET });
+  viaBouncer = await listen({ database: pooled.url(), apiKeys: KEYS_ENV, env: {}, queryTimeoutMs: BUDGET });
+}, 240_000);
+
+afterAll(async () => {
+  try {
+    await api?.close();
+    await viaBouncer?.close();
+    await direct?.close();
+    await pooled?.close();
+    await bouncer?.stop();
+  } finally {
+    await server?.stop();
+  }
+});
+
+const ACME_OPPORTUNITY = () => liveRows('opportunity', 'org_acme')[0]!.id as string;
+
+/** The reads a client makes most, for one organization's key: each answers 200 with that organization's rows. */
+function reads(key: string, org: string): Record<string, (service: Running) => Promise<void>> {
+  const ids = liveRows('opportunity', org).map((r) => r.id as string).sort();
+  return {
+    'get one': async (service) => {
+      const one = await service.call('GET', `/api/v1/org/objects/opportunity/record/${ids[0]}`, { key });
+      expect(one.status, one.text).toBe(200);
+      expect(one.json.data.id).toBe(ids[0]);
+    },
+    'filter page': async (service) => {
+      const page = await service.call('POST', '/api/v1/org/objects/opportunity/filter', { key, body: { query: { fields: ['id'], pagination: { page: 1, page_size: 1000 } } } });
+      expect(page.status, page.text).toBe(200);
+      expect(page.json.data.records.map((r: { id: string }) => r.id).sort()).toEqual(ids);
+    },
+    'connector page': async (service) => {
+      const page = await service.call('POST', '/api/v1/flowconnector/objects/opportunity/records', { key, body: { query: { fields: ['name'] } } });
+      expect(page.status, page.text).toBe(200);
+      expect(page.json.data.records.map((r: { id: string }) => r.id).sort()).toEqual(ids);
+    },
+    report: async (service) => {
+      const report = await service.call('POST', '/api/v1/reports/execute', { key, body: { query: 'SELECT id FROM opportunity LIMIT 10000', slug: 'opportunity' } });
+      expect(report.status, report.text).toBe(200);
+      expect(report.json.data.records.map((r: { id: string }) => r.id).sort()).toEqual(ids);
+    },
+  };
+}
+
+describe.each([
+  ['straight to PostgreSQL', () => ({ service: api, counter: direct })],
+  ['through PgBouncer in transaction mode', () => ({ service: viaBouncer, counter: pooled })],
+])('the default deployment, %s', (_, setup) => {
+  for (const kind of ['get one', 'filter page', 'report']) {
+    it(`reads a ${kind} in one round trip, for two organizations, each its own rows`, async () => {
+      const { service, counter } = setup();
+      for (const [key, org] of [[KEYS.acmeAdmin, 'org_acme'], [KEYS.globexAdmin, 'org_globex']] as const) {
+        const read = reads(key, org)[kind]!;
+        // A first read may open a connection, which costs the start-up's trips.
+        await read(service);
+        counter.reset();
+        await read(service);
+        expect(readTrips(counter)).toEqual([1]);
+      }
+    });
+  }
+
+  it('reads a connector page in one round trip, after the first page of a sync, which also reads the sync\'s cutoff', async () => {
+    const { service, counter } = setup();
+    for (const [key, org] of [[KEYS.acmeAdmin, 'org_acme'], [KEYS.globexAdmin, 'org_globex']] as const) {
+      const read = reads(key, org)['connector page']!;
+      await read(service);
+      counter.reset();
+      await read(service);
+      // The cutoff (the database's clock and its oldest open writer), then the page: two reads.
+      expect(readTrips(counter)).toEqual([1, 1]);
+    }
+    // 40,000 opportunities: pages of 3,000, each after the first carrying its cutoff in its token.
+    const body = { query: { fields: ['name'] } };
+    const first = await service.call('POST', '/api/v1/flowconnector/objects/opportunity/records', { key: SLOW_KEY, body });
+    expect(first.status, first.text).toBe(200);
+    expect(typeof first.json.data.next_token).toBe('string');
+    counter.reset();
+    const second = await service.call('POST', '/api/v1/flowconnector/objects/opportunity/records', { key: SLOW_KEY, body: { ...body, next_token: first.json.data.next_token } });
+    // Each read is one trip. A page of 40,000 rows is not far enough under the plan-cost ceiling to
+    // be remembered as cheap, so its plan is read first, every time (src/run/read.ts).
+    expect(readTrips(counter)).toEqual([1, 1]);
+    expect(counter.transactions().map((t) => /^EXPLAIN\b/.test(t.statements[1] ?? ''))).toEqual([true, false]);
+    expect(second.status, second.text).toBe(200);
+    const ids: string[] = second.json.data.records.map((r: { id: string }) => r.id);
+    expect(ids.length).toBeGreaterThan(0);
+    expect(ids.every((id) => id.startsWith('slow_opportunity_'))).toBe(true);
+    expect(ids.filter((id) => first.json.data.records.some((r: { id: string }) => r.id === id))).toEqual([]);
+  });
+
+  it('ends a runaway read at its budget with 504 QUERY_TIMEOUT, and reads on at once after it', async () => {
+    const { service } = setup();
+    const runaway = await service.call('POST', '/api/v1/reports/execute', {
+      key: SLOW_KEY,
+      body: { query: "SELECT COUNT(*) AS n FROM account WHERE contacts.name ILIKE '%x%' OR opportunities.name ILIKE '%y%' LIMIT 1", slug: 'account' },
+    });
+    expectEnvelope(runaway, 504, 'QUERY_TIMEOUT');
+    await reads(KEYS.acmeAdmin, 'org_acme')['get one']!(service);
+  });
+
+  it('another organization never reads the first one\'s record by its id', async () => {
+    const { service } = setup();
+    const guess = await service.call('GET', `/api/v1/org/objects/opportunity/record/${ACME_OPPORTUNITY()}`, { key: KEYS.globexAdmin });
+    expectEnvelope(guess, 400, 'NOT_FOUND');
+  });
+});
+
+describe('a pipelined read on the database', () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openDatabase({ database: direct.url(), poolSize: 2 });
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('runs in a read-only transaction: a statement that would write is refused, and nothing is written', async () => {
+    const refused = await db.read("SELECT pg_catalog.nextval('pg_catalog.pg_class_oid_seq'::regclass) AS n", [], { timeoutMs: BUDGET }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(OqlError);
+    // SELECT … FOR UPDATE takes row locks, which a read-only transaction refuses.
+    const locking = await db.read('SELECT id FROM account WHERE org_id = $1 FOR UPDATE', ['org_acme'], { timeoutMs: BUDGET }).then(() => undefined, (e: unknown) => e);
+    expect(locking).toBeInstanceOf(OqlError);
+    expect(String((locking as OqlError).message)).not.toMatch(/FOR UPDATE|account/);
+    // The connection came back idle and usable.
+    expect((await db.read('SELECT 1 AS one', [], { timeoutMs: BUDGET })).rows).toEqual([{ one: 1 }]);
+  });
+
+  it('reads in UTC with ISO dates, whatever the server\'s own zone and date style', async () => {
+    const { rows } = await db.read("SELECT TIMESTAMPTZ '2024-02-29 23:30:00+00' AS at, DATE '2024-03-01' AS day, pg_catalog.current_setting('TimeZone') AS zone", [], { timeoutMs: BUDGET });
+    // Written by hand: the server's own settings (America/New_York, SQL, DMY) would say 29/02/2024 18:30.
+    expect(rows.map((r) => ({ at: String(r.at), day: String(r.day), zone: r.zone }))).toEqual([{ at: '2024-02-29 23:30:00+00', day: '2024-03-01', zone: 'UTC' }]);
+  });
+
+  it('leaves no setting behind on the connection', async () => {
+    // Both reads share the pool's connections; a plain query on them sees the server's defaults.
+    await db.read('SELECT 1 AS one', [], { timeoutMs: 200 });
+    const after = await db.query<{ zone: string; timeout: string }>("SELECT pg_catalog.current_setting('TimeZone') AS zone, pg_catalog.current_setting('statement_timeout') AS timeout");
+    expect(after.rows).toEqual([{ zone: 'America/New_York', timeout: '0' }]);
+  });
+
+  it('answers a failed statement with the database error, in one round trip, and the connection serves the next read', async () => {
+    direct.reset();
+    const failed = await db.read('SELECT 1 / (SELECT COUNT(*) - COUNT(*) FROM account) AS n', [], { timeoutMs: BUDGET }).then(() => undefined, (e: unknown) => e);
+    expect(failed).toBeInstanceOf(OqlError);
+    expect(readTrips(direct)).toEqual([1]);
+    expect((await db.read('SELECT 2 AS two', [], { timeoutMs: BUDGET })).rows).toEqual([{ two: 2 }]);
+  });
+
+  it('writes a record in a round trip per statement and one for COMMIT, and a failed write leaves nothing', async () => {
+    await db.transaction(async (tx) => {
+      await tx.query('SELECT 1');
+    });
+    direct.reset();
+    await db.transaction(async (tx) => {
+      await tx.query("INSERT INTO account (id, org_id, name) VALUES ('trip_a', 'org_trip', 'Trip')");
+    }, { timeoutMs: BUDGET });
+    // The opening (BEGIN and its settings) goes out with the INSERT; COMMIT is the second.
+    expect(direct.transactions().map((t) => [t.statements.length, t.trips, t.ended])).toEqual([[3, 2, true]]);
+    const failed = await db.transaction(async (tx) => {
+      await tx.query("INSERT INTO account (id, org_id, name) VALUES ('trip_b', 'org_trip', 'Trip')");
+      await tx.query("INSERT INTO account (id, org_id, name) VALUES ('trip_a', 'org_trip', 'Trip again')");
+    }, { timeoutMs: BUDGET }).then(() => undefined, (e: unknown) => e);
+    expect(failed).toBeDefined();
+    const rows = await db.query<{ id: string }>("SELECT id FROM account WHERE org_id = 'org_trip' ORDER BY id");
+    expect(rows.rows).toEqual([{ id: 'trip_a' }]);
+  });
+});
