@@ -47,6 +47,11 @@ export interface Database extends Tx {
   /** For messages: "embedded PostgreSQL (PGlite) in ./.oql-data", or the URL without its password. */
   readonly label: string;
   /**
+   * Round trips to a database server per read, when there is a network between them: 1 on a pool
+   * in pipeline mode (what `--database` opens), 3 on one without. Absent for embedded PGlite.
+   */
+  readonly readTrips?: number;
+  /**
    * One SELECT in a READ ONLY transaction (enforced by the database), UTC and ISO dates, decoded
    * with the library's parsers. The statement ends by its budget on every driver: a 504 arrives
    * within about a second of it even when the backend does not notice a cancel.

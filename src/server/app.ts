@@ -122,7 +122,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
     for (const warning of service.warnings) app.log.warn(warning);
     if (service.reads && service.reads.role.missing.length > 0) {
       app.log.warn({ missing: service.reads.role.missing, fix: service.reads.role.fix },
-        'reads from --read-database take three round trips instead of one: its role lacks defaults that make a read one statement (docs/fleet.md)');
+        'reads from --read-database run BEGIN READ ONLY, SET LOCAL and ROLLBACK around each statement: its role lacks defaults that make a read one statement (docs/fleet.md)');
     }
     let closed: Promise<void> | undefined;
     return {

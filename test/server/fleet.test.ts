@@ -63,6 +63,7 @@ afterAll(async () => {
 describe('two instances on PostgreSQL through PgBouncer with a replica', () => {
   it('start against the same database, each reading from the replica in one statement', () => {
     for (const s of [a, b]) {
+      expect(s.output()).toMatch(/database {2}postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres \(one round trip per read\)/);
       expect(s.output()).toMatch(/reads {5}postgres:\/\/oql_reader@127\.0\.0\.1:\d+\/replica \(a streaming replica; one statement per read\)/);
     }
   });

@@ -78,8 +78,8 @@ export async function startTripCounter(upstream: { host: string; port: number })
     sockets.add(client).add(backend);
     // Whether the server's last complete message was ReadyForQuery ('Z'): the client waits on it.
     let waiting = false;
-    let fromServer = Buffer.alloc(0);
-    let fromClient = Buffer.alloc(0);
+    let fromServer: Buffer = Buffer.alloc(0);
+    let fromClient: Buffer = Buffer.alloc(0);
     // The start-up message has no type byte.
     let started = false;
     let open: Open | undefined;

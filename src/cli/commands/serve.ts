@@ -142,7 +142,7 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
   });
   if (hosts.api) println(io.stdout, `oql serve: listening on ${url}`);
   if (hosts.mcp) println(io.stdout, `MCP host  ${mcpAddress}; endpoint ${server.mcpUrl()}/<workspace>/mcp`);
-  println(io.stdout, `database  ${server.db.label}`);
+  println(io.stdout, `database  ${server.db.label}${server.db.readTrips === undefined ? '' : ` (${tripsPerRead(server.db.readTrips)})`}`);
   if (server.config.webhookAllowPrivate) {
     println(io.stderr, 'oql serve: webhooks may go to http URLs and to loopback and private addresses (--webhook-allow-private, OQL_WEBHOOK_ALLOW_PRIVATE): for development only, never in production');
   }
@@ -150,7 +150,7 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
     const { label, role } = server.reads;
     println(io.stdout, `reads     ${label} (${role.standby ? 'a streaming replica' : 'the primary'}; ${role.missing.length === 0 ? 'one statement per read' : 'BEGIN/SET around each read'})`);
     if (role.missing.length > 0) {
-      println(io.stderr, `oql serve: reads from --read-database take three round trips instead of one: its role lacks ${role.missing.join(', ')}. On the primary, run:`);
+      println(io.stderr, `oql serve: reads from --read-database run BEGIN READ ONLY, SET LOCAL and ROLLBACK around each statement: its role lacks ${role.missing.join(', ')}. On the primary, run:`);
       for (const line of role.fix) println(io.stderr, `  ${line}`);
     }
   }
@@ -174,3 +174,7 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
   return stopped;
 }
 
+/** "one round trip per read", "3 round trips per read". */
+function tripsPerRead(trips: number): string {
+  return trips === 1 ? 'one round trip per read' : `${trips} round trips per read`;
+}

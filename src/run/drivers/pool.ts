@@ -167,6 +167,7 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
   return asDatabase({
     kind: 'postgres' as const,
     label,
+    readTrips: pool.options?.pipeline === true ? 1 : 3,
     async query<T>(sql: string, params: readonly unknown[] = []): Promise<Rows<T>> {
       try {
         return { rows: rowsOf(await pool.query(sql, [...params])) as T[] };
