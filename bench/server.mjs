@@ -218,7 +218,10 @@ async function benchPostgres() {
     if (process.env.OQL_BENCH_PEER !== '0') peer = await benchPeer(pgServer.url, { kind: 'postgres', db: pool });
     const server = await startServer(['--database', pgServer.url]);
     try {
-      return await benchAll('PostgreSQL 15', server.url, { kind: 'postgres', db: pool });
+      const measured = await benchAll('PostgreSQL 15', server.url, { kind: 'postgres', db: pool });
+      // The read path measured, as `oql serve` said it at start: "(one round trip per read)".
+      readPath = /^database {2}.*\((.+ per read)\)$/m.exec(server.output())?.[1] ?? 'not stated by oql serve';
+      return measured;
     } finally {
       await server.stop();
     }
@@ -230,6 +233,8 @@ async function benchPostgres() {
 
 /** The peer's results, when it ran: the reads of PEER_WORKLOADS by oql, by PostGraphile and by the floor. */
 let peer;
+/** Round trips per read on PostgreSQL, as `oql serve` printed them at start. */
+let readPath;
 
 /**
  * oql and PostGraphile on the same tables and rows, one after the other, each alone on the
@@ -294,6 +299,8 @@ function section(results, started) {
     'a PGlite instance on a copy of the same data directory on PGlite. Data: the example CRM, ' +
     `${Object.entries(COUNTS).map(([k, v]) => `${v.toLocaleString('en-US')} ${k}`).join(', ')} rows over two organizations. Latencies in ms; ratio = server / floor.`);
   push();
+  if (readPath) push(`Reads on PostgreSQL: ${readPath} (the default deployment, \`oql serve --database <url>\` alone: no read role, no PgBouncer).`);
+  if (readPath) push();
   push(`Concurrency: ${CONNECTIONS}, except for the report (${WORKLOADS.filter((w) => w.connections).map((w) => w.connections).join(', ')}), as a user runs two analytics queries at once by default: both sides run two.`);
   push();
   push('| database | workload | server req/s | server p50 | server p99 | floor req/s | floor p50 | floor p99 | p50 ratio | p99 ratio | floor query |');

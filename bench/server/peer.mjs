@@ -64,6 +64,8 @@ export async function listening(child, name) {
   child.stdout.resume();
   return {
     url,
+    /** What the child wrote so far, stdout and stderr. */
+    output: () => seen,
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
