@@ -30,7 +30,7 @@ export interface PgClientLike {
   removeListener?(event: 'error', listener: (err: Error) => void): unknown;
   readonly processID?: number;
   readonly secretKey?: number;
-  readonly connection?: { stream?: { destroy(): void } };
+  readonly connection?: { stream?: { destroy(): void; cork?(): void; uncork?(): void } };
 }
 
 interface PgCancellerLike {
@@ -72,7 +72,17 @@ export interface PoolDatabaseOptions {
  */
 async function pipelinedRead(client: PgClientLike, state: { broken: boolean }, settings: string,
   statement: Parameters<PgClientLike['query']>[0]): Promise<Rows> {
-  const [opened, read, ended] = await Promise.allSettled([client.query(settings), client.query(statement), client.query('ROLLBACK')]);
+  // Corked, the three go out in one write rather than one each: a system call is a good part of a
+  // short read's cost.
+  const stream = client.connection?.stream;
+  stream?.cork?.();
+  let pending: Promise<{ rows: unknown[] }>[];
+  try {
+    pending = [client.query(settings), client.query(statement), client.query('ROLLBACK')];
+  } finally {
+    stream?.uncork?.();
+  }
+  const [opened, read, ended] = await Promise.allSettled(pending);
   if (ended.status === 'rejected' || (client.getTransactionStatus && client.getTransactionStatus() !== 'I')) state.broken = true;
   if (opened.status === 'rejected') throw opened.reason;
   if (read.status === 'rejected') throw read.reason;
