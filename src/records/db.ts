@@ -9,6 +9,8 @@ export type Writable = Queryable | Database;
 /** One statement inside a write transaction. */
 export interface Tx {
   rows(text: string, params: readonly unknown[]): Promise<Record<string, unknown>[]>;
+  /** The transaction's last statement, committed with it (one round trip where the driver can); nothing may follow it. */
+  lastRows(text: string, params: readonly unknown[]): Promise<Record<string, unknown>[]>;
 }
 
 const RETRYABLE = new Set(['40P01', '40001']); // deadlock detected, serialization failure
@@ -31,7 +33,10 @@ export async function inWriteTransaction<T>(db: Writable, options: WriteTransact
   const database = databaseOf(db);
   for (let attempt = 1; ; attempt++) {
     try {
-      return await database.transaction((tx) => body({ rows: async (text, params) => (await tx.query(text, params)).rows }), options);
+      return await database.transaction((tx) => body({
+        rows: async (text, params) => (await tx.query(text, params)).rows,
+        lastRows: async (text, params) => (await (tx.commitWith ? tx.commitWith(text, params) : tx.query(text, params))).rows,
+      }), options);
     } catch (e) {
       const code = (e as { code?: unknown } | null)?.code;
       if (attempt < ATTEMPTS && typeof code === 'string' && RETRYABLE.has(code)) {

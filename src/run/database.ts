@@ -22,6 +22,13 @@ export interface Rows<T = Record<string, unknown>> {
 /** A connection inside a transaction: statements run in order, inside it. */
 export interface Tx {
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Rows<T>>;
+  /**
+   * The transaction's last statement, and its COMMIT: on a pipelined pool both go out at once, one
+   * round trip. Nothing may be sent in the transaction after it. When the statement fails, the
+   * COMMIT that follows it ends the failed transaction, so nothing of it is kept, and the
+   * statement's error is thrown. Drivers without it: the statement, then the usual COMMIT.
+   */
+  commitWith?<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Rows<T>>;
 }
 
 export interface ReadOptions {

@@ -37,13 +37,19 @@ async function someoneWaitsForTheChangeLock(): Promise<void> {
   throw new Error('no writer ever waited for the change lock');
 }
 
+/** The held connection's open transaction as a write sees it; its last statement does not commit: the test does. */
+const heldTx = {
+  rows: async (text: string, params: readonly unknown[]) => (await held.query(text, params as unknown[])).rows,
+  lastRows: async (text: string, params: readonly unknown[]) => (await held.query(text, params as unknown[])).rows,
+};
+
 describe('positions in commit order on PostgreSQL', () => {
   it('never hands a reader a change that commits after one it has not seen yet', async () => {
     const start = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
     // A write transaction of org_acme that has taken its position and is still open.
     await held.query('BEGIN');
     const sink = new ChangeLog(h.db).sink({ user_id: 'u_held', surface: 'cli' });
-    await sink.append({ rows: async (text, params) => (await held.query(text, params as unknown[])).rows }, 'org_acme',
+    await sink.append(heldTx, 'org_acme',
       [{ objectSlug: 'contact', recordId: 'con_a1', operation: 'updated', record: { id: 'con_a1' }, changedFields: ['name'], previous: { name: 'Asha Acme' } }]);
 
     // A later write of the same organization through the API: it queues for the organization's change lock.
@@ -68,7 +74,7 @@ describe('positions in commit order on PostgreSQL', () => {
   it('leaves nothing of a write that rolls back', async () => {
     const start = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
     await held.query('BEGIN');
-    await new ChangeLog(h.db).sink({ user_id: 'u_held', surface: 'cli' }).append({ rows: async (text, params) => (await held.query(text, params as unknown[])).rows }, 'org_acme',
+    await new ChangeLog(h.db).sink({ user_id: 'u_held', surface: 'cli' }).append(heldTx, 'org_acme',
       [{ objectSlug: 'contact', recordId: 'con_a2', operation: 'deleted', record: { id: 'con_a2' } }]);
     await held.query('ROLLBACK');
     // A write that fails validation records nothing either.

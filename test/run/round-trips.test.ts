@@ -104,7 +104,7 @@ function reads(key: string, org: string): Record<string, (service: Running) => P
 describe.each([
   ['straight to PostgreSQL', () => ({ service: api, counter: direct })],
   ['through PgBouncer in transaction mode', () => ({ service: viaBouncer, counter: pooled })],
-])('the default deployment, %s', (_, setup) => {
+])('the default deployment, %s', (path, setup) => {
   for (const kind of ['get one', 'filter page', 'report']) {
     it(`reads a ${kind} in one round trip, for two organizations, each its own rows`, async () => {
       const { service, counter } = setup();
@@ -145,6 +145,26 @@ describe.each([
     expect(ids.length).toBeGreaterThan(0);
     expect(ids.every((id) => id.startsWith('slow_opportunity_'))).toBe(true);
     expect(ids.filter((id) => first.json.data.records.some((r: { id: string }) => r.id === id))).toEqual([]);
+  });
+
+  it('writes a bulk_create with its changes in three round trips, the changes sent with the COMMIT, for each organization its own', async () => {
+    const { service, counter } = setup();
+    for (const [key, org] of [[KEYS.acmeAdmin, 'org_acme'], [KEYS.globexAdmin, 'org_globex']] as const) {
+      const mark = `Trip ${org} ${path.length} `;
+      const names = Array.from({ length: 20 }, (_, i) => `${mark}${i}`);
+      counter.reset();
+      const created = await service.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key, body: names.map((name) => ({ name })) });
+      expect(created.status, created.text).toBe(200);
+      const writes = counter.transactions().filter((t) => !t.opening.startsWith('BEGIN READ ONLY'));
+      // The opening with the transaction's id and clock; the INSERT; the change log's row with COMMIT.
+      expect(writes.map((t) => [t.trips, t.ended, t.statements.length])).toEqual([[3, true, 5]]);
+      expect(writes[0]!.statements.at(-1)).toBe('COMMIT');
+      const changes = await service.call('GET', '/api/v1/changes?limit=1000', { key });
+      const logged = changes.json.data.changes.filter((c: { record: { name?: string } | null }) => c.record?.name?.startsWith(mark));
+      expect(logged.map((c: { record: { name: string } }) => c.record.name).sort()).toEqual([...names].sort());
+      const theirs = changes.json.data.changes.filter((c: { record: { name?: string } | null }) => c.record?.name?.startsWith('Trip ') && !c.record.name.startsWith(`Trip ${org} `));
+      expect(theirs).toEqual([]);
+    }
   });
 
   it('ends a runaway read at its budget with 504 QUERY_TIMEOUT, and reads on at once after it', async () => {
@@ -206,6 +226,23 @@ describe('a pipelined read on the database', () => {
     expect(failed).toBeInstanceOf(OqlError);
     expect(readTrips(direct)).toEqual([1]);
     expect((await db.read('SELECT 2 AS two', [], { timeoutMs: BUDGET })).rows).toEqual([{ two: 2 }]);
+  });
+
+  it('sends a transaction\'s last statement with its COMMIT; when that statement fails, nothing of the transaction is kept', async () => {
+    direct.reset();
+    await db.transaction(async (tx) => {
+      await tx.query("INSERT INTO account (id, org_id, name) VALUES ('last_a', 'org_last', 'Last')");
+      await tx.commitWith!("INSERT INTO account (id, org_id, name) VALUES ('last_b', 'org_last', 'Last')");
+    }, { timeoutMs: BUDGET });
+    expect(direct.transactions().map((t) => [t.statements.length, t.trips, t.ended])).toEqual([[4, 2, true]]);
+    const failed = await db.transaction(async (tx) => {
+      await tx.query("INSERT INTO account (id, org_id, name) VALUES ('last_c', 'org_last', 'Last')");
+      await tx.commitWith!("INSERT INTO account (id, org_id, name) VALUES ('last_a', 'org_last', 'Again')");
+    }, { timeoutMs: BUDGET }).then(() => undefined, (e: unknown) => e);
+    expect((failed as { code?: string }).code).toBe('23505');
+    const rows = await db.query<{ id: string }>("SELECT id FROM account WHERE org_id = 'org_last' ORDER BY id");
+    expect(rows.rows).toEqual([{ id: 'last_a' }, { id: 'last_b' }]);
+    expect((await db.read('SELECT 3 AS three', [], { timeoutMs: BUDGET })).rows).toEqual([{ three: 3 }]);
   });
 
   it('writes a record in a round trip per statement and one for COMMIT, and a failed write leaves nothing', async () => {

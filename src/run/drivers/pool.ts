@@ -253,13 +253,44 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
           if (done.status === 'rejected') throw done.reason;
           return done.value;
         };
-        const tx: Tx = { query: async <R>(sql: string, params: readonly unknown[] = []) => ({ rows: (await opened(client.query(sql, [...params]))).rows as R[] }) };
+        let committed = false;
+        const tx: Tx = {
+          query: async <R>(sql: string, params: readonly unknown[] = []) => ({ rows: (await opened(client.query(sql, [...params]))).rows as R[] }),
+          commitWith: async <R>(sql: string, params: readonly unknown[] = []) => {
+            if (!client.pipeline) {
+              const last = await opened(client.query(sql, [...params]));
+              await client.query('COMMIT');
+              committed = true;
+              return { rows: last.rows as R[] };
+            }
+            const stream = client.connection?.stream;
+            stream?.cork?.();
+            let last: Promise<{ rows: unknown[] }>;
+            let commit: Promise<unknown>;
+            try {
+              last = client.query(sql, [...params]);
+              commit = client.query('COMMIT');
+            } finally {
+              stream?.uncork?.();
+            }
+            // After a failed statement the COMMIT answers ROLLBACK: the transaction is over either way.
+            const [done, ended] = await Promise.allSettled([opened(last), commit]);
+            committed = true;
+            if (done.status === 'rejected') throw done.reason;
+            if (ended.status === 'rejected') throw ended.reason;
+            return { rows: done.value.rows as R[] };
+          },
+        };
         let result: T;
         try {
           result = await fn(tx);
-          await opened(Promise.resolve({ rows: [] }));
-          await client.query('COMMIT');
+          if (!committed) {
+            await opened(Promise.resolve({ rows: [] }));
+            await client.query('COMMIT');
+          }
         } catch (e) {
+          // The transaction is over already when commitWith ran: nothing to roll back.
+          if (committed) throw e;
           await client.query('ROLLBACK').catch(() => {
             state.broken = true;
           });

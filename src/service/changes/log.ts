@@ -76,8 +76,9 @@ export class ChangeLog {
         // One statement: the organization's lock (a materialized CTE every inserted row is joined
         // to, so it is held before the first position is taken, and until the transaction ends:
         // the organization's positions follow commit order), then the rows in the drafts' order.
-        // Parallel arrays, not one JSON document: nothing to take apart on the server.
-        await tx.rows(
+        // Parallel arrays, not one JSON document: nothing to take apart on the server. The last
+        // statement of the write, sent with its COMMIT: the lock is held for no round trip.
+        await tx.lastRows(
           `WITH held AS MATERIALIZED (SELECT ${LOCK})
            INSERT INTO ${S}.changes (org_id, object_slug, record_id, operation, changed_fields, record, previous, actor_user_id, actor_surface, committed_at)
            SELECT $1, c.o, c.r, c.op, c.f::json, c.rec::json, c.prev::json, $2, $3, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint
