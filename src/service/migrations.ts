@@ -323,6 +323,27 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       `ALTER TABLE ${S}.tool_logs ADD COLUMN IF NOT EXISTS response_truncated boolean NOT NULL DEFAULT false`,
     ],
   },
+  {
+    version: 12,
+    name: 'the change log appended by a function, planned once per connection',
+    statements: [
+      // What a write's last statement did as a statement of its own (src/service/changes/log.ts):
+      // the organization's change lock, held to the commit, then every change in the drafts' order.
+      // PL/pgSQL keeps the INSERT's plan for the life of the server connection, where the statement
+      // was parsed and planned again by every write; a named prepared statement would do the same
+      // but does not pass PgBouncer's transaction mode before 1.21.
+      `CREATE OR REPLACE FUNCTION ${S}.append_changes(p_org text, p_user text, p_surface text, p_objects text[], p_records text[],
+         p_operations text[], p_fields text[], p_values text[], p_previous text[]) RETURNS void LANGUAGE plpgsql AS $fn$
+       BEGIN
+         PERFORM pg_advisory_xact_lock(hashtextextended('oql changes|' || p_org, 0));
+         INSERT INTO ${S}.changes (org_id, object_slug, record_id, operation, changed_fields, record, previous, actor_user_id, actor_surface, committed_at)
+         SELECT p_org, c.o, c.r, c.op, c.f::json, c.rec::json, c.prev::json, p_user, p_surface, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint
+           FROM unnest(p_objects, p_records, p_operations, p_fields, p_values, p_previous) WITH ORDINALITY AS c(o, r, op, f, rec, prev, n)
+          ORDER BY c.n;
+       END
+       $fn$`,
+    ],
+  },
 ]);
 
 // Any constant: the key of the advisory lock every migrating start takes.

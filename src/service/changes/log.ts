@@ -57,9 +57,6 @@ export function positionOf(cursor: unknown): bigint {
 /** A change row's columns, as `changeOf` reads them. */
 const SELECT = 'position::text AS pos, event_id::text AS event_id, object_slug, record_id, operation, changed_fields, record, previous, actor_user_id, actor_surface, committed_at::text AS committed_at';
 
-/** The lock an organization's writers hold from their first change row to their commit. */
-const LOCK = `pg_advisory_xact_lock(hashtextextended('oql changes|' || $1, 0))`;
-
 /**
  * The change log of every organization: one table of the service's schema, written by the record
  * functions in each write's own transaction (`sink`), read by the feed, the stream, the MCP tool
@@ -73,17 +70,12 @@ export class ChangeLog {
     return {
       append: async (tx, orgId, changes) => {
         if (changes.length === 0) return;
-        // One statement: the organization's lock (a materialized CTE every inserted row is joined
-        // to, so it is held before the first position is taken, and until the transaction ends:
-        // the organization's positions follow commit order), then the rows in the drafts' order.
-        // Parallel arrays, not one JSON document: nothing to take apart on the server. The last
-        // statement of the write, sent with its COMMIT: the lock is held for no round trip.
+        // One statement, the function of migration 12: the organization's lock, held until the
+        // transaction ends, so that its positions follow commit order, then the rows in the drafts'
+        // order. Parallel arrays, not one JSON document: nothing to take apart on the server. The
+        // last statement of the write, sent with its COMMIT: the lock is held for no round trip.
         await tx.lastRows(
-          `WITH held AS MATERIALIZED (SELECT ${LOCK})
-           INSERT INTO ${S}.changes (org_id, object_slug, record_id, operation, changed_fields, record, previous, actor_user_id, actor_surface, committed_at)
-           SELECT $1, c.o, c.r, c.op, c.f::json, c.rec::json, c.prev::json, $2, $3, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint
-             FROM held, unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) WITH ORDINALITY AS c(o, r, op, f, rec, prev, n)
-            ORDER BY c.n`,
+          `SELECT ${S}.append_changes($1, $2, $3, $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`,
           [orgId, actor.user_id, actor.surface,
             changes.map((d) => d.objectSlug), changes.map((d) => d.recordId), changes.map((d) => d.operation),
             changes.map((d) => jsonText(d.changedFields)), changes.map((d) => jsonText(d.record)), changes.map((d) => jsonText(d.previous))]);
