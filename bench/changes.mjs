@@ -339,7 +339,7 @@ function section() {
   push('**The log on writes.** The record functions of `src/records` called directly, with the service\'s `ChangeLog` as their `changes` sink and without one, through the same PgBouncer, alternating call by call ' +
     '(one writer) or block by block (four writers of one organization, whose log rows queue on the organization\'s advisory lock from their first change row to their commit).');
   push();
-  push('What the log adds to a write: one statement in its transaction (the organization\'s advisory lock in a CTE, and the INSERT of every change, their fields as parallel arrays, the record as JSON text) and a row per record in `oql_service.changes` under its four indexes; ' +
+  push('What the log adds to a write: one statement in its transaction, sent with its COMMIT (`oql_service.append_changes`, a PL/pgSQL function whose plan each server connection keeps: the organization\'s advisory lock, and the INSERT of every change, their fields as parallel arrays, the record as JSON text) and a row per record in `oql_service.changes` under its four indexes; ' +
     'of one organization\'s writers, each holds the lock from its first change row to its commit.');
   push();
   push('"Lock only" takes the organization\'s lock in the write\'s last statement, sent with its COMMIT as the log\'s is, and writes no change row (one writer): the difference from "without" is the lock alone, with no round trip (it goes out with the COMMIT the write sends anyway); the rest of "with log" is the writing of the change rows.');
