@@ -48,6 +48,10 @@ async function one(name, options, attackers, heavy) {
       }
     }
     const a = r.samples.filter((s) => s.who === 'A');
+    // Which refusal A met: codes are shared (a budget's 429 and the cool-down's), messages are not.
+    const messages = new Map();
+    for (const s of a.filter((x) => x.status !== 200)) messages.set(`${s.status} ${s.code}: ${s.message}`, (messages.get(`${s.status} ${s.code}: ${s.message}`) ?? 0) + 1);
+    for (const [m, n] of messages) log(`${name}: A got ${n} x ${m}`);
     const b = r.samples.filter((s) => s.who === 'B');
     const timeouts = b.filter((s) => s.status === 504);
     const byStatus = new Map();
