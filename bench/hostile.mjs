@@ -101,7 +101,7 @@ function section(results) {
     '',
     ...table(results),
   ];
-  lines.push('', 'Peak RSS is the service\'s process (the service and the scenario\'s clients) and, embedded, the database processes it started (the running one and its spare), summed. On embedded PGlite one statement runs at a time, so A waits for the B statement ahead of it; a statement past its budget ends its database process (a spare, already loaded, opens the directory), and the organization that sent it waits 10 s before its next report or page (429 with Retry-After; 30 s, 90 s and up to 5 minutes when it does it again within 10 minutes), its heavy requests taking turns so that a batch of runaway queries costs one restart. Most of B\'s requests are therefore 429s there. On PostgreSQL B holds at most its share of the pool and its users\' budgets; its runaway statements are cancelled at the budget.', '');
+  lines.push('', 'Peak RSS is the service\'s process (the service and the scenario\'s clients) and, embedded, the database processes it started (the running one and its spare), summed. On embedded PGlite one statement runs at a time, so A waits for the B statement ahead of it; a statement past its budget ends its database process (a spare, already loaded, opens the directory), and the organization that sent it waits 10 s before its next report or page (429 with Retry-After; 30 s, 90 s and up to 5 minutes when it does it again within 10 minutes), checked again when the connection is granted, so that a batch of runaway queries costs one restart. Most of B\'s requests are therefore 429s there. On PostgreSQL B holds at most its share of the pool and its users\' budgets; its runaway statements are cancelled at the budget.', '');
   return lines.join('\n');
 }
 
