@@ -52,6 +52,11 @@ async function one(name, options, attackers, heavy) {
     const messages = new Map();
     for (const s of a.filter((x) => x.status !== 200)) messages.set(`${s.status} ${s.code}: ${s.message}`, (messages.get(`${s.status} ${s.code}: ${s.message}`) ?? 0) + 1);
     for (const [m, n] of messages) log(`${name}: A got ${n} x ${m}`);
+    // Which of A's requests make its tail: each kind's p50 / p99 / max under attack.
+    for (const what of [...new Set(a.map((s) => s.what))]) {
+      const st = stats(a.filter((s) => s.what === what));
+      log(`${name}: A's ${what}: ${ms(st.p50)} / ${ms(st.p99)} / ${ms(st.max)} ms (${st.n})`);
+    }
     const b = r.samples.filter((s) => s.who === 'B');
     const timeouts = b.filter((s) => s.status === 504);
     const byStatus = new Map();
