@@ -48,6 +48,15 @@ async function one(name, options, attackers, heavy) {
       }
     }
     const a = r.samples.filter((s) => s.who === 'A');
+    // Which refusal A met: codes are shared (a budget's 429 and the cool-down's), messages are not.
+    const messages = new Map();
+    for (const s of a.filter((x) => x.status !== 200)) messages.set(`${s.status} ${s.code}: ${s.message}`, (messages.get(`${s.status} ${s.code}: ${s.message}`) ?? 0) + 1);
+    for (const [m, n] of messages) log(`${name}: A got ${n} x ${m}`);
+    // Which of A's requests make its tail: each kind's p50 / p99 / max under attack.
+    for (const what of [...new Set(a.map((s) => s.what))]) {
+      const st = stats(a.filter((s) => s.what === what));
+      log(`${name}: A's ${what}: ${ms(st.p50)} / ${ms(st.p99)} / ${ms(st.max)} ms (${st.n})`);
+    }
     const b = r.samples.filter((s) => s.who === 'B');
     const timeouts = b.filter((s) => s.status === 504);
     const byStatus = new Map();
@@ -97,7 +106,7 @@ function section(results) {
     '',
     ...table(results),
   ];
-  lines.push('', 'Peak RSS is the service\'s process (the service and the scenario\'s clients) and, embedded, the database processes it started (the running one and its spare), summed. On embedded PGlite one statement runs at a time, so A waits for the B statement ahead of it; a statement past its budget ends its database process (a spare, already loaded, opens the directory), and the organization that sent it waits 10 s before its next report or page (429 with Retry-After; 30 s, 90 s and up to 5 minutes when it does it again within 10 minutes), its heavy requests taking turns so that a batch of runaway queries costs one restart. Most of B\'s requests are therefore 429s there. On PostgreSQL B holds at most its share of the pool and its users\' budgets; its runaway statements are cancelled at the budget.', '');
+  lines.push('', 'Peak RSS is the service\'s process (the service and the scenario\'s clients) and, embedded, the database processes it started (the running one and its spare), summed. On embedded PGlite one statement runs at a time, so A waits for the B statement ahead of it; a statement past its budget ends its database process (a spare, already loaded, opens the directory), and the organization that sent it waits 10 s before its next report or page (429 with Retry-After; 30 s, 90 s and up to 5 minutes when it does it again within 10 minutes), checked again when the connection is granted, so that a batch of runaway queries costs one restart. Most of B\'s requests are therefore 429s there. On PostgreSQL B holds at most its share of the pool and its users\' budgets; its runaway statements are cancelled at the budget.', '');
   return lines.join('\n');
 }
 

@@ -20,6 +20,8 @@ export interface Sample {
   readonly ms: number;
   readonly envelope: boolean;
   readonly code: string | null;
+  /** The error's message, to tell refusals that share a code apart (null on success). */
+  readonly message: string | null;
 }
 
 export interface ScenarioResult {
@@ -65,9 +67,9 @@ async function call(url: string, who: 'A' | 'B', what: string, key: string, meth
       json = undefined;
     }
     const envelope = typeof json?.success === 'boolean' && (json.success || (typeof json.data?.error_code === 'string' && json.data.status_code === res.status));
-    return { who, what, status: res.status, ms: performance.now() - started, envelope, code: json?.data?.error_code ?? null };
+    return { who, what, status: res.status, ms: performance.now() - started, envelope, code: json?.data?.error_code ?? null, message: json?.success === false ? String(json?.data?.message ?? '') : null };
   } catch {
-    return { who, what, status: 0, ms: performance.now() - started, envelope: false, code: null };
+    return { who, what, status: 0, ms: performance.now() - started, envelope: false, code: null, message: null };
   }
 }
 
