@@ -65,25 +65,22 @@ export interface PlanOptions {
 export function plan(bound: B.BoundQuery, catalog: Catalog, options: PlanOptions = {}): LogicalPlan {
   const semiJoins = options.semiJoins !== false;
   let query = bound;
-  if (semiJoins) {
-    // New scopes are numbered past the query's largest, measured only when a rewrite needs one:
-    // most queries have no filter on a one-to-many relation, and the walk was theirs to pay.
-    let next = -1;
-    query = semiJoinVirtualFilters(query, catalog, () => {
-      if (next < 0) next = maxScope(bound) + 1;
-      return next++;
-    });
-  }
+  if (semiJoins) query = semiJoinVirtualFilters(query, catalog);
   // Joins depend only on column paths, which the expression rewrites below leave alone, so the
   // joins are planned first and every expression rewrite runs in one pass over the tree.
   const planner = new Planner(catalog);
   planner.query(query);
   const idColumn = catalog.mapping.idColumn;
+  // The expression rewrites change only `if` calls and counts of distinct values, which the
+  // planner's walk has just looked for: a query with none of them is not walked again.
   if (semiJoins) {
-    const multiplying = new Set(planner.scopes.flatMap((sc, id) => (sc && sc.joins.some((j) => j.kind === 'virtual') ? [id] : [])));
-    const countById = distinctIdCount(idColumn, multiplying);
-    query = distinctById(mapQuery(query, (e) => countById(ifToCase(e))), idColumn, multiplying);
-  } else {
+    const multiplying = planner.multiplying;
+    if (planner.rewritable) {
+      const countById = distinctIdCount(idColumn, multiplying);
+      query = mapQuery(query, (e) => countById(ifToCase(e)));
+    }
+    query = distinctById(query, idColumn, multiplying);
+  } else if (planner.rewritable) {
     query = mapQuery(query, ifToCase);
   }
   return new Plan(query, planner.scopes, [...planner.objects].sort(), planner.physical, catalog);
@@ -131,6 +128,13 @@ class Planner {
    * internalize on every store and every read, a tenth of a compile on texts of many catalogs.
    */
   readonly physical = new Map<string, Map<string, string>>();
+  /** Scopes with a one-to-many join, whose rows it multiplies. */
+  readonly multiplying = new Set<number>();
+  /**
+   * Whether the query holds a node the expression rewrites may change (an `if` call, a count
+   * of distinct values), or a subquery reached twice, which is walked here once.
+   */
+  rewritable = false;
   private aliases = 0;
   /** `expr` bound once, for the child walk, instead of a closure per node. */
   private readonly visit = (e: B.BExpr): void => this.expr(e);
@@ -139,7 +143,10 @@ class Planner {
 
   query(q: B.BoundQuery): void {
     // A subquery reached twice (a select item repeated by GROUP BY 1) is one scope: plan it once.
-    if (this.scopes[q.scope]) return;
+    if (this.scopes[q.scope]) {
+      this.rewritable = true;
+      return;
+    }
     this.objects.add(q.object);
     this.scopes[q.scope] = { from: { alias: this.alias(), object: q.object, table: this.table(q.object) }, joins: [] };
     for (const o of q.outputs) this.expr(o.expr);
@@ -191,6 +198,7 @@ class Planner {
         };
         joins.push(join);
         this.objects.add(hop.object);
+        if (!toOne) this.multiplying.add(c.scope);
       }
       fromAlias = join.alias;
       fromObject = hop.object;
@@ -215,6 +223,10 @@ class Planner {
       case 'InSubquery':
         this.expr(e.operand);
         this.query(e.query);
+        return;
+      case 'Call':
+        if (e.fn === 'if' || (e.fn === 'count' && e.distinct)) this.rewritable = true;
+        forEachChild(e, this.visit);
         return;
       default:
         forEachChild(e, this.visit);
