@@ -1,5 +1,5 @@
 import type * as B from '../bind/bound.js';
-import { quoteIdent, quoteQualified } from '../catalog/quote.js';
+import { quoteIdent } from '../catalog/quote.js';
 import { pathKey, type LogicalPlan, type ScopePlan, type TableRef } from '../plan/plan.js';
 import { outputName } from './output-names.js';
 
@@ -89,6 +89,25 @@ const NULL_TYPES: Record<B.ValueType, string | null> = {
   null: null,
 };
 
+/**
+ * Quoted identifiers, by name: the catalog's physical names, its schema and the planner's
+ * aliases, written again and again, each once per reference. The quoted form is a function of
+ * the name alone (whichever catalog it comes from), made by `quoteIdent`, which also refuses a
+ * name PostgreSQL cannot take; kept here it is one lookup instead of a scan and a new string
+ * per reference. Bounded like `quoteIdent`'s own table: past it, names are quoted each time.
+ */
+const QUOTED = new Map<string, string>();
+const MAX_QUOTED = 10_000;
+
+function quoted(name: string): string {
+  let q = QUOTED.get(name);
+  if (q === undefined) {
+    q = quoteIdent(name);
+    if (QUOTED.size < MAX_QUOTED) QUOTED.set(name, q);
+  }
+  return q;
+}
+
 class SqlWriter {
   private out = '';
   private readonly params: unknown[];
@@ -97,12 +116,20 @@ class SqlWriter {
   private nowIndex = -1;
   /** Set by the top-level query(): see OrderCut. */
   orderCut: OrderCut | null = null;
+  /** What follows a table's alias in its guards: `."tenant" = $1`, and ` AND ` ... `."deleted" = false` when soft-deleting. */
+  private readonly tenantGuard: string;
+  private readonly deletedGuard: string | null;
+  /** `"schema".` */
+  private readonly schemaPrefix: string;
 
   constructor(
     private readonly plan: LogicalPlan,
     private readonly options: EmitOptions,
   ) {
     this.params = [options.orgId];
+    this.tenantGuard = `.${quoted(plan.tenantColumn)} = $1`;
+    this.deletedGuard = plan.softDeleteColumn ? `.${quoted(plan.softDeleteColumn)} = false` : null;
+    this.schemaPrefix = `${quoted(plan.schema)}.`;
   }
 
   result(): EmittedSql {
@@ -137,7 +164,7 @@ class SqlWriter {
   }
 
   private column(table: string, column: string): void {
-    this.out += `${quoteIdent(table)}.${quoteIdent(column)}`;
+    this.out += `${quoted(table)}.${quoted(column)}`;
   }
 
   query(q: B.BoundQuery, top: boolean, options: { order: boolean } = { order: true }): void {
@@ -146,7 +173,7 @@ class SqlWriter {
     q.outputs.forEach((o, i) => {
       if (i) this.raw(', ');
       this.expr(o.expr, false);
-      if (top) this.raw(` AS ${quoteIdent(outputName(i))}`);
+      if (top) this.raw(` AS ${quoted(outputName(i))}`);
     });
     this.raw(' FROM ');
     this.table(scope.from);
@@ -196,19 +223,13 @@ class SqlWriter {
   }
 
   private table(t: TableRef): void {
-    this.raw(`${quoteQualified(this.plan.schema, t.table)} AS ${quoteIdent(t.alias)}`);
+    this.raw(`${this.schemaPrefix}${quoted(t.table)} AS ${quoted(t.alias)}`);
   }
 
   /** The tenant and soft-delete predicates every table reference carries. */
   private guards(t: TableRef, lead: string): void {
-    this.raw(lead);
-    this.column(t.alias, this.plan.tenantColumn);
-    this.raw(' = $1');
-    if (this.plan.softDeleteColumn) {
-      this.raw(' AND ');
-      this.column(t.alias, this.plan.softDeleteColumn);
-      this.raw(' = false');
-    }
+    const alias = quoted(t.alias);
+    this.raw(this.deletedGuard === null ? `${lead}${alias}${this.tenantGuard}` : `${lead}${alias}${this.tenantGuard} AND ${alias}${this.deletedGuard}`);
   }
 
   private list(items: readonly B.BExpr[]): void {
@@ -365,7 +386,7 @@ class SqlWriter {
         if (wrap) this.raw(')');
         return;
       case 'OutputRef':
-        this.raw(quoteIdent(outputName(e.index)));
+        this.raw(quoted(outputName(e.index)));
         return;
       case 'RowCompare':
         this.raw('(');
