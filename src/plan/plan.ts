@@ -119,6 +119,12 @@ function columnsByKey(physical: ReadonlyMap<string, ReadonlyMap<string, string>>
   return out;
 }
 
+/**
+ * The first aliases, made once: the same strings every plan, so the emitter finds their quoted
+ * form by a hash V8 has already computed, and no plan makes them again.
+ */
+const ALIASES: readonly string[] = Array.from({ length: 32 }, (_, n) => `t${n}`);
+
 class Planner {
   readonly scopes: ScopePlan[] = [];
   readonly objects = new Set<string>();
@@ -157,7 +163,8 @@ class Planner {
   }
 
   private alias(): string {
-    return `t${this.aliases++}`;
+    const n = this.aliases++;
+    return n < ALIASES.length ? ALIASES[n]! : `t${n}`;
   }
 
   private table(slug: string): string {

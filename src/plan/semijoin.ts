@@ -33,7 +33,7 @@ export function semiJoinVirtualFilters(q: B.BoundQuery, catalog: Catalog): B.Bou
   let next = uses.maxScope + 1;
   let where = q.where;
   for (const hop of uses.candidates.values()) {
-    const key: PathKey = { scope: q.scope, via: hop.via };
+    const key = new PathKey(q.scope, hop.via);
     const subtree = smallestCover(where, key);
     if (!subtree || !monotonePath(where, subtree) || !onlyThisPath(subtree, key) || !nullRejecting(subtree, key)) continue;
     const rel = catalog.objects.get(q.object)?.columns.get(hop.via)?.relation;
@@ -54,15 +54,27 @@ function column(scope: number, object: string, col: string, logical: B.BColumn['
 /**
  * One virtual relation of a scope, as its uses are written: a column of that scope through
  * exactly that one hop. Compared field by field, not as a `scope:via` string built again for
- * every column on every walk; and the walks below stop at their answer.
+ * every column on every walk; its searches are bound once per relation, not a closure per
+ * node or per call, and stop at their answer.
  */
-interface PathKey {
-  readonly scope: number;
-  readonly via: string;
-}
+class PathKey {
+  constructor(
+    readonly scope: number,
+    readonly via: string,
+  ) {}
 
-function isUse(c: B.BColumn, key: PathKey): boolean {
-  return c.scope === key.scope && c.hops.length === 1 && c.hops[0]!.via === key.via;
+  isUse(c: B.BColumn): boolean {
+    return c.scope === this.scope && c.hops.length === 1 && c.hops[0]!.via === this.via;
+  }
+
+  /** Whether `e` or a node under it (not inside subqueries) is a use. */
+  readonly mentionedIn = (e: B.BExpr): boolean => (e.kind === 'Column' ? this.isUse(e) : someBoundChild(e, this.mentionedIn));
+
+  /** Whether `e` or a node under it is another relation path or a subquery. */
+  readonly foreignIn = (e: B.BExpr): boolean => {
+    if (e.kind === 'Column') return e.hops.length > 0 && !this.isUse(e);
+    return e.kind === 'Exists' || e.kind === 'Subquery' || e.kind === 'InSubquery' || someBoundChild(e, this.foreignIn);
+  };
 }
 
 /** True when `test` holds for `e` or a node under it (not inside subqueries); stops at the first. */
@@ -127,7 +139,7 @@ class Uses {
 
 
 function mentions(e: B.BExpr, key: PathKey): boolean {
-  return some(e, (x) => x.kind === 'Column' && isUse(x, key));
+  return key.mentionedIn(e);
 }
 
 function multiplicityInsensitive(q: B.BoundQuery): boolean {
@@ -165,11 +177,11 @@ function monotonePath(root: B.BExpr, target: B.BExpr): boolean {
 }
 
 function onlyThisPath(e: B.BExpr, key: PathKey): boolean {
-  return !some(e, (x) => (x.kind === 'Column' && x.hops.length > 0 && !isUse(x, key)) || x.kind === 'Exists' || x.kind === 'Subquery' || x.kind === 'InSubquery');
+  return !key.foreignIn(e);
 }
 
 function isPath(e: B.BExpr, key: PathKey): boolean {
-  return e.kind === 'Column' && isUse(e, key);
+  return e.kind === 'Column' && key.isUse(e);
 }
 
 /** The comparisons that are never TRUE with a NULL operand. */
@@ -196,7 +208,7 @@ function nullRejecting(e: B.BExpr, key: PathKey): boolean {
 
 /** `subtree` with the relation's columns read from the semi-join's own scope. */
 function rescope(subtree: B.BExpr, key: PathKey, scope: number): B.BExpr {
-  return mapExpr(subtree, (x) => (x.kind === 'Column' && isUse(x, key) ? { ...x, scope, hops: [] } : x));
+  return mapExpr(subtree, (x) => (x.kind === 'Column' && key.isUse(x) ? { ...x, scope, hops: [] } : x));
 }
 
 /**
