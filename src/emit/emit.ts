@@ -108,6 +108,15 @@ function quoted(name: string): string {
   return q;
 }
 
+const WITH_ORDER = { order: true } as const;
+
+/** The quoted names of the first output columns, made once (`"c0"`, `"c1"`...). */
+const QUOTED_OUTPUTS: readonly string[] = Array.from({ length: 64 }, (_, i) => quoteIdent(outputName(i)));
+
+function quotedOutput(i: number): string {
+  return i < QUOTED_OUTPUTS.length ? QUOTED_OUTPUTS[i]! : quoted(outputName(i));
+}
+
 class SqlWriter {
   private out = '';
   private readonly params: unknown[];
@@ -167,14 +176,14 @@ class SqlWriter {
     this.out += `${quoted(table)}.${quoted(column)}`;
   }
 
-  query(q: B.BoundQuery, top: boolean, options: { order: boolean } = { order: true }): void {
+  query(q: B.BoundQuery, top: boolean, options: { order: boolean } = WITH_ORDER): void {
     const scope = this.plan.scopes[q.scope]!;
     this.raw(q.distinct ? 'SELECT DISTINCT ' : 'SELECT ');
-    q.outputs.forEach((o, i) => {
+    for (let i = 0; i < q.outputs.length; i++) {
       if (i) this.raw(', ');
-      this.expr(o.expr, false);
-      if (top) this.raw(` AS ${quoted(outputName(i))}`);
-    });
+      this.expr(q.outputs[i]!.expr, false);
+      if (top) this.raw(` AS ${quotedOutput(i)}`);
+    }
     this.raw(' FROM ');
     this.table(scope.from);
     for (const j of scope.joins) {
@@ -288,14 +297,16 @@ class SqlWriter {
         this.expr(e.right, true);
         if (wrap) this.raw(')');
         return;
-      case 'Logical':
+      case 'Logical': {
         if (wrap) this.raw('(');
-        e.operands.forEach((o, i) => {
-          if (i) this.raw(` ${e.op} `);
-          this.expr(o, true);
-        });
+        const glue = e.op === 'AND' ? ' AND ' : ' OR ';
+        for (let i = 0; i < e.operands.length; i++) {
+          if (i) this.raw(glue);
+          this.expr(e.operands[i]!, true);
+        }
         if (wrap) this.raw(')');
         return;
+      }
       case 'IsNull':
         if (wrap) this.raw('(');
         this.expr(e.operand, true);
@@ -386,7 +397,7 @@ class SqlWriter {
         if (wrap) this.raw(')');
         return;
       case 'OutputRef':
-        this.raw(quoted(outputName(e.index)));
+        this.raw(quotedOutput(e.index));
         return;
       case 'RowCompare':
         this.raw('(');
