@@ -83,7 +83,24 @@ export function plan(bound: B.BoundQuery, catalog: Catalog, options: PlanOptions
   } else if (planner.rewritable) {
     query = mapQuery(query, ifToCase);
   }
-  return new Plan(query, planner.scopes, [...planner.objects].sort(), planner.physical, catalog);
+  return new Plan(query, planner.scopes, sorted(planner.objects), planner.physical, catalog);
+}
+
+/**
+ * The names in code-unit order, as `Array.prototype.sort` orders strings: by insertion when
+ * there are few (a query reads a handful of objects), where the built-in sort's work area was
+ * most of the garbage it made.
+ */
+function sorted(names: ReadonlySet<string>): string[] {
+  const out = [...names];
+  if (out.length > 16) return out.sort();
+  for (let i = 1; i < out.length; i++) {
+    const x = out[i]!;
+    let j = i - 1;
+    for (; j >= 0 && out[j]! > x; j--) out[j + 1] = out[j]!;
+    out[j + 1] = x;
+  }
+  return out;
 }
 
 /**

@@ -101,7 +101,7 @@ function rewritableUses(q: B.BoundQuery): Uses {
   q.groupBy.forEach(uses.elsewhere);
   if (q.having) uses.elsewhere(q.having);
   q.orderBy.forEach((o) => uses.elsewhere(o.expr));
-  for (const via of uses.disqualified) uses.candidates.delete(via);
+  if (uses.disqualified) for (const via of uses.disqualified) uses.candidates.delete(via);
   return uses;
 }
 
@@ -109,7 +109,8 @@ function rewritableUses(q: B.BoundQuery): Uses {
 class Uses {
   /** By the relation's slug: every use is a column of the query's own scope. */
   readonly candidates = new Map<string, B.Hop>();
-  readonly disqualified = new Set<string>();
+  /** Made at the first relation disqualified: most queries have none. */
+  disqualified: Set<string> | null = null;
   maxScope: number;
   readonly inWhere = (e: B.BExpr): void => this.visit(e, true);
   readonly elsewhere = (e: B.BExpr): void => this.visit(e, false);
@@ -124,7 +125,7 @@ class Uses {
       if (e.scope !== this.scope || first === undefined || first.kind !== 'virtual') return;
       if (inWhere && e.hops.length === 1) this.candidates.set(first.via, first);
       // A virtual hop after a to-one hop (`account.contacts.x`) is not rewritten at all.
-      else this.disqualified.add(first.via);
+      else (this.disqualified ??= new Set()).add(first.via);
       return;
     }
     if (e.kind === 'Exists' || e.kind === 'Subquery' || e.kind === 'InSubquery') {
