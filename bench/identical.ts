@@ -3,9 +3,11 @@
  * (bench/corpora.ts: per corpus, the check round and its warm-up and timed rounds, from the same
  * generators and seeds; 40,500 texts at its defaults) and the generated corpus of the unseen
  * bench (bench/unseen.ts: reports over random catalogs in rotation), compiled by this build and
- * by a baseline build. The row query and the count query must give the same SQL, parameters,
- * columns and warnings, and a text one build refuses the other must refuse with the same
- * diagnostics. Made to change the compiler's speed and nothing else.
+ * by a baseline build, and every tenth corpora text broken twice (its LIMIT dropped, the first
+ * name of its WHERE misspelt). The row query and the count query must give the same SQL,
+ * parameters, columns and warnings, and a text one build refuses the other must refuse with the
+ * same diagnostics (codes, spans, messages, hints, fixes). Made to change the compiler's speed
+ * and nothing else.
  *
  *   npm run build && node --import tsx bench/identical.ts <baseline dist/index.js>
  *
@@ -65,6 +67,13 @@ async function main(): Promise<void> {
     for (let i = 0; i < CORPUS_TEXTS * CORPUS_ROUNDS; i++) {
       const t = g.next();
       same(`${corpus} over ${t.source.name}`, t.text, t.slug, t.source.catalog, baseCatalogs[at.get(t.source)!]!.catalog);
+      // Every tenth text also broken twice, so refusals (codes, spans, hints, fixes) are compared
+      // too: without its LIMIT, and with the first name of its WHERE misspelt.
+      if (i % 10 === 0) {
+        for (const broken of [t.text.replace(/ LIMIT \d+$/, ''), t.text.replace(' WHERE ', ' WHERE zz')]) {
+          if (broken !== t.text) same(`${corpus} over ${t.source.name}, broken`, broken, t.slug, t.source.catalog, baseCatalogs[at.get(t.source)!]!.catalog);
+        }
+      }
     }
     progress(`identical: ${corpus} done, ${compared.toLocaleString('en-US')} texts so far`);
   });
