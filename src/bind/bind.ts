@@ -131,6 +131,8 @@ class Binder {
 
   /** The output key of a bare column: the path as written, less a leading FROM alias. */
   private pathKey(p: A.Path, scope: Scope): string {
+    // A bare name (most select items) is its own key: no array, no join.
+    if (p.parts.length === 1) return p.parts[0]!.name;
     const names = p.parts.map((x) => x.name);
     if (names.length > 1 && names[0] === scope.name && !scope.object.columns.has(names[0]!)) names.shift();
     return names.join('.');

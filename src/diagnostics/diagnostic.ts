@@ -52,8 +52,11 @@ const now = (): number => performance.now();
 export class DiagnosticBag {
   readonly items: Diagnostic[] = [];
   private lines: LineMap | undefined;
-  /** `code start end` of every diagnostic so far: a repeat is found in one lookup, not a scan. */
-  private readonly seen = new Set<string>();
+  /**
+   * `code start end` of every diagnostic so far: a repeat is found in one lookup, not a scan.
+   * Made at the first diagnostic: most texts have none, and every compile made the set.
+   */
+  private seen: Set<string> | null = null;
   private errors = 0;
   private steps = 0;
   private readonly deadline: number;
@@ -116,8 +119,9 @@ export class DiagnosticBag {
   private add(severity: Severity, code: DiagnosticCode, at: Span, message: string, hint?: string, fix?: Fix): void {
     // Two stages may notice the same problem (a date string in WHERE): report it once.
     const key = `${code} ${at.start} ${at.end}`;
-    if (this.seen.has(key)) return;
-    this.seen.add(key);
+    const seen = (this.seen ??= new Set());
+    if (seen.has(key)) return;
+    seen.add(key);
     const d: Diagnostic = { code, severity, message, span: this.lineMap.resolve(at), ...(hint === undefined ? {} : { hint }), ...(fix === undefined ? {} : { fix }) };
     this.items.push(d);
     if (severity === 'error') this.errors++;

@@ -1,5 +1,5 @@
 import type * as B from '../bind/bound.js';
-import { quoteIdent, quoteQualified } from '../catalog/quote.js';
+import { quoteIdent } from '../catalog/quote.js';
 import { pathKey, type LogicalPlan, type ScopePlan, type TableRef } from '../plan/plan.js';
 import { outputName } from './output-names.js';
 
@@ -89,6 +89,34 @@ const NULL_TYPES: Record<B.ValueType, string | null> = {
   null: null,
 };
 
+/**
+ * Quoted identifiers, by name: the catalog's physical names, its schema and the planner's
+ * aliases, written again and again, each once per reference. The quoted form is a function of
+ * the name alone (whichever catalog it comes from), made by `quoteIdent`, which also refuses a
+ * name PostgreSQL cannot take; kept here it is one lookup instead of a scan and a new string
+ * per reference. Bounded like `quoteIdent`'s own table: past it, names are quoted each time.
+ */
+const QUOTED = new Map<string, string>();
+const MAX_QUOTED = 10_000;
+
+function quoted(name: string): string {
+  let q = QUOTED.get(name);
+  if (q === undefined) {
+    q = quoteIdent(name);
+    if (QUOTED.size < MAX_QUOTED) QUOTED.set(name, q);
+  }
+  return q;
+}
+
+const WITH_ORDER = { order: true } as const;
+
+/** The quoted names of the first output columns, made once (`"c0"`, `"c1"`...). */
+const QUOTED_OUTPUTS: readonly string[] = Array.from({ length: 64 }, (_, i) => quoteIdent(outputName(i)));
+
+function quotedOutput(i: number): string {
+  return i < QUOTED_OUTPUTS.length ? QUOTED_OUTPUTS[i]! : quoted(outputName(i));
+}
+
 class SqlWriter {
   private out = '';
   private readonly params: unknown[];
@@ -97,12 +125,20 @@ class SqlWriter {
   private nowIndex = -1;
   /** Set by the top-level query(): see OrderCut. */
   orderCut: OrderCut | null = null;
+  /** What follows a table's alias in its guards: `."tenant" = $1`, and ` AND ` ... `."deleted" = false` when soft-deleting. */
+  private readonly tenantGuard: string;
+  private readonly deletedGuard: string | null;
+  /** `"schema".` */
+  private readonly schemaPrefix: string;
 
   constructor(
     private readonly plan: LogicalPlan,
     private readonly options: EmitOptions,
   ) {
     this.params = [options.orgId];
+    this.tenantGuard = `.${quoted(plan.tenantColumn)} = $1`;
+    this.deletedGuard = plan.softDeleteColumn ? `.${quoted(plan.softDeleteColumn)} = false` : null;
+    this.schemaPrefix = `${quoted(plan.schema)}.`;
   }
 
   result(): EmittedSql {
@@ -137,17 +173,17 @@ class SqlWriter {
   }
 
   private column(table: string, column: string): void {
-    this.out += `${quoteIdent(table)}.${quoteIdent(column)}`;
+    this.out += `${quoted(table)}.${quoted(column)}`;
   }
 
-  query(q: B.BoundQuery, top: boolean, options: { order: boolean } = { order: true }): void {
+  query(q: B.BoundQuery, top: boolean, options: { order: boolean } = WITH_ORDER): void {
     const scope = this.plan.scopes[q.scope]!;
     this.raw(q.distinct ? 'SELECT DISTINCT ' : 'SELECT ');
-    q.outputs.forEach((o, i) => {
+    for (let i = 0; i < q.outputs.length; i++) {
       if (i) this.raw(', ');
-      this.expr(o.expr, false);
-      if (top) this.raw(` AS ${quoteIdent(outputName(i))}`);
-    });
+      this.expr(q.outputs[i]!.expr, false);
+      if (top) this.raw(` AS ${quotedOutput(i)}`);
+    }
     this.raw(' FROM ');
     this.table(scope.from);
     for (const j of scope.joins) {
@@ -196,19 +232,13 @@ class SqlWriter {
   }
 
   private table(t: TableRef): void {
-    this.raw(`${quoteQualified(this.plan.schema, t.table)} AS ${quoteIdent(t.alias)}`);
+    this.raw(`${this.schemaPrefix}${quoted(t.table)} AS ${quoted(t.alias)}`);
   }
 
   /** The tenant and soft-delete predicates every table reference carries. */
   private guards(t: TableRef, lead: string): void {
-    this.raw(lead);
-    this.column(t.alias, this.plan.tenantColumn);
-    this.raw(' = $1');
-    if (this.plan.softDeleteColumn) {
-      this.raw(' AND ');
-      this.column(t.alias, this.plan.softDeleteColumn);
-      this.raw(' = false');
-    }
+    const alias = quoted(t.alias);
+    this.raw(this.deletedGuard === null ? `${lead}${alias}${this.tenantGuard}` : `${lead}${alias}${this.tenantGuard} AND ${alias}${this.deletedGuard}`);
   }
 
   private list(items: readonly B.BExpr[]): void {
@@ -267,14 +297,16 @@ class SqlWriter {
         this.expr(e.right, true);
         if (wrap) this.raw(')');
         return;
-      case 'Logical':
+      case 'Logical': {
         if (wrap) this.raw('(');
-        e.operands.forEach((o, i) => {
-          if (i) this.raw(` ${e.op} `);
-          this.expr(o, true);
-        });
+        const glue = e.op === 'AND' ? ' AND ' : ' OR ';
+        for (let i = 0; i < e.operands.length; i++) {
+          if (i) this.raw(glue);
+          this.expr(e.operands[i]!, true);
+        }
         if (wrap) this.raw(')');
         return;
+      }
       case 'IsNull':
         if (wrap) this.raw('(');
         this.expr(e.operand, true);
@@ -365,7 +397,7 @@ class SqlWriter {
         if (wrap) this.raw(')');
         return;
       case 'OutputRef':
-        this.raw(quoteIdent(outputName(e.index)));
+        this.raw(quotedOutput(e.index));
         return;
       case 'RowCompare':
         this.raw('(');

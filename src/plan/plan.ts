@@ -65,28 +65,42 @@ export interface PlanOptions {
 export function plan(bound: B.BoundQuery, catalog: Catalog, options: PlanOptions = {}): LogicalPlan {
   const semiJoins = options.semiJoins !== false;
   let query = bound;
-  if (semiJoins) {
-    // New scopes are numbered past the query's largest, measured only when a rewrite needs one:
-    // most queries have no filter on a one-to-many relation, and the walk was theirs to pay.
-    let next = -1;
-    query = semiJoinVirtualFilters(query, catalog, () => {
-      if (next < 0) next = maxScope(bound) + 1;
-      return next++;
-    });
-  }
+  if (semiJoins) query = semiJoinVirtualFilters(query, catalog);
   // Joins depend only on column paths, which the expression rewrites below leave alone, so the
   // joins are planned first and every expression rewrite runs in one pass over the tree.
   const planner = new Planner(catalog);
   planner.query(query);
   const idColumn = catalog.mapping.idColumn;
+  // The expression rewrites change only `if` calls and counts of distinct values, which the
+  // planner's walk has just looked for: a query with none of them is not walked again.
   if (semiJoins) {
-    const multiplying = new Set(planner.scopes.flatMap((sc, id) => (sc && sc.joins.some((j) => j.kind === 'virtual') ? [id] : [])));
-    const countById = distinctIdCount(idColumn, multiplying);
-    query = distinctById(mapQuery(query, (e) => countById(ifToCase(e))), idColumn, multiplying);
-  } else {
+    const multiplying = planner.multiplying;
+    if (planner.rewritable) {
+      const countById = distinctIdCount(idColumn, multiplying);
+      query = mapQuery(query, (e) => countById(ifToCase(e)));
+    }
+    query = distinctById(query, idColumn, multiplying);
+  } else if (planner.rewritable) {
     query = mapQuery(query, ifToCase);
   }
-  return new Plan(query, planner.scopes, [...planner.objects].sort(), planner.physical, catalog);
+  return new Plan(query, planner.scopes, sorted(planner.objects), planner.physical, catalog);
+}
+
+/**
+ * The names in code-unit order, as `Array.prototype.sort` orders strings: by insertion when
+ * there are few (a query reads a handful of objects), where the built-in sort's work area was
+ * most of the garbage it made.
+ */
+function sorted(names: ReadonlySet<string>): string[] {
+  const out = [...names];
+  if (out.length > 16) return out.sort();
+  for (let i = 1; i < out.length; i++) {
+    const x = out[i]!;
+    let j = i - 1;
+    for (; j >= 0 && out[j]! > x; j--) out[j + 1] = out[j]!;
+    out[j + 1] = x;
+  }
+  return out;
 }
 
 /**
@@ -122,6 +136,12 @@ function columnsByKey(physical: ReadonlyMap<string, ReadonlyMap<string, string>>
   return out;
 }
 
+/**
+ * The first aliases, made once: the same strings every plan, so the emitter finds their quoted
+ * form by a hash V8 has already computed, and no plan makes them again.
+ */
+const ALIASES: readonly string[] = Array.from({ length: 32 }, (_, n) => `t${n}`);
+
 class Planner {
   readonly scopes: ScopePlan[] = [];
   readonly objects = new Set<string>();
@@ -131,6 +151,13 @@ class Planner {
    * internalize on every store and every read, a tenth of a compile on texts of many catalogs.
    */
   readonly physical = new Map<string, Map<string, string>>();
+  /** Scopes with a one-to-many join, whose rows it multiplies. */
+  readonly multiplying = new Set<number>();
+  /**
+   * Whether the query holds a node the expression rewrites may change (an `if` call, a count
+   * of distinct values), or a subquery reached twice, which is walked here once.
+   */
+  rewritable = false;
   private aliases = 0;
   /** `expr` bound once, for the child walk, instead of a closure per node. */
   private readonly visit = (e: B.BExpr): void => this.expr(e);
@@ -139,7 +166,10 @@ class Planner {
 
   query(q: B.BoundQuery): void {
     // A subquery reached twice (a select item repeated by GROUP BY 1) is one scope: plan it once.
-    if (this.scopes[q.scope]) return;
+    if (this.scopes[q.scope]) {
+      this.rewritable = true;
+      return;
+    }
     this.objects.add(q.object);
     this.scopes[q.scope] = { from: { alias: this.alias(), object: q.object, table: this.table(q.object) }, joins: [] };
     for (const o of q.outputs) this.expr(o.expr);
@@ -150,7 +180,8 @@ class Planner {
   }
 
   private alias(): string {
-    return `t${this.aliases++}`;
+    const n = this.aliases++;
+    return n < ALIASES.length ? ALIASES[n]! : `t${n}`;
   }
 
   private table(slug: string): string {
@@ -191,6 +222,7 @@ class Planner {
         };
         joins.push(join);
         this.objects.add(hop.object);
+        if (!toOne) this.multiplying.add(c.scope);
       }
       fromAlias = join.alias;
       fromObject = hop.object;
@@ -215,6 +247,10 @@ class Planner {
       case 'InSubquery':
         this.expr(e.operand);
         this.query(e.query);
+        return;
+      case 'Call':
+        if (e.fn === 'if' || (e.fn === 'count' && e.distinct)) this.rewritable = true;
+        forEachChild(e, this.visit);
         return;
       default:
         forEachChild(e, this.visit);

@@ -58,11 +58,15 @@ function keywordAt(text: string, start: number, end: number): TokenType | undefi
   if (n > LONGEST_KEYWORD) return undefined;
   const slot = KEYWORD_SLOTS[keywordSlot(n, text.charCodeAt(start))];
   if (slot === undefined) return undefined;
-  next: for (const [word, type] of slot) {
+  // An indexed loop: `for (const [word, type] of slot)` ran an iterator and a destructuring
+  // per keyword tried, for every word of every text.
+  next: for (let s = 0; s < slot.length; s++) {
+    const entry = slot[s]!;
+    const word = entry[0];
     // `| 32` folds ASCII letters to lower case and maps nothing else onto a letter: equal
     // folded codes are equal characters up to case, for the characters a word holds.
     for (let k = 1; k < n; k++) if ((text.charCodeAt(start + k) | 32) !== (word.charCodeAt(k) | 32)) continue next;
-    return type;
+    return entry[1];
   }
   return undefined;
 }

@@ -343,9 +343,11 @@ class Validator {
    * a date string is left to it.
    */
   private dateComparison(a: A.Expr, b: A.Expr | null, op: DateComparisonOp, whole: A.Expr['span']): void {
+    // Both sides without an array or a closure: this runs for every comparison of every WHERE.
+    if ((a.kind === 'String' && isDateString(a.value)) || (b !== null && b.kind === 'String' && isDateString(b.value))) return;
     const src = this.bag.source;
-    if ([a, b].some((side) => side?.kind === 'String' && isDateString(side.value))) return;
-    for (const side of [a, b]) {
+    for (let k = 0; k < 2; k++) {
+      const side = k === 0 ? a : b;
       const ts = side && findToTimestamp(side);
       if (ts) {
         const other = side === a ? b : a;
@@ -381,6 +383,8 @@ export function quoteZone(zone: string): string {
 
 function findToTimestamp(e: A.Expr): A.Call | null {
   if (e.kind === 'Call' && e.name.name === 'to_timestamp') return e;
+  // A name, a literal: no call under it (most sides of a comparison), and no closure to find so.
+  if (e.kind === 'Path' || e.kind === 'String' || e.kind === 'Number' || e.kind === 'Boolean' || e.kind === 'Null') return null;
   if (e.kind === 'Exists' || e.kind === 'Subquery' || e.kind === 'InSubquery') return null;
   let found: A.Call | null = null;
   forEachChild(e, (c) => {
