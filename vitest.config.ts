@@ -19,5 +19,7 @@ export default defineConfig({
     // Once before any file runs: the bundles in dist/ when they are missing or stale, and the
     // empty PGlite cluster each test database starts from (test/support/global-setup.ts).
     globalSetup: ['test/support/global-setup.ts'],
+    // With OQL_CPU_LOG=<file>, each file's CPU seconds (test/support/cpu-usage.ts); else nothing.
+    setupFiles: ['test/support/cpu-usage.ts'],
   },
 });
