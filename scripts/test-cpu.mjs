@@ -3,7 +3,8 @@
 //   OQL_CPU_LOG=/tmp/cpu.jsonl npx vitest run && node scripts/test-cpu.mjs /tmp/cpu.jsonl [rows]
 // Columns, in CPU seconds: the file's worker process (boot and collection included), its
 // collection (modules imported), the child processes it waited for, the PostgreSQL clusters it
-// stopped, and their sum.
+// stopped, and their sum. Files run in a worker thread (`thread: true`) share the runner's process:
+// their CPU is only in the run's total, which the table's last line does not include.
 import { readFileSync } from 'node:fs';
 
 const [log, rows = '25'] = process.argv.slice(2);
@@ -21,4 +22,6 @@ console.log('|---|---|---|---|---|---|');
 for (const l of lines.slice(0, Number(rows))) {
   console.log(`| \`${l.file}\` | ${f(l.self)} | ${f(l.collect)} | ${f(l.children)} | ${f(l.postgres)} | ${f(total(l))} |`);
 }
+const threaded = lines.filter((l) => l.thread).length;
+if (threaded) console.log(`(${threaded} files ran in a worker thread: their CPU is in the runner's, not here)`);
 console.log(`| all ${lines.length} files | ${f(sum('self'))} | ${f(sum('collect'))} | ${f(sum('children'))} | ${f(sum('postgres'))} | ${f(sum('total'))} |`);

@@ -1,4 +1,5 @@
 import { appendFileSync, readFileSync } from 'node:fs';
+import { isMainThread } from 'node:worker_threads';
 import { afterAll, beforeAll } from 'vitest';
 
 /**
@@ -8,7 +9,9 @@ import { afterAll, beforeAll } from 'vitest';
  * modules imported), of the child processes it waited for (`children`: `oql serve`, initdb,
  * pg_ctl...) and of the PostgreSQL clusters it stopped (`postgres`: a postmaster is not a child
  * the worker waits for, so pg-server.ts reads its CPU before stopping it). Without the variable it
- * does nothing. `node scripts/test-cpu.mjs <file>` sums the lines into a table.
+ * does nothing. A file run in a worker thread (the compiler's files, vitest.config.ts) shares its
+ * process with the runner and the other files of the thread: its line says `thread: true` and
+ * gives no CPU; the run's total (e.g. `/usr/bin/time npx vitest run`) counts it. `node scripts/test-cpu.mjs <file>` sums the lines into a table.
  */
 
 declare global {
@@ -28,7 +31,13 @@ export function procCpuSeconds(pid: number | 'self'): { self: number; children: 
   return { self: at(14) + at(15), children: at(16) + at(17) };
 }
 
-if (LOG) {
+if (LOG && !isMainThread) {
+  afterAll((suite) => {
+    const file = 'filepath' in suite ? suite.filepath : '';
+    const line = { file: file.replace(`${process.cwd()}/`, ''), thread: true, boot: 0, collect: 0, self: 0, children: 0, postgres: 0 };
+    appendFileSync(LOG, `${JSON.stringify(line)}\n`);
+  });
+} else if (LOG) {
   const atSetup = procCpuSeconds('self').self;
   let atFirstHook = atSetup;
   let file = '';
