@@ -5,7 +5,8 @@ import { databaseOf } from '../../src/run/database-of.js';
 import type { ServiceDb } from '../../src/service/types.js';
 import { seedAndListen } from '../mcp/support.js';
 import { call, type Answer, type CallOptions } from '../server/support.js';
-import { startPgServer, type PgServer } from '../support/pg-server.js';
+import { startPgDatabase } from '../support/pg-cluster.js';
+import { type PgServer } from '../support/pg-server.js';
 
 /**
  * The service for the change-log tests on either database: a few records of two organizations
@@ -61,7 +62,7 @@ export async function startChangesService(kind: DbKind, options: Partial<CreateS
   let pglite: PGlite | undefined;
   let server: OqlServer;
   if (kind === 'postgres') {
-    pgServer = await startPgServer();
+    pgServer = await startPgDatabase();
     server = await createServer({ database: pgServer.url, apiKeys: API_KEYS, env: {}, ...options });
   } else {
     pglite = new PGlite();

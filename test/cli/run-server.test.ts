@@ -2,7 +2,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureData, loadFixtureCatalog, loadIntoDatabase } from '../../fixtures/index.js';
 import { Oracle } from '../support/oracle.js';
-import { pgServerAvailable, startPgServer, type PgServer } from '../support/pg-server.js';
+import { startPgDatabase } from '../support/pg-cluster.js';
+import { pgServerAvailable, type PgServer } from '../support/pg-server.js';
 import { cli } from './helpers.js';
 
 const data = fixtureData('crm');
@@ -12,7 +13,7 @@ describe.skipIf(!pgServerAvailable())('oql run --database on a PostgreSQL 15 ser
   let server: PgServer;
 
   beforeAll(async () => {
-    server = await startPgServer();
+    server = await startPgDatabase();
     const client = new pg.Client({ connectionString: server.url });
     await client.connect();
     try {

@@ -5,7 +5,8 @@ import pg from 'pg';
 import { buildConsole } from '../../scripts/build-console.js';
 import { loadIntoDatabase } from '../../fixtures/index.js';
 import type { CreateServerOptions } from '../../src/server/index.js';
-import { startPgServer, type PgServer } from '../support/pg-server.js';
+import { startPgDatabase } from '../support/pg-cluster.js';
+import { type PgServer } from '../support/pg-server.js';
 import { API_KEYS_ENV, call, crm, listen, type Answer, type CallOptions, type Running } from '../server/support.js';
 
 /**
@@ -29,7 +30,7 @@ export interface ConsoleWorld {
 
 export async function openWorld(): Promise<ConsoleWorld> {
   const assetsDir = mkdtempSync(join(tmpdir(), 'oql-console-'));
-  const server = await startPgServer();
+  const server = await startPgDatabase();
   const pool = new pg.Pool({ connectionString: server.url, max: 3 });
   const running: Running[] = [];
   try {

@@ -5,7 +5,8 @@ import { catalogDdl, loadCatalog, withAuditFields } from '../../src/catalog/inde
 import { type ConnectorOptions } from '../../src/filter/index.js';
 import { connectorRecords } from '../../src/query/filter.js';
 import { bulkCreate, updateRecord, type Writable } from '../../src/records/index.js';
-import { pgServerAvailable, startPgServer, type PgServer } from '../support/pg-server.js';
+import { startPgDatabase } from '../support/pg-cluster.js';
+import { pgServerAvailable, type PgServer } from '../support/pg-server.js';
 import { emptyPglite } from '../support/pglite-template.js';
 
 /**
@@ -106,7 +107,7 @@ describe('on PostgreSQL 15, with a write transaction held open across pages', ()
 
   beforeAll(async () => {
     expect(pgServerAvailable(), 'PostgreSQL 15 server binaries are required (apt-get install postgresql-15)').toBe(true);
-    server = await startPgServer();
+    server = await startPgDatabase();
     pool = new pg.Pool({ connectionString: server.url, max: 4 });
     for (const statement of catalogDdl(catalog, { keysetIndexes: true })) await pool.query(statement);
   }, 180_000);

@@ -5,7 +5,8 @@ import type { Client } from '@modelcontextprotocol/client';
 import { createServer, type OqlServer } from '../../src/server/app.js';
 import { databaseOf } from '../../src/run/database-of.js';
 import { call, type Answer } from '../server/support.js';
-import { startPgServer, type PgServer } from '../support/pg-server.js';
+import { startPgDatabase } from '../support/pg-cluster.js';
+import { type PgServer } from '../support/pg-server.js';
 import { API_KEYS, DATA, KEYS, connect, jsonOf, seedAndListen, textOf } from './support.js';
 
 /**
@@ -24,7 +25,7 @@ let baseUrl: string;
 const mcp = {} as Record<keyof typeof KEYS, Client>;
 
 beforeAll(async () => {
-  pgServer = await startPgServer();
+  pgServer = await startPgDatabase();
   pool = new pg.Pool({ connectionString: pgServer.url, max: 8 });
   const db = databaseOf(pool);
   // Members may read accounts and contacts only; one report at a time per user, so one held open fills the budget.

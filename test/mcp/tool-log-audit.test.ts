@@ -6,7 +6,8 @@ import { createServer, type OqlServer } from '../../src/server/app.js';
 import { databaseOf } from '../../src/run/database-of.js';
 import type { ServiceDb } from '../../src/service/types.js';
 import { call } from '../server/support.js';
-import { startPgServer, type PgServer } from '../support/pg-server.js';
+import { startPgDatabase } from '../support/pg-cluster.js';
+import { type PgServer } from '../support/pg-server.js';
 import { API_KEYS, KEYS, connect, seedAndListen, textOf } from './support.js';
 
 /**
@@ -51,7 +52,7 @@ const backends: Record<string, Backend> = {};
 beforeAll(async () => {
   const pglite = new PGlite();
   backends['PGlite'] = await start(databaseOf(pglite), () => pglite.close());
-  pgServer = await startPgServer();
+  pgServer = await startPgDatabase();
   const pool = new pg.Pool({ connectionString: pgServer.url, max: 6 });
   backends['PostgreSQL'] = await start(databaseOf(pool), () => pool.end());
 }, 180_000);

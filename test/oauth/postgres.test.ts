@@ -5,7 +5,8 @@ import { createApiKey } from '../../src/service/store/api-keys.js';
 import { migrate } from '../../src/service/migrations.js';
 import { createWorkspace } from '../../src/service/store/workspaces.js';
 import type { ServiceDb } from '../../src/service/types.js';
-import { startPgServer, type PgServer } from '../support/pg-server.js';
+import { startPgDatabase } from '../support/pg-cluster.js';
+import { type PgServer } from '../support/pg-server.js';
 import { MCP_URL, exchange, obtainCode, startAuthServer, tokenRequest, type Running, type Tenant } from './support.js';
 
 /**
@@ -19,7 +20,7 @@ let server: Running;
 let acme: Tenant;
 
 beforeAll(async () => {
-  pg = await startPgServer();
+  pg = await startPgDatabase();
   db = await openDatabase({ database: pg.url, poolSize: 12 });
   await migrate(db);
   await createWorkspace(db, { subdomain: 'acme', orgId: 'org_acme' });

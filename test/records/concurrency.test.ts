@@ -3,7 +3,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogDdl } from '../../src/catalog/index.js';
 import { bulkCreate, bulkUpsert, getRecord, updateRecord, type Writable } from '../../src/records/index.js';
-import { startPgServer, type PgServer } from '../support/pg-server.js';
+import { startPgDatabase } from '../support/pg-cluster.js';
+import { type PgServer } from '../support/pg-server.js';
 import { recordCatalog } from './support.js';
 import { emptyPglite } from '../support/pglite-template.js';
 
@@ -72,7 +73,7 @@ describe('concurrent writers on PostgreSQL 15 with a pg Pool', () => {
   let server: PgServer;
   let pool: pg.Pool;
   beforeAll(async () => {
-    server = await startPgServer();
+    server = await startPgDatabase();
     pool = new pg.Pool({ connectionString: server.url, max: 20 });
     for (const s of catalogDdl(catalog, { uniqueIndexes: true })) await pool.query(s);
   }, 120_000);

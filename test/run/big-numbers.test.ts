@@ -7,7 +7,8 @@ import { connectorRecords, filterRecords } from '../../src/query/filter.js';
 import { execute } from '../../src/index.js';
 import { getRecord } from '../../src/records/index.js';
 import { decodeValue, parseNumber } from '../../src/run/decode.js';
-import { pgServerAvailable, startPgServer, type PgServer } from '../support/pg-server.js';
+import { startPgDatabase } from '../support/pg-cluster.js';
+import { pgServerAvailable, type PgServer } from '../support/pg-server.js';
 import { emptyPglite } from '../support/pglite-template.js';
 
 /**
@@ -78,7 +79,7 @@ describe('on PostgreSQL 15', () => {
   let pool: pg.Pool;
   beforeAll(async () => {
     expect(pgServerAvailable(), 'PostgreSQL 15 server binaries are required (apt-get install postgresql-15)').toBe(true);
-    server = await startPgServer();
+    server = await startPgDatabase();
     pool = new pg.Pool({ connectionString: server.url, max: 2 });
     await load(pool);
   }, 180_000);

@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadIntoDatabase } from '../../fixtures/index.js';
-import { startPgServer, type PgServer } from '../support/pg-server.js';
+import { startPgDatabase } from '../support/pg-cluster.js';
+import { type PgServer } from '../support/pg-server.js';
 import { API_KEYS_ENV, KEYS, crm, crmServiceOnPglite, expectEnvelope, listen, type CrmService, type Running } from './support.js';
 
 /**
@@ -24,7 +25,7 @@ const apis: Record<string, Running> = {};
 beforeAll(async () => {
   pglite = await crmServiceOnPglite({ ...caps, console: false } as never);
   apis['PGlite'] = pglite.api;
-  pgServer = await startPgServer();
+  pgServer = await startPgDatabase();
   pool = new pg.Pool({ connectionString: pgServer.url, max: 3 });
   await loadIntoDatabase(pool, crm.catalog, crm.data);
   apis['PostgreSQL'] = await listen({ database: pgServer.url, apiKeys: API_KEYS_ENV, env: {}, console: false, ...caps } as never);

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadIntoDatabase } from '../../fixtures/index.js';
 import { recordToolCall } from '../../src/server/index.js';
 import { DocumentCheck } from '../support/openapi.js';
-import { pgServerAvailable, startPgServer, type PgServer } from '../support/pg-server.js';
+import { startPgDatabase } from '../support/pg-cluster.js';
+import { pgServerAvailable, type PgServer } from '../support/pg-server.js';
 import { API_KEYS_ENV, KEYS, crm, expectEnvelope, listen, liveRows, type Running } from './support.js';
 
 /**
@@ -22,7 +23,7 @@ let api: Running;
 
 beforeAll(async () => {
   expect(pgServerAvailable(), 'PostgreSQL 15 server binaries are required (apt-get install postgresql-15)').toBe(true);
-  pgServer = await startPgServer();
+  pgServer = await startPgDatabase();
   const pool = new pg.Pool({ connectionString: pgServer.url, max: 4 });
   try {
     await loadIntoDatabase(pool, catalog, data);

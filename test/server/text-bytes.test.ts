@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type OqlServer } from '../../src/server/index.js';
-import { pgServerAvailable, startPgServer, type PgServer } from '../support/pg-server.js';
+import { startPgDatabase } from '../support/pg-cluster.js';
+import { pgServerAvailable, type PgServer } from '../support/pg-server.js';
 import { API_KEYS_ENV, KEYS, call } from './support.js';
 
 /**
@@ -29,7 +30,7 @@ const DATABASES: readonly (readonly [string, () => Promise<Host>])[] = [
   ['the embedded database', () => start({ memory: true })],
   ['PostgreSQL 15', async () => {
     expect(pgServerAvailable(), 'PostgreSQL 15 server binaries are required (apt-get install postgresql-15)').toBe(true);
-    const pg: PgServer = await startPgServer();
+    const pg: PgServer = await startPgDatabase();
     try {
       const host = await start({ database: pg.url });
       return { ...host, close: async () => { try { await host.close(); } finally { await pg.stop(); } } };

@@ -5,7 +5,8 @@ import { openDatabase } from '../../src/run/open.js';
 import { MemoryAttemptStore, type AttemptStore } from '../../src/service/shared-state/attempts.js';
 import { PostgresAttemptStore } from '../../src/service/shared-state/attempts-pg.js';
 import { migrate } from '../../src/service/migrations.js';
-import { startPgServer, type PgServer } from '../support/pg-server.js';
+import { startPgDatabase } from '../support/pg-cluster.js';
+import { type PgServer } from '../support/pg-server.js';
 
 /**
  * Attempts counted before they are checked, on both stores: of N attempts sent at once, at most
@@ -17,7 +18,7 @@ let server: PgServer;
 const dbs: Database[] = [];
 
 beforeAll(async () => {
-  server = await startPgServer();
+  server = await startPgDatabase();
   for (let i = 0; i < 3; i++) dbs.push(await openDatabase({ database: server.url, poolSize: 6 }));
   await migrate(dbs[0]!);
 }, 120_000);

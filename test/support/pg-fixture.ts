@@ -3,19 +3,20 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { fixtureData, loadFixtureCatalog, loadIntoDatabase, type FixtureName } from '../../fixtures/index.js';
 import type { Catalog } from '../../src/catalog/types.js';
 import type { Row } from '../../fixtures/index.js';
-import { pgServerAvailable, startPgServer, type PgServer } from './pg-server.js';
+import { startPgDatabase } from './pg-cluster.js';
+import { pgServerAvailable, type PgServer } from './pg-server.js';
 
 /**
- * One throwaway PostgreSQL 15 cluster for a test file with fixtures loaded, each fixture in its
- * own database (the fixtures share table names). The binaries are required: without them the
- * file fails, it does not skip.
+ * The fixtures loaded for a test file, each in a database of its own (the fixtures share table
+ * names) on the run's PostgreSQL cluster (pg-cluster.ts). The binaries are required: without them
+ * the file fails, it does not skip.
  */
 export interface PgFixtures {
   /** The pool of a fixture's (or an extra catalog's) database. */
   pool(name: string): pg.Pool;
   catalog(name: string): Catalog;
-  /** The server itself, for a database of a test's own. */
-  server(): PgServer;
+  /** A fixture's database as a server handle (its `url` names the database). */
+  server(name: string): PgServer;
 }
 
 export interface PgFixtureOptions {
@@ -26,7 +27,7 @@ export interface PgFixtureOptions {
 }
 
 export function pgFixtures(fixtures: readonly FixtureName[], options: PgFixtureOptions = {}): PgFixtures {
-  let server: PgServer | undefined;
+  const databases = new Map<string, PgServer>();
   const pools = new Map<string, pg.Pool>();
   const catalogs = new Map<string, Catalog>(fixtures.map((n) => [n, loadFixtureCatalog(n)] as const));
   for (const [name, e] of Object.entries(options.extra ?? {})) catalogs.set(name, e.catalog);
@@ -39,16 +40,9 @@ export function pgFixtures(fixtures: readonly FixtureName[], options: PgFixtureO
 
   beforeAll(async () => {
     expect(pgServerAvailable(), 'PostgreSQL 15 server binaries are required (apt-get install postgresql-15)').toBe(true);
-    server = await startPgServer();
-    const admin = new pg.Client({ connectionString: server.url });
-    await admin.connect();
-    try {
-      for (const name of names) await admin.query(`CREATE DATABASE ${name}`);
-    } finally {
-      await admin.end();
-    }
+    for (const name of names) databases.set(name, await startPgDatabase());
     for (const name of names) {
-      const pool = new pg.Pool({ connectionString: server.url.replace(/\/postgres$/, `/${name}`), max: 4 });
+      const pool = new pg.Pool({ connectionString: databases.get(name)!.url, max: 4 });
       pools.set(name, pool);
       await loadIntoDatabase(pool, catalogs.get(name)!, rowsOf(name));
       await pool.query('ANALYZE');
@@ -59,7 +53,7 @@ export function pgFixtures(fixtures: readonly FixtureName[], options: PgFixtureO
     try {
       for (const p of pools.values()) await p.end();
     } finally {
-      await server?.stop();
+      for (const d of databases.values()) await d.stop();
     }
   });
 
@@ -70,9 +64,10 @@ export function pgFixtures(fixtures: readonly FixtureName[], options: PgFixtureO
       return p;
     },
     catalog: (name) => catalogs.get(name)!,
-    server: () => {
-      if (!server) throw new Error('the server did not start (see beforeAll)');
-      return server;
+    server: (name) => {
+      const d = databases.get(name);
+      if (!d) throw new Error(`fixture ${name} has no database (see beforeAll)`);
+      return d;
     },
   };
 }

@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -151,11 +151,39 @@ async function stopServer(entry: Running): Promise<void> {
   if (!running.delete(entry)) return;
   try {
     if (existsSync(join(entry.dataDir, 'postmaster.pid'))) {
+      if (process.env.OQL_CPU_LOG) countClusterCpu(entry.dataDir);
       await pgExec(entry.asPostgres, 'pg_ctl', ['-D', entry.dataDir, '-m', 'immediate', '-w', 'stop']);
     }
   } finally {
     killWatchdog(entry);
     rmSync(entry.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Adds the CPU a cluster has spent to `globalThis.oqlPostgresCpuSeconds` (test/support/cpu-usage.ts):
+ * the postmaster's own, its exited backends' and its live ones'.
+ */
+export function countClusterCpu(dataDir: string): void {
+  try {
+    const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    let seconds = 0;
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const ppid = Number(fields[1]);
+        if (Number(pid) !== postmaster && ppid !== postmaster) continue;
+        const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => Number(fields[i]) / 100);
+        seconds += utime! + stime! + (Number(pid) === postmaster ? cutime! + cstime! : 0);
+      } catch {
+        // The process ended meanwhile.
+      }
+    }
+    globalThis.oqlPostgresCpuSeconds = (globalThis.oqlPostgresCpuSeconds ?? 0) + seconds;
+  } catch {
+    // No pid file: nothing ran.
   }
 }
 
