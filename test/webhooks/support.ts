@@ -44,10 +44,13 @@ export class Receiver {
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
   }
 
-  /** Resolves once `n` deliveries were accepted. */
-  until(n: number): Promise<void> {
+  /** Resolves once `n` deliveries were accepted; fails, saying how many came, after `ms`. */
+  until(n: number, ms = 90_000): Promise<void> {
     if (this.received.length >= n) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ n, resolve }));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${this.received.length} of ${n} deliveries arrived within ${ms} ms`)), ms);
+      this.waiters.push({ n, resolve: () => { clearTimeout(timer); resolve(); } });
+    });
   }
 
   /** Resolves once `n` deliveries hang here unanswered. */
@@ -72,13 +75,14 @@ export class Receiver {
 }
 
 /** Asks `probe` again (a request to the service, which itself takes a moment) until it holds something; bounded. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 3000; i++) {
+export async function eventually<T>(probe: () => Promise<T | undefined>, what: string, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
     const v = await probe();
     if (v !== undefined) return v;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  throw new Error(`never: ${what}`);
+  throw new Error(`never within ${ms} ms: ${what}`);
 }
 
 export const events = (r: Receiver) => r.received.map((x) => ({ id: x.headers['webhook-id']!, body: JSON.parse(x.body) }));
