@@ -4,7 +4,6 @@ import { OqlError } from '../diagnostics/diagnostic.js';
 import type { ReadLimits } from '../run/read.js';
 import type { ServerConfig } from './config.js';
 import type { LeaseStore } from './shared-state/leases.js';
-import { withTurnCheck } from '../run/drivers/pglite/turn-check.js';
 import { roleAtMost } from './api-key-access.js';
 import type { Principal, Role } from './types.js';
 
@@ -58,17 +57,15 @@ export interface PolicyDeps {
   readonly timeoutMs: number;
   /**
    * After a statement of an organization ran out its budget, its heavy requests are refused this
-   * long (0: not at all). On embedded PGlite every timeout restarts the one database all tenants
-   * share, so there an organization that sends a runaway query waits before the next. The
-   * cool-down is checked when a request arrives and again at each of its statements' turns for
-   * the database's connection (turn-check.ts), and it starts the moment the statement runs out its
-   * budget, before the database serves anyone else: a batch of runaway queries sent at once
-   * therefore costs one restart, the rest of the batch refused at their turn, while an
-   * organization's ordinary reports wait in the database's line side by side. An organization
-   * that runs out its budget again within COOL_DOWN_MEMORY_MS of its last cool-down waits three
-   * times as long as the last time, up to MAX_COOL_DOWN_MS: a tenant that keeps sending runaway
-   * queries costs the others a restart every few minutes at most. On PostgreSQL the statement is
-   * cancelled alone and the budgets are enough.
+   * long (0: not at all, and heavy requests of one organization run side by side). On embedded
+   * PGlite every timeout restarts the one database all tenants share, so there an organization
+   * that sends a runaway query waits before the next, and its heavy requests take turns: the
+   * database runs one statement at a time anyway, and a request that waited its turn is checked
+   * for the cool-down again, so a batch of runaway queries sent at once costs one restart, not
+   * one each. An organization that runs out its budget again within COOL_DOWN_MEMORY_MS of its
+   * last cool-down waits three times as long as the last time, up to MAX_COOL_DOWN_MS: a tenant
+   * that keeps sending runaway queries costs the others a restart every few minutes at most. On
+   * PostgreSQL the statement is cancelled alone and the budgets are enough.
    */
   readonly coolDownMs: number;
 }
@@ -94,6 +91,8 @@ export function coolingDown(seconds: number): OqlError {
 export class Policy {
   /** Organization to the time its heavy requests may run again (embedded database only). */
   private readonly coolDown = new Map<string, CoolDown>();
+  /** Organization to the end of its line of heavy requests (embedded database only). */
+  private readonly turns = new Map<string, Promise<void>>();
 
   constructor(private readonly deps: PolicyDeps) {}
 
@@ -162,8 +161,7 @@ export class Policy {
   /**
    * Runs `fn` within the principal's budget: refused with 503 while the heap is near its limit,
    * with 429 and Retry-After when the principal already has its requests of this weight running
-   * (on any instance), or while it cools down after a statement that ran out its budget: when it
-   * arrives, and again when each of its statements gets the embedded database's connection.
+   * (on any instance), or while it cools down after a statement that ran out its budget.
    */
   async admit<T>(ctx: RequestContext, weight: Weight, fn: () => Promise<T>): Promise<T> {
     this.checkHeap();
@@ -176,9 +174,7 @@ export class Policy {
         `at most ${max} ${weight === 'heavy' ? 'reports, filter or connector pages' : 'record requests'} run at once per user, across all of its keys and clients; wait for one to finish`);
     }
     try {
-      if (weight === 'heavy' && this.deps.coolDownMs > 0) {
-        return await withTurnCheck({ admit: () => this.checkCoolDown(ctx), timedOut: () => this.startCoolDown(ctx) }, fn);
-      }
+      if (weight === 'heavy' && this.deps.coolDownMs > 0) return await this.inTurn(ctx, fn);
       return await fn();
     } finally {
       // Not waited for: the answer need not wait for the slot's row to go (a shared store deletes
@@ -205,6 +201,26 @@ export class Policy {
       ? Math.min(MAX_COOL_DOWN_MS, last.ms * 3)
       : this.deps.coolDownMs;
     this.coolDown.set(ctx.org, { until: now + ms, ms });
+  }
+
+  /** Runs `fn` after the organization's earlier heavy requests, if it is not cooling down by then. */
+  private async inTurn<T>(ctx: RequestContext, fn: () => Promise<T>): Promise<T> {
+    const before = this.turns.get(ctx.org) ?? Promise.resolve();
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    const end = before.then(() => mine);
+    this.turns.set(ctx.org, end);
+    try {
+      await before;
+      this.checkCoolDown(ctx);
+      return await fn();
+    } catch (e) {
+      if (e instanceof OqlError && e.code === 'QUERY_TIMEOUT') this.startCoolDown(ctx);
+      throw e;
+    } finally {
+      done();
+      if (this.turns.get(ctx.org) === end) this.turns.delete(ctx.org);
+    }
   }
 
   /** New work is refused while the heap is close to its limit, rather than letting the process die. */

@@ -12,9 +12,8 @@ import { pgServerAvailable, startPgServer, type PgServer } from '../support/pg-s
  * large texts that do not compress and attacks again while A sends open-loop over three users.
  * On PostgreSQL A must get no refusal (no 429, no 503) and no error. On the embedded database A
  * must get no error and no answer outside the envelope, and /health must answer 200; a 429 of
- * A is still possible there (while B's runaway statements hold the one connection and the
- * process restarts, A's users fill their limit of concurrent reports: bench/RESULTS.md, "A
- * heavier neighbour"). The data is smaller than the
+ * A is still possible there (its heavy requests take turns per organization, each behind one
+ * of B's statements: bench/RESULTS.md, "A heavier neighbour"). The data is smaller than the
  * benchmark's 46 MB (bench/hostile.mjs) to keep the suite fast; the scheduling is the same.
  */
 

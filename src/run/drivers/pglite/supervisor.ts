@@ -12,7 +12,6 @@ import {
 } from './options.js';
 import { ConnectionBroken, PgliteProcess, ProcessGone, type QueryResult, type SpareProcess } from './process-client.js';
 import { checkTimeout } from '../../transaction.js';
-import { currentTurnCheck, type TurnCheck } from './turn-check.js';
 
 export { dataDirOwner } from '../../data-dir-lock.js';
 export type { Field, QueryResult } from './process-client.js';
@@ -45,8 +44,7 @@ export type {
  *   databaseError() as for any driver. Every other failure is an OqlError already.
  * - PGlite is one connection. Every call waits its turn in a queue that serves tenants (the
  *   `tenant` option) round-robin (FairQueue), and a transaction keeps the connection from BEGIN to
- *   its end; `tx` has PGlite's Transaction shape (query, exec, rollback). At its turn a call is
- *   asked its request's TurnCheck (turn-check.ts), which may refuse it instead.
+ *   its end; `tx` has PGlite's Transaction shape (query, exec, rollback).
  * - Each statement has a budget (`timeoutMs`, default 5 s: one statement holds every tenant's
  *   only connection, so the budget is shorter than a server's 20 s). Past it the call rejects
  *   with QUERY_TIMEOUT (504) and the process is replaced; calls queued behind it run on the new one.
@@ -70,9 +68,7 @@ interface Waiter {
   /** When the call joined the queue (performance.now()). */
   readonly queuedAt: number;
   readonly grant: () => void;
-  readonly refuse: (e: unknown) => void;
-  /** The calling request's check at its turn (turn-check.ts), read when it joined the queue. */
-  readonly check: TurnCheck | undefined;
+  readonly refuse: (e: OqlError) => void;
   timer?: NodeJS.Timeout;
 }
 
@@ -107,8 +103,6 @@ export class EmbeddedDatabase {
   private leased = false;
   /** The tenant whose call holds the connection, for the restart event. */
   private holder: string | undefined;
-  /** The check of the call holding the connection, told when its statement runs out its budget. */
-  private holderCheck: TurnCheck | undefined;
   /** The tenant in whose name the connection is held ('' for none) and since when, for perTenant. */
   private held: { tenant: string; since: number } | undefined;
   /** Per tenant: calls served, their time waiting in the queue and holding the connection. */
@@ -344,7 +338,7 @@ export class EmbeddedDatabase {
   private acquire(tenant: string = NO_TENANT): Promise<void> {
     if (this.closing) return Promise.reject(closedError(this.label));
     return new Promise<void>((grant, refuse) => {
-      const waiter: Waiter = { tenant, queuedAt: performance.now(), grant, refuse, check: currentTurnCheck() };
+      const waiter: Waiter = { tenant, queuedAt: performance.now(), grant, refuse };
       this.queue.push(tenant, waiter);
       if (this.state === 'restarting') this.waitForRestart(waiter);
       this.pump();
@@ -366,7 +360,6 @@ export class EmbeddedDatabase {
     this.held = undefined;
     this.leased = false;
     this.holder = undefined;
-    this.holderCheck = undefined;
     this.pump();
   }
 
@@ -374,16 +367,8 @@ export class EmbeddedDatabase {
     while (!this.leased && this.state === 'ready' && this.queue.size > 0) {
       const waiter = this.queue.shift()!;
       clearTimeout(waiter.timer);
-      try {
-        waiter.check?.admit();
-      } catch (e) {
-        // Refused at its turn: the connection goes to the next in line.
-        waiter.refuse(e);
-        continue;
-      }
       this.leased = true;
       this.holder = waiter.tenant === NO_TENANT ? undefined : waiter.tenant;
-      this.holderCheck = waiter.check;
       const now = performance.now();
       this.held = { tenant: waiter.tenant, since: now };
       const t = this.perTenant.get(waiter.tenant) ?? { calls: 0, waitMs: 0, maxWaitMs: 0, holdMs: 0, maxHoldMs: 0 };
@@ -435,11 +420,6 @@ export class EmbeddedDatabase {
       timer = setTimeout(() => {
         const error = timeoutError(timeoutMs);
         reject(error);
-        try {
-          this.holderCheck?.timedOut();
-        } catch {
-          // The caller's bookkeeping cannot keep the runaway statement's process alive.
-        }
         this.restart('timeout', this.holder, error);
       }, timeoutMs);
     });
