@@ -17,8 +17,9 @@ describe.each<DbKind>(['pglite', 'postgres'])('retrying one dead-lettered change
 
   beforeAll(async () => {
     await r.start();
-    // 24 h of retries become about 2 s.
-    h = await startChangesService(kind, { webhookAllowPrivate: true, webhookRetryScale: 0.00002, webhookTimeoutMs: 30_000 });
+    // 24 h of retries become about 9 s, hourly retries 360 ms: ten attempts and more before the
+    // dead letter even when each attempt takes a few hundred ms on a loaded machine.
+    h = await startChangesService(kind, { webhookAllowPrivate: true, webhookRetryScale: 0.0001, webhookTimeoutMs: 30_000 });
   }, 120_000);
 
   afterAll(async () => {
