@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { loadModule, parseSync } from 'libpg-query';
-import { BENCH_DIR, REPO_DIR, fmt, loadDist, median, progress, table, type OqlModule } from './lib.js';
+import { BENCH_DIR, REPO_DIR, fmt, groupedMedian, loadDist, median, percentile, progress, table, type OqlModule } from './lib.js';
 import { CORPORA, CorpusGenerator, corpusCatalogs, rngOf, type CorpusCatalog, type CorpusName } from './corpus-families.js';
 import { buildSync } from 'esbuild';
 import { loadCatalog } from '../src/catalog/load.js';
@@ -53,20 +53,6 @@ function timed(n: number, call: (i: number) => unknown): number[] {
     prev = t;
   }
   return out;
-}
-
-/** The median of whole-µs samples, interpolated inside its 1 µs bin (see unseen.ts). */
-function groupedMedian(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s[s.length >> 1]!;
-  const below = s.filter((x) => x < m).length;
-  const within = s.filter((x) => x === m).length;
-  return m - 0.5 + (s.length / 2 - below) / within;
-}
-
-function percentile(xs: readonly number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 }
 
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;

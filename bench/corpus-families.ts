@@ -23,6 +23,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Catalog } from '../src/catalog/types.js';
 import { between, pick, sample, randomShapes, type Random } from './random-catalog.js';
+import { mulberry32 } from '../src/demo/generate.js';
 import { modelOf, type Col, type Kind, type Obj } from './random-scope.js';
 import { SYNTHETIC_TYPE_CODES, compactPayload, servicePayloadOf, type Shape, type ShapeColumn, type ScalarType } from './synthetic-catalog.js';
 
@@ -124,17 +125,8 @@ export function corpusCatalogs(lib: Lib, randoms = 6): CorpusCatalog[] {
   return out;
 }
 
-/** mulberry32, as bench/lib.ts's rng (kept here so the generators import nothing that imports the compiler). */
-export function rngOf(seed: number): Random {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded random source: the demo data's mulberry32, as bench/lib.ts's rng. */
+export const rngOf: (seed: number) => Random = mulberry32;
 
 // ---------------------------------------------------------------------------- texts
 

@@ -19,7 +19,7 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { loadModule, parseSync } from 'libpg-query';
 import type { SizeClass } from './corpus.js';
-import { BARE_NODE, BENCH_DIR, coldStartArgs, distPath, fmt, loadDist, median, progress, rng, table, timedNode, type ChildRun, type OqlModule } from './lib.js';
+import { BARE_NODE, BENCH_DIR, coldStartArgs, distPath, fmt, groupedMedian, loadDist, median, percentile, progress, rng, table, timedNode, type ChildRun, type OqlModule } from './lib.js';
 import { randomShapes } from './random-catalog.js';
 import { ReportGenerator } from './random-reports.js';
 import { SYNTHETIC_TYPE_CODES, compactPayload, servicePayloadOf } from './synthetic-catalog.js';
@@ -136,23 +136,6 @@ function measure(lib: OqlModule): Samples {
     progress(`unseen: round ${k + 1}/${WARMUP_ROUNDS + ROUNDS}${k < WARMUP_ROUNDS ? ' (warm-up)' : ''}`);
   }
   return samples;
-}
-
-/**
- * The median of whole-µs samples, interpolated inside its 1 µs bin (the grouped median), so
- * figures of a few tens of µs are not rounded to the clock's step.
- */
-function groupedMedian(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s[s.length >> 1]!;
-  const below = s.filter((x) => x < m).length;
-  const within = s.filter((x) => x === m).length;
-  return m - 0.5 + (s.length / 2 - below) / within;
-}
-
-function percentile(xs: readonly number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 }
 
 function summarize(samples: Samples): Summary {

@@ -16,6 +16,11 @@ export function newOpportunities(data, n) {
   }));
 }
 
+/** A filter request's body: the first page of 50 opportunities under `conditions`, largest amount first. */
+function pageOf50(conditions) {
+  return JSON.stringify({ query: { fields: FIELDS, filters: { and: conditions }, sort: [{ field: 'amount', direction: 'desc' }], pagination: { page: 1, page_size: 50 } } });
+}
+
 /**
  * name: shown in the results; floorLabel: what the floor runs; connections: the concurrency when
  * not the default; request(data, n): the n-th HTTP request; floor(data, n): the n-th bare query,
@@ -37,14 +42,7 @@ export const WORKLOADS = [
     request: (_data, n) => ({
       method: 'POST',
       path: '/api/v1/org/objects/opportunity/filter',
-      body: JSON.stringify({
-        query: {
-          fields: FIELDS,
-          filters: { and: [{ field: 'stage', operator: 'eq', value: STAGES[n % STAGES.length] }, { field: 'amount', operator: 'gte', value: THRESHOLDS[n % THRESHOLDS.length] }] },
-          sort: [{ field: 'amount', direction: 'desc' }],
-          pagination: { page: 1, page_size: 50 },
-        },
-      }),
+      body: pageOf50([{ field: 'stage', operator: 'eq', value: STAGES[n % STAGES.length] }, { field: 'amount', operator: 'gte', value: THRESHOLDS[n % THRESHOLDS.length] }]),
     }),
     floor: (data, n) => ({
       sql: `SELECT ${FIELDS.join(', ')} FROM public.opportunity WHERE org_id = $1 AND NOT is_deleted AND stage = $2 AND amount >= $3 ORDER BY amount DESC NULLS LAST, id LIMIT 50`,
@@ -141,14 +139,7 @@ export const PEER_WORKLOADS = [
     request: (_data, n) => ({
       method: 'POST',
       path: '/api/v1/org/objects/opportunity/filter',
-      body: JSON.stringify({
-        query: {
-          fields: FIELDS,
-          filters: { and: [{ field: 'stage', operator: 'eq', value: STAGES[n % STAGES.length] }] },
-          sort: [{ field: 'amount', direction: 'desc' }],
-          pagination: { page: 1, page_size: 50 },
-        },
-      }),
+      body: pageOf50([{ field: 'stage', operator: 'eq', value: STAGES[n % STAGES.length] }]),
     }),
     graphql: (data, n) => ({
       query: 'query($o: String!, $s: String!) { allOpportunities(condition: {orgId: $o, stage: $s, isDeleted: false}, orderBy: [AMOUNT_DESC, ROW_ID_ASC], first: 50) { nodes { rowId name amount stage closeDate } } }',
