@@ -65,6 +65,20 @@ export interface PoolDatabaseOptions {
 }
 
 /**
+ * Queries made by `send` on a pipelined connection, corked so that they go out in one write rather
+ * than one each: a system call is a good part of a short statement's cost.
+ */
+function inOneWrite<T>(client: PgClientLike, send: () => T): T {
+  const stream = client.connection?.stream;
+  stream?.cork?.();
+  try {
+    return send();
+  } finally {
+    stream?.uncork?.();
+  }
+}
+
+/**
  * A read in one round trip: its settings, the statement and ROLLBACK written at once on a
  * pipelined connection. The ROLLBACK runs whatever became of the others (in a failed transaction
  * too), so the connection is idle again at the end; if it is not, it is not given back to the pool.
@@ -72,17 +86,7 @@ export interface PoolDatabaseOptions {
  */
 async function pipelinedRead(client: PgClientLike, state: { broken: boolean }, settings: string,
   statement: Parameters<PgClientLike['query']>[0]): Promise<Rows> {
-  // Corked, the three go out in one write rather than one each: a system call is a good part of a
-  // short read's cost.
-  const stream = client.connection?.stream;
-  stream?.cork?.();
-  let pending: Promise<{ rows: unknown[] }>[];
-  try {
-    pending = [client.query(settings), client.query(statement), client.query('ROLLBACK')];
-  } finally {
-    stream?.uncork?.();
-  }
-  const [opened, read, ended] = await Promise.allSettled(pending);
+  const [opened, read, ended] = await Promise.allSettled(inOneWrite(client, () => [client.query(settings), client.query(statement), client.query('ROLLBACK')]));
   if (ended.status === 'rejected' || (client.getTransactionStatus && client.getTransactionStatus() !== 'I')) state.broken = true;
   if (opened.status === 'rejected') throw opened.reason;
   if (read.status === 'rejected') throw read.reason;
@@ -263,16 +267,7 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
               committed = true;
               return { rows: last.rows as R[] };
             }
-            const stream = client.connection?.stream;
-            stream?.cork?.();
-            let last: Promise<{ rows: unknown[] }>;
-            let commit: Promise<unknown>;
-            try {
-              last = client.query(sql, [...params]);
-              commit = client.query('COMMIT');
-            } finally {
-              stream?.uncork?.();
-            }
+            const [last, commit] = inOneWrite(client, () => [client.query(sql, [...params]), client.query('COMMIT')] as const);
             // After a failed statement the COMMIT answers ROLLBACK: the transaction is over either way.
             const [done, ended] = await Promise.allSettled([opened(last), commit]);
             committed = true;
