@@ -2,6 +2,7 @@ import type { Catalog } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
 import { FIXTURE_DATA_OPTIONS, generateRows, loadIntoDatabase, type Queryable, type Row } from '../demo/index.js';
 import { DEMO_ORGANIZATIONS, demoData } from '../demo/demo.js';
+import { createInMemory } from '../run/drivers/pglite/initdb-template.js';
 import type { CliIo } from './io.js';
 
 export interface OpenDatabase {
@@ -33,7 +34,8 @@ export async function openEmbedded(o: EmbeddedOptions): Promise<OpenDatabase & {
   const progress = progressReporter(o.io);
   progress('starting embedded PostgreSQL (PGlite)');
   const { PGlite } = await importOptional<typeof import('@electric-sql/pglite')>('@electric-sql/pglite', 'the embedded database');
-  const db = await PGlite.create();
+  // A copy of the first initdb this machine ran (src/run/drivers/pglite/initdb-template.js).
+  const db = await createInMemory((options) => PGlite.create(options));
   const rows = o.isFixture
     ? await demoData(o.catalog, { organizations: DEMO_ORGANIZATIONS })
     : generateRows(o.catalog, { ...FIXTURE_DATA_OPTIONS.crm, counts: GENERATED_ROWS });

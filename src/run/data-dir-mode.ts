@@ -4,7 +4,7 @@ import { join } from 'node:path';
 /**
  * The embedded database's directory holds every organization's records, so it and everything in
  * it belong to the service's user alone: directories 0700, files 0600. The database process
- * creates its files that way (its umask, src/run/drivers/pglite-process.js); this pass, at every
+ * creates its files that way (its umask, src/run/drivers/pglite/pglite-process.js); this pass, at every
  * open, takes away what a directory written before (or copied in) still grants others.
  */
 

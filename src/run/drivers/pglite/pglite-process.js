@@ -4,9 +4,9 @@
 // it (its heap, or V8 aborting on a failed check of its own, docs/embedded-database.md) ends the
 // database, which the service reopens, never the service.
 //
-// Plain JavaScript that imports nothing from src/: it is loaded by Node itself from three places
-// (src/run/drivers/pglite under vitest and tsx, dist/ in the package), none of which can give it a
-// TypeScript loader. Keep it ASCII, like every built file.
+// Plain JavaScript that imports no TypeScript (only ./initdb-template.js, plain too): it is loaded
+// by Node itself from three places (src/run/drivers/pglite under vitest and tsx, dist/ in the
+// package), none of which can give it a TypeScript loader. Keep it ASCII, like every built file.
 //
 // Its settings come as JSON in the environment variable OQL_PGLITE_PROCESS:
 //   { dataDir: string | null, extensions: string[], rawOids: number[], sessionSql: string | undefined }
@@ -33,11 +33,9 @@
 // runs no WebAssembly) kills it when its parent changes, since a statement in progress keeps this
 // thread from hearing the channel close.
 import fs from 'node:fs';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { createFromTemplate, isFresh } from './initdb-template.js';
 
 const settings = JSON.parse(process.env.OQL_PGLITE_PROCESS ?? '{}');
 
@@ -132,68 +130,11 @@ async function open() {
   started = Date.now();
   const { PGlite, extensions, pgliteWasmModule, fsBundle } = await loaded;
   const create = () => PGlite.create({ dataDir, extensions, pgliteWasmModule, fsBundle });
+  // An empty directory starts as a copy of the first initdb (./initdb-template.js).
   const pg = isFresh(dataDir) ? await createFromTemplate(dataDir, create) : await create();
   // Session settings, run again by every new process: a restart must not lose them.
   if (settings.sessionSql) await pg.exec(settings.sessionSql);
   return pg;
-}
-
-// An empty directory costs Postgres's initdb, about ten seconds of a 2-core machine, at every
-// --memory start. The first initdb of this PGlite is kept, closed and untouched, beside the
-// temporary directories (one per PGlite version and user); later empty directories start as a
-// copy of it, which takes a fraction of a second.
-const LOCK_FILE = 'oql.lock';
-
-function isFresh(dataDir) {
-  return existsSync(dataDir) && readdirSync(dataDir).every((name) => name.startsWith(LOCK_FILE));
-}
-
-function templateDir() {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.resolve('@electric-sql/pglite')), 'utf8'));
-  let user = 'user';
-  try {
-    user = String(userInfo().uid);
-  } catch {
-    // No user entry (some containers): one template for the machine's temporary directory.
-  }
-  return join(tmpdir(), `oql-initdb-${pkg.version}-${user}`);
-}
-
-const notTheLock = (source) => !source.endsWith(LOCK_FILE) && !source.includes(`${LOCK_FILE}.`);
-
-async function createFromTemplate(dataDir, create) {
-  let template;
-  try {
-    template = templateDir();
-  } catch {
-    return create();
-  }
-  if (existsSync(join(template, 'PG_VERSION'))) {
-    try {
-      cpSync(template, dataDir, { recursive: true });
-      return await create();
-    } catch {
-      // A template a cleaner of the temporary directory took in part: start over without it.
-      rmSync(template, { recursive: true, force: true });
-      for (const name of readdirSync(dataDir)) if (!name.startsWith(LOCK_FILE)) rmSync(join(dataDir, name), { recursive: true, force: true });
-      return create();
-    }
-  }
-  const first = await create();
-  try {
-    await first.close();
-    const staging = mkdtempSync(`${template}.`);
-    cpSync(dataDir, staging, { recursive: true, filter: notTheLock });
-    try {
-      renameSync(staging, template);
-    } catch {
-      // Another process kept its template first.
-      rmSync(staging, { recursive: true, force: true });
-    }
-  } catch {
-    // Without a template the next start pays for initdb again; this one goes on.
-  }
-  return create();
 }
 
 async function read(id, { settings: setup, sql, params }) {
