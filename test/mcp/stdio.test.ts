@@ -10,6 +10,7 @@ import { insertRows } from '../../src/demo/load.js';
 import { createServer } from '../../src/server/app.js';
 import { openDatabase } from '../../src/run/open.js';
 import { DATA, KEYS, jsonOf, textOf } from './support.js';
+import { BUILT_CLI } from '../support/built-bundles.js';
 
 /**
  * `oql mcp --stdio` as an agent runs it: a child process spoken to through the SDK's stdio client
@@ -39,7 +40,7 @@ afterAll(() => {
 function spawnClient(key: string): { client: Client; transport: StdioClientTransport } {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ['--import', 'tsx', 'src/cli/main.ts', 'mcp', '--stdio', '--data-dir', dir],
+    args: [BUILT_CLI, 'mcp', '--stdio', '--data-dir', dir],
     cwd: ROOT,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', OQL_API_KEY: key },
     stderr: 'pipe',
@@ -105,7 +106,7 @@ describe('oql mcp --stdio', () => {
         params: { name: 'count_query', arguments: { slug: 'opportunity', query: `SELECT id FROM opportunity WHERE amount > ${id} LIMIT 100` } },
       })),
     ];
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'mcp', '--stdio', '--data-dir', dir], {
+    const child = spawn(process.execPath, [BUILT_CLI, 'mcp', '--stdio', '--data-dir', dir], {
       cwd: ROOT,
       env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', OQL_API_KEY: KEYS.acmeAdmin },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -136,7 +137,7 @@ describe('oql mcp --stdio', () => {
 
   it('refuses to start without a key, or with a key the database does not know', async () => {
     const run = promisify(execFile);
-    const args = ['--import', 'tsx', 'src/cli/main.ts', 'mcp', '--stdio', '--data-dir', dir];
+    const args = [BUILT_CLI, 'mcp', '--stdio', '--data-dir', dir];
     const missing = await run(process.execPath, args, { cwd: ROOT, env: { PATH: process.env['PATH'] ?? '' } }).catch((e) => e);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('OQL_API_KEY');

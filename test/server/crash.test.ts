@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call, type Answer } from './support.js';
+import { BUILT_CLI } from '../support/built-bundles.js';
 
 /**
  * Crash safety of bulk_create: `oql serve` runs as a child process on an embedded data directory;
@@ -13,7 +14,7 @@ import { call, type Answer } from './support.js';
  * and the batch is either wholly there or wholly absent (read back through the filter endpoint).
  * A batch whose 200 answer arrived before the kill must be there.
  *
- * The server runs from the sources through tsx, so the test does not depend on a build.
+ * The server is the built CLI (dist/cli.js), as `npm start` runs it; the global setup builds it.
  */
 
 const KEY = 'crash-test-key-org-acme-superadmin';
@@ -42,7 +43,7 @@ interface Served {
 }
 
 async function serve(): Promise<Served> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--data-dir', dir, '--port', '0'], {
+  const child = spawn(process.execPath, [BUILT_CLI, 'serve', '--data-dir', dir, '--port', '0'], {
     cwd: process.cwd(),
     env: {
       ...process.env,

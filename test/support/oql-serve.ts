@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { BUILT_CLI } from './built-bundles.js';
 
 /**
- * `oql serve` as a user runs it, in a child process (from the sources through tsx, so no build is
- * needed): its URLs once it listens, the request-log lines it writes, and SIGTERM or SIGKILL.
+ * `oql serve` as a user runs it, in a child process (the built CLI, built once per run by the global
+ * setup): its URLs once it listens, the request-log lines it writes, and SIGTERM or SIGKILL.
  */
 
 export interface Served {
@@ -31,7 +32,7 @@ export async function serve(flags: readonly string[], env: Readonly<Record<strin
       for (const c of children) c.kill('SIGKILL');
     });
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', ...flags], {
+  const child = spawn(process.execPath, [BUILT_CLI, 'serve', '--port', '0', ...flags], {
     cwd: process.cwd(),
     env: { ...process.env, OQL_LOG_LEVEL: 'debug', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
