@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { workerDatabase } from '../../src/run/drivers/pglite/service-database.js';
+import { EMBEDDED_SESSION_SQL, workerDatabase } from '../../src/run/drivers/pglite/service-database.js';
 import { EmbeddedDatabase } from '../../src/run/drivers/pglite/supervisor.js';
 import { failure } from '../support/failure.js';
 
@@ -15,7 +15,8 @@ vi.setConfig({ testTimeout: 600_000, hookTimeout: 600_000 });
 let db: EmbeddedDatabase;
 
 beforeAll(async () => {
-  db = await EmbeddedDatabase.open({ memory: true, restartWaitMs: 600_000, openTimeoutMs: 600_000, timeoutMs: 60_000 });
+  // Opened as the service opens it (src/run/open.ts): its reads rely on the session's settings.
+  db = await EmbeddedDatabase.open({ memory: true, sessionSql: EMBEDDED_SESSION_SQL, restartWaitMs: 600_000, openTimeoutMs: 600_000, timeoutMs: 60_000 });
 });
 
 afterAll(async () => {
@@ -44,6 +45,26 @@ describe('the embedded database through a restart', () => {
     expect(tenants['org_fast']).toMatchObject({ calls: 1 });
     // The fast call was queued behind the slow one for the whole of it.
     expect(tenants['org_fast']!.maxWaitMs).toBeGreaterThanOrEqual(500);
+  });
+
+  it("reads in a READ ONLY transaction, in UTC with ISO dates, from the session's settings, in the replaced process too", async () => {
+    const service = workerDatabase(db);
+    const restarts = db.stats().restarts;
+    // The first test replaced the process; this one's session ran EMBEDDED_SESSION_SQL again.
+    expect(restarts).toBeGreaterThan(0);
+    const sql = "SELECT current_setting('transaction_read_only') AS ro, current_setting('TimeZone') AS tz, current_setting('DateStyle') AS style, " +
+      "to_timestamp(0)::text AS epoch, DATE '2026-11-29'::text AS day";
+    expect((await service.read(sql, [], { timeoutMs: 60_000 })).rows).toStrictEqual([
+      { ro: 'on', tz: 'UTC', style: 'ISO, YMD', epoch: '1970-01-01 00:00:00+00', day: '2026-11-29' },
+    ]);
+    await db.exec('CREATE SEQUENCE IF NOT EXISTS serving_counter');
+    expect(await failure(service.read("SELECT nextval('serving_counter')", [], { timeoutMs: 60_000 }))).toMatchObject({
+      code: 'QUERY_FAILED', message: expect.stringContaining('read-only'),
+    });
+    // Nothing of the read stays on the connection: outside it, writes go on.
+    expect((await db.query<{ ro: string }>("SELECT current_setting('transaction_read_only') AS ro")).rows).toStrictEqual([{ ro: 'off' }]);
+    expect((await db.query<{ n: number }>("SELECT nextval('serving_counter')::int AS n")).rows).toStrictEqual([{ n: 1 }]);
+    expect(db.stats().restarts).toBe(restarts);
   });
 
   it('does not serve once closed', async () => {

@@ -127,6 +127,11 @@ export class EmbeddedDatabase {
     private readonly openMs: number,
   ) {}
 
+  /** The statements every process of this database runs at its start (the option `sessionSql`). */
+  get sessionSql(): string | undefined {
+    return this.settings.sessionSql;
+  }
+
   /** Starts the process and opens PGlite in it; DATABASE_ERROR when the directory is held or cannot be opened. */
   static async open(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
     const settings = checkOptions(options);
