@@ -19,8 +19,8 @@ export const EMBEDDED_SESSION_SQL = "SET TimeZone = 'UTC'; SET DateStyle = 'ISO,
  * A read's settings where every process of the database runs EMBEDDED_SESSION_SQL: its session
  * already holds the zone and the date style, and statement_timeout would do nothing (a statement
  * runs on the process's only thread, which no timer interrupts; the process's deadline is the
- * budget). Only READ ONLY is left: one statement where the full settings are four, about a
- * seventh of the process's CPU on a read by id.
+ * budget). Only READ ONLY is left: one statement where the full settings are four (on a read by
+ * id, 630 against 665 us of the process's CPU).
  */
 const SERVICE_READ_SETTINGS = 'SET TRANSACTION READ ONLY';
 
