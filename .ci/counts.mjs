@@ -2,6 +2,8 @@
 //   node .ci/counts.mjs report <vitest JSON report>       -> "<passed> <failed>"
 //   node .ci/counts.mjs progress <progress lines> <root>  -> "<passed> <failed>" on the first line,
 //     then the test files that had not finished, one a line, those that had started marked "running"
+//   node .ci/counts.mjs failures <vitest JSON report> <root>  -> each failed test or file, with the
+//     first lines of its message, so that the end of CI's output names what failed
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -31,7 +33,23 @@ if (kind === 'report') {
       e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.test.ts') ? [join(dir, e.name)] : [],
     );
   for (const f of files('test').sort()) if (!done.has(f)) console.log(started.has(f) ? `${f} running` : f);
+} else if (kind === 'failures') {
+  const r = JSON.parse(readFileSync(path, 'utf8'));
+  const firstLines = (text) =>
+    String(text ?? '')
+      .replace(/\x1b\[[0-9;]*m/g, '')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .slice(0, 6)
+      .map((l) => `      ${l.slice(0, 200)}`)
+      .join('\n');
+  for (const f of r.testResults ?? []) {
+    const file = relative(root, f.name);
+    const failedTests = (f.assertionResults ?? []).filter((a) => a.status === 'failed');
+    for (const a of failedTests) console.log(`  FAILED ${file} > ${a.fullName}\n${firstLines(a.failureMessages?.join('\n'))}`);
+    if (f.status === 'failed' && failedTests.length === 0) console.log(`  FAILED ${file} (the file itself)\n${firstLines(f.message)}`);
+  }
 } else {
-  console.error('usage: node .ci/counts.mjs report FILE | progress FILE ROOT');
+  console.error('usage: node .ci/counts.mjs report FILE | progress FILE ROOT | failures FILE ROOT');
   process.exit(2);
 }
