@@ -47,10 +47,11 @@ async function throughBundle(load: string): Promise<{ rows: unknown[]; restarts:
   const script = `
     const { EmbeddedDatabase } = ${load};
     const db = await EmbeddedDatabase.open({ dataDir: ${JSON.stringify(dataDir)}, timeoutMs: 60000, restartWaitMs: 600000, openTimeoutMs: 600000 });
-    await db.exec('CREATE TABLE IF NOT EXISTS seen (n int8)');
-    await db.query('INSERT INTO seen VALUES ($1)', [process.pid]);
+    await db.exec('CREATE TABLE IF NOT EXISTS seen (id int8 GENERATED ALWAYS AS IDENTITY PRIMARY KEY, pid int8)');
+    await db.query('INSERT INTO seen (pid) VALUES ($1)', [process.pid]);
     await db.query('SELECT pg_sleep(30)', [], { timeoutMs: 1000 }).catch(() => {});
-    const { rows } = await db.query('SELECT count(*) AS n, max(n) = $1 AS mine FROM seen', [process.pid]);
+    // The last row written is this process's (process ids wrap around: a later process may have a smaller one).
+    const { rows } = await db.query('SELECT count(*) AS n, (SELECT pid FROM seen ORDER BY id DESC LIMIT 1) = $1 AS mine FROM seen', [process.pid]);
     const restarts = db.stats().restarts;
     await db.close();
     process.stdout.write(JSON.stringify({ rows, restarts, pid: process.pid }));`;
