@@ -20,13 +20,29 @@ vi.setConfig({ testTimeout: 600_000, hookTimeout: 600_000 });
 const dir = mkdtempSync(join(tmpdir(), 'oql-recovery-'));
 const events: EmbeddedDatabaseEvent[] = [];
 let db: EmbeddedDatabase;
+const waiting: ((e: EmbeddedDatabaseEvent) => void)[] = [];
+
+/** The next event of `type` the database reports (after this call). */
+function nextEvent<T extends EmbeddedDatabaseEvent['type']>(type: T): Promise<Extract<EmbeddedDatabaseEvent, { type: T }>> {
+  return new Promise((resolve) => {
+    const listener = (e: EmbeddedDatabaseEvent): void => {
+      if (e.type !== type) return;
+      waiting.splice(waiting.indexOf(listener), 1);
+      resolve(e as Extract<EmbeddedDatabaseEvent, { type: T }>);
+    };
+    waiting.push(listener);
+  });
+}
 
 async function reopen(options: Omit<EmbeddedDatabaseOptions, 'dataDir'> = {}): Promise<void> {
   await db?.close();
   // Generous defaults: on a busy machine a restart or an INSERT can take seconds; the statements
   // that must be cut off get budgets of their own.
   db = await EmbeddedDatabase.open({
-    dataDir: dir, sessionSql: "SET TimeZone = 'Asia/Kolkata'", restartWaitMs: 600_000, openTimeoutMs: 600_000, timeoutMs: 60_000, onEvent: (e) => events.push(e), ...options,
+    dataDir: dir, sessionSql: "SET TimeZone = 'Asia/Kolkata'", restartWaitMs: 600_000, openTimeoutMs: 600_000, timeoutMs: 60_000, onEvent: (e) => {
+      events.push(e);
+      for (const listener of [...waiting]) listener(e);
+    }, ...options,
   });
 }
 
@@ -148,6 +164,39 @@ describe('recovery of a directory whose process was killed while writing', () =>
       await check.close();
       await reopen();
     }
+  });
+});
+
+describe('what keeps a restart short', () => {
+  it('the write-ahead log is checkpointed once it passes 8 MB, so a restart does not replay it all', async () => {
+    await db.exec('CREATE TABLE IF NOT EXISTS bulk (id int PRIMARY KEY, body text)');
+    const checkpoint = nextEvent('checkpoint');
+    const before = db.stats().checkpoints;
+    // About 16 MB of text that compresses little: each row 60 md5 digests strung together.
+    await db.query(
+      "INSERT INTO bulk SELECT g, (SELECT string_agg(md5(g::text || ':' || k), '') FROM generate_series(1, 60) k) FROM generate_series(1, 8000) g");
+    const event = await checkpoint;
+    expect(event.walBytes).toBeGreaterThan(8 * 1024 * 1024);
+    expect(db.stats().checkpoints).toBeGreaterThan(before);
+    // Postgres's own account: the log since the last checkpoint is now well under the threshold.
+    const { rows } = await db.query<{ bytes: number }>('SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::int8 AS bytes FROM pg_control_checkpoint()');
+    expect(Number(rows[0]!.bytes)).toBeLessThan(8 * 1024 * 1024);
+    // What was written before the checkpoint survives a kill.
+    expect((await failure(db.query(RUNAWAY, [], { timeoutMs: 500 }))).code).toBe('QUERY_TIMEOUT');
+    expect(await count('bulk')).toBe(8000);
+    await db.exec('DROP TABLE bulk');
+  });
+
+  it('the spare warms its code up before it is needed, and the restart through it serves at once', async () => {
+    await reopen();
+    const ready = await nextEvent('spare-ready');
+    expect(ready.statements).toBeGreaterThan(5);
+    const restarted = nextEvent('restarted');
+    expect((await failure(db.query(RUNAWAY, [], { tenant: 'org_slow', timeoutMs: 500 }))).code).toBe('QUERY_TIMEOUT');
+    expect(await restarted).toMatchObject({ warm: true });
+    // The warm-up's table was in a database of its own, gone with it.
+    expect((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_class WHERE relname = 'warm'")).rows[0]!.n).toBe(0);
+    expect(await count('cube')).toBe(2000);
   });
 });
 

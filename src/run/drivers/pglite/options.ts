@@ -42,7 +42,9 @@ export interface EmbeddedDatabaseOptions {
 
 export type EmbeddedDatabaseEvent =
   | { readonly type: 'restarting'; readonly reason: 'timeout' | 'crash'; readonly tenant: string | undefined; readonly error: Error }
-  | { readonly type: 'restarted'; readonly durationMs: number }
+  | { readonly type: 'restarted'; readonly durationMs: number; /** The new process had warmed its code up (it was the spare, and ready). */ readonly warm: boolean }
+  | { readonly type: 'checkpoint'; /** The write-ahead log since the last checkpoint, which a restart would have replayed. */ readonly walBytes: number }
+  | { readonly type: 'spare-ready'; /** Statements and milliseconds of the spare's warm-up. */ readonly statements: number; readonly warmUpMs: number }
   | { readonly type: 'restart-failed'; readonly error: Error; readonly retryInMs: number };
 
 export interface CallOptions {
@@ -64,6 +66,8 @@ export interface EmbeddedDatabaseStats {
   readonly state: 'ready' | 'restarting' | 'closed';
   /** Processes replaced since open, after a timeout or a crash. */
   readonly restarts: number;
+  /** Checkpoints made because the write-ahead log had grown (a restart replays what came after the last one). */
+  readonly checkpoints: number;
   /** Calls waiting for the connection. */
   readonly queued: number;
   /** The first open (process start and PGlite open), ms. */

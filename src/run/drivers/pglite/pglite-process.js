@@ -10,9 +10,9 @@
 //
 // Its settings come as JSON in the environment variable OQL_PGLITE_PROCESS:
 //   { dataDir: string | null, extensions: string[], rawOids: number[], sessionSql: string | undefined }
-//   dataDir null: a spare. It loads PGlite and compiles its WebAssembly ahead, then waits
-//   for { op: 'open', dataDir } before it opens anything: a restart then only pays for Postgres's
-//   own start.
+//   dataDir null: a spare. It loads PGlite and compiles its WebAssembly ahead, warms that code up
+//   on a throwaway database in memory (see warmUp), then waits for { op: 'open', dataDir } before
+//   it opens anything: a restart then only pays for Postgres's own start, on code already hot.
 //   rawOids: the types the service decodes itself (its parsers are functions, which cannot cross
 //   to another process); their values are sent as the text Postgres wrote.
 // Messages come and go over the IPC channel (serialization 'advanced': the structured clone).
@@ -24,7 +24,8 @@
 //   connection in an unknown state: the reply says so (broken: true), and the service replaces the
 //   process.
 //   begin: true on a query or exec runs BEGIN before it: a transaction's first statement.
-// Messages out: { type: 'ready', openMs } | { type: 'open-failed', error }
+// Messages out: { type: 'ready', openMs, warmStatements } | { type: 'open-failed', error }
+//               | { type: 'warm', statements, ms } (a spare, once its warm-up is done)
 //               | { id, ok: true, result } | { id, ok: false, error }
 // A result is { rows: unknown[][], fields: {name, dataTypeID}[], affectedRows } (rows as arrays:
 // smaller to copy than objects that repeat every key); exec answers a list of them.
@@ -35,7 +36,7 @@
 import fs from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
-import { createFromTemplate, isFresh } from './initdb-template.js';
+import { createFromTemplate, createInMemory, isFresh } from './initdb-template.js';
 
 const settings = JSON.parse(process.env.OQL_PGLITE_PROCESS ?? '{}');
 
@@ -114,6 +115,54 @@ async function load() {
   return { PGlite, types, extensions, pgliteWasmModule: await WebAssembly.compile(wasm), fsBundle: new Blob([data]) };
 }
 
+// What a spare runs on its throwaway database: the kinds of statement the service sends (a table
+// of several types with an index, inserts and an upsert, an update, reads by key, filtered and
+// sorted pages, aggregates, JSON built from rows, a PL/pgSQL function, a transaction).
+const WARM_UP = [
+  `CREATE TABLE warm (id uuid PRIMARY KEY, org uuid NOT NULL, name text, amount numeric, n int8, at timestamptz,
+     day date, flag boolean, tags text[], doc jsonb, deleted boolean NOT NULL DEFAULT false)`,
+  'CREATE INDEX warm_org_name ON warm (org, lower(name))',
+  `CREATE FUNCTION warm_count(o uuid) RETURNS int8 LANGUAGE plpgsql AS $$
+     DECLARE c int8; BEGIN SELECT count(*) INTO c FROM warm WHERE org = o; RETURN c; END $$`,
+  `INSERT INTO warm SELECT md5(g::text)::uuid, md5((g % 3)::text)::uuid, 'name ' || g, g * 1.25, g, now() - g * interval '1 hour',
+     current_date - g, g % 2 = 0, ARRAY['a' || g % 5], jsonb_build_object('k', g, 's', md5(g::text)) FROM generate_series(1, 2000) g`,
+  `INSERT INTO warm (id, org, name) SELECT md5(g::text)::uuid, md5('1')::uuid, 'upserted ' || g FROM generate_series(1, 200) g
+     ON CONFLICT (id) DO UPDATE SET name = excluded.name, n = warm.n + 1`,
+  "BEGIN; SET TRANSACTION READ ONLY; SELECT * FROM warm WHERE id = md5('7')::uuid AND org = md5('1')::uuid AND NOT deleted; ROLLBACK",
+  `SELECT id, name, amount, doc->>'s' FROM warm WHERE org = md5('1')::uuid AND lower(name) LIKE '%1%' AND (amount > 10 OR flag)
+     ORDER BY at DESC, id LIMIT 50 OFFSET 10`,
+  `SELECT org, date_trunc('month', at) AS month, count(*), count(DISTINCT day), sum(amount), avg(n), max(name) FROM warm
+     WHERE at > now() - interval '1 year' GROUP BY 1, 2 HAVING count(*) > 1 ORDER BY 3 DESC`,
+  `SELECT coalesce(json_agg(row_to_json(r)), '[]') FROM (SELECT w.id, w.name, w.tags, o.name AS other
+     FROM warm w LEFT JOIN warm o ON o.id = w.id WHERE w.n < 300 AND EXISTS (SELECT 1 FROM warm x WHERE x.org = w.org AND x.n = w.n + 1)) r`,
+  "BEGIN; UPDATE warm SET name = name || '!', at = now() WHERE n % 7 = 0; SELECT warm_count(md5('1')::uuid); COMMIT",
+];
+
+/**
+ * Makes the WebAssembly hot before the spare is needed. PGlite's code is compiled function by
+ * function as it is first called, and the hot ones again, optimised, as they run; compiled code
+ * belongs to the module, which every instance made from it shares. A new process that opened the
+ * directory cold ran its first requests at about half speed, just when the tenants that waited
+ * through the restart are served. Stops early when the spare is called to open.
+ */
+async function warmUp({ PGlite, pgliteWasmModule, fsBundle }, wanted) {
+  const began = Date.now();
+  const pg = await createInMemory((o) => PGlite.create({ ...o, pgliteWasmModule, fsBundle }));
+  try {
+    for (const sql of WARM_UP) {
+      if (wanted()) return;
+      await pg.exec(sql);
+      warmStatements++;
+    }
+  } finally {
+    await pg.close();
+  }
+  process.send({ type: 'warm', statements: warmStatements, ms: Date.now() - began });
+}
+
+/** The statements of the warm-up that ran before the directory was opened, told with 'ready'. */
+let warmStatements = 0;
+
 function openMessage() {
   return new Promise((resolve) => {
     const take = (message) => {
@@ -129,7 +178,14 @@ async function open() {
   const loaded = load();
   // Not left unhandled while a spare waits: the error is rethrown below when the open comes.
   loaded.catch(() => {});
-  const dataDir = settings.dataDir ?? (await openMessage());
+  let dataDir = settings.dataDir;
+  if (dataDir === null || dataDir === undefined) {
+    const opening = openMessage().then((dir) => (dataDir = dir));
+    // A warm-up that fails leaves the code as cold as it was; the open goes on.
+    const warm = loaded.then((l) => warmUp(l, () => dataDir !== null && dataDir !== undefined)).catch(() => {});
+    await opening;
+    await warm;
+  }
   started = Date.now();
   const { PGlite, types, extensions, pgliteWasmModule, fsBundle } = await loaded;
   const create = () => PGlite.create({ dataDir, extensions, pgliteWasmModule, fsBundle, parsers });
@@ -192,5 +248,5 @@ if (db !== undefined) {
       process.send({ id, ok: false, error: plainError(e) });
     }
   });
-  process.send({ type: 'ready', openMs: Date.now() - started });
+  process.send({ type: 'ready', openMs: Date.now() - started, warmStatements });
 }

@@ -90,10 +90,22 @@ function decodeResult(wire: WireResult): QueryResult {
   return wire.affectedRows === undefined ? { rows, fields: wire.fields } : { rows, fields: wire.fields, affectedRows: wire.affectedRows };
 }
 
+/** A process with PGlite open; `warmStatements`: the statements a spare ran to warm its code up before (0: it opened cold). */
+export interface Opened {
+  readonly child: PgliteProcess;
+  readonly openMs: number;
+  readonly warmStatements: number;
+}
+
 /** A process that has loaded PGlite and waits for a directory to open (PgliteProcess.spare). */
 export interface SpareProcess {
   /** Opens `dataDir` in the process; once only. */
-  open(dataDir: string): Promise<{ child: PgliteProcess; openMs: number }>;
+  open(dataDir: string): Promise<Opened>;
+  /**
+   * Resolves when the spare has warmed its WebAssembly up on a throwaway database (see warmUp in
+   * ./pglite-process.js); stays pending when it was called to open first, or failed to warm up.
+   */
+  readonly warmed: Promise<{ statements: number; ms: number }>;
   /** Ends the process unused. */
   discard(): Promise<void>;
 }
@@ -167,7 +179,7 @@ export class PgliteProcess {
   }
 
   /** Starts a process and waits until PGlite is open in it. */
-  static start(options: ProcessOptions): Promise<{ child: PgliteProcess; openMs: number }> {
+  static start(options: ProcessOptions): Promise<Opened> {
     return PgliteProcess.opened(spawn(options, options.dataDir), options);
   }
 
@@ -186,7 +198,17 @@ export class PgliteProcess {
       }
     };
     hold(false);
+    const warmed = new Promise<{ statements: number; ms: number }>((resolve) => {
+      const onWarm = (m: { type?: string; statements?: number; ms?: number }): void => {
+        if (m?.type !== 'warm') return;
+        child.off('message', onWarm);
+        resolve({ statements: m.statements ?? 0, ms: m.ms ?? 0 });
+      };
+      child.on('message', onWarm);
+      child.once('exit', () => child.off('message', onWarm));
+    });
     return {
+      warmed,
       open: (dataDir) => {
         hold(true);
         const opened = PgliteProcess.opened(spawned, { ...options, dataDir });
@@ -209,20 +231,25 @@ export class PgliteProcess {
     for (const child of live) child.kill('SIGKILL');
   }
 
-  private static async opened(spawned: Child, options: ProcessOptions): Promise<{ child: PgliteProcess; openMs: number }> {
+  private static async opened(spawned: Child, options: ProcessOptions): Promise<Opened> {
     const { child } = spawned;
     let timer: NodeJS.Timeout | undefined;
-    let onMessage: (m: { type: string; openMs?: number; error?: Record<string, unknown> }) => void = () => {};
+    let onMessage: (m: { type: string; openMs?: number; warmStatements?: number; error?: Record<string, unknown> }) => void = () => {};
     let onClose: (code: number | null, signal: NodeJS.Signals | null) => void = () => {};
     try {
-      const openMs = await new Promise<number>((resolve, reject) => {
+      const { openMs, warmStatements } = await new Promise<{ openMs: number; warmStatements: number }>((resolve, reject) => {
         timer = setTimeout(() => reject(new Error(`PGlite did not open within ${options.openTimeoutMs} ms`)), options.openTimeoutMs);
-        onMessage = (m) => (m.type === 'ready' ? resolve(m.openMs ?? 0) : reject(rebuildError(m.error ?? {})));
+        onMessage = (m) => {
+          // A spare's warm-up that ended as the open came: news for `warmed`, not for the open.
+          if (m.type === 'warm') return;
+          if (m.type === 'ready') resolve({ openMs: m.openMs ?? 0, warmStatements: m.warmStatements ?? 0 });
+          else reject(rebuildError(m.error ?? {}));
+        };
         onClose = (code, signal) => reject(new Error(`the database process ${exitReason(code, signal)} while opening${lastLine(spawned.stderr())}`));
         child.on('message', onMessage);
         child.on('close', onClose);
       });
-      return { child: new PgliteProcess(spawned), openMs };
+      return { child: new PgliteProcess(spawned), openMs, warmStatements };
     } catch (e) {
       child.kill('SIGKILL');
       await spawned.closed;

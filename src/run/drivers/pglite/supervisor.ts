@@ -58,7 +58,10 @@ export type {
  * - The directory is locked (oql.lock, see data-dir-lock.ts): a second service gets DATABASE_ERROR,
  *   and dataDirOwner() tells a command whether a server holds it. `memory: true` uses a fresh
  *   temporary directory (a killed process must reopen something), removed by close() or at exit.
- * - `onEvent` reports restarts (which tenant's statement, why, how long the reopening took) for logs.
+ * - `onEvent` reports restarts (which tenant's statement, why, how long the reopening took), the
+ *   spare's warm-up and checkpoints, for logs.
+ * - Every 5 s the write-ahead log is looked at, and checkpointed past 8 MB: PGlite runs no
+ *   checkpointer, and a restart replays the log since the last checkpoint.
  *
  * The service's `Database` over it is workerDatabase() in ./service-database.ts.
  */
@@ -82,6 +85,15 @@ const CLOSE_TIMEOUT_MS = 30_000;
  * 0.4 s three seconds later.
  */
 const SPARE_DELAY_MS = 3_000;
+/**
+ * How often the write-ahead log is looked at, and how much of it makes a checkpoint. PGlite is
+ * Postgres in single-user mode: no checkpointer runs, so without one the log since the last start
+ * grows with every write, and a killed process's successor replays all of it before it serves
+ * anyone. Measured on 2 cores: after 46 MB of rows written, the restart took 1.4-2.8 s without a
+ * checkpoint and 0.8 s with one; the CHECKPOINT itself took about 50 ms.
+ */
+const CHECKPOINT_CHECK_MS = 5_000;
+const CHECKPOINT_WAL_BYTES = 8 * 1024 * 1024;
 const MAX_RETRY_DELAY_MS = 30_000;
 const NO_TENANT = '';
 
@@ -92,12 +104,16 @@ let exitHook = false;
 export class EmbeddedDatabase {
   private child: PgliteProcess | undefined;
   /**
-   * A process that has loaded and compiled PGlite, ready to open the directory when the current
-   * one is killed: a restart then costs Postgres's start (and its recovery), not PGlite's load.
+   * A process that has loaded and compiled PGlite and warmed its code up, ready to open the
+   * directory when the current one is killed: a restart then costs Postgres's start (and its
+   * recovery), not PGlite's load, and the first requests after it do not run on cold code.
    */
   private spare: SpareProcess | undefined;
   /** Starts the spare, SPARE_DELAY_MS after a process was taken into service. */
   private spareTimer: NodeJS.Timeout | undefined;
+  /** Looks at the write-ahead log every CHECKPOINT_CHECK_MS (checkpointIfDue). */
+  private checkpointTimer: NodeJS.Timeout | undefined;
+  private checkpointing = false;
   private state: 'ready' | 'restarting' | 'closed' = 'ready';
   private readonly queue = new FairQueue<Waiter>();
   private leased = false;
@@ -110,6 +126,8 @@ export class EmbeddedDatabase {
   /** Increments with every new process: a transaction begun on an older one is lost. */
   private generation = 0;
   private restarts = 0;
+  /** Checkpoints made by checkpointIfDue. */
+  private checkpoints = 0;
   private lastRestartMs: number | undefined;
   private restartStartedAt = 0;
   private restartReason: 'timeout' | 'crash' = 'timeout';
@@ -307,7 +325,9 @@ export class EmbeddedDatabase {
   stats(): EmbeddedDatabaseStats {
     const tenants: Record<string, EmbeddedTenantStats> = {};
     for (const [tenant, t] of this.perTenant) tenants[tenant] = { ...t };
-    return { state: this.state, restarts: this.restarts, queued: this.queue.size, openMs: this.openMs, lastRestartMs: this.lastRestartMs, tenants };
+    return {
+      state: this.state, restarts: this.restarts, checkpoints: this.checkpoints, queued: this.queue.size, openMs: this.openMs, lastRestartMs: this.lastRestartMs, tenants,
+    };
   }
 
   /**
@@ -460,14 +480,16 @@ export class EmbeddedDatabase {
     this.restarting = (async () => {
       // The old process must have stopped writing before another opens the directory.
       await old?.kill();
+      let warm = false;
       for (let delay = 1000; ; delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)) {
         const spare = this.spare;
         this.spare = undefined;
         try {
-          const { child } = await (spare
+          const { child, warmStatements } = await (spare
             ? spare.open(this.dataDir)
             : PgliteProcess.start({ dataDir: this.dataDir, ...processOptions(this.settings) }));
           this.adopt(child);
+          warm = warmStatements > 0;
           break;
         } catch (e) {
           const closing = this.closing !== undefined;
@@ -486,7 +508,7 @@ export class EmbeddedDatabase {
       }
       this.lastRestartMs = Date.now() - this.restartStartedAt;
       this.state = 'ready';
-      this.emit({ type: 'restarted', durationMs: this.lastRestartMs });
+      this.emit({ type: 'restarted', durationMs: this.lastRestartMs, warm });
       this.pump();
     })();
   }
@@ -497,13 +519,47 @@ export class EmbeddedDatabase {
     this.child = child;
     clearTimeout(this.spareTimer);
     this.spareTimer = setTimeout(() => {
-      if (this.spare === undefined && this.closing === undefined) this.spare = PgliteProcess.spare(processOptions(this.settings));
+      if (this.spare !== undefined || this.closing !== undefined) return;
+      const spare = PgliteProcess.spare(processOptions(this.settings));
+      this.spare = spare;
+      void spare.warmed.then(({ statements, ms }) => {
+        if (this.spare === spare) this.emit({ type: 'spare-ready', statements, warmUpMs: ms });
+      });
     }, SPARE_DELAY_MS);
     // A spare to come keeps the service from exiting no more than a spare does.
     this.spareTimer.unref();
+    if (this.checkpointTimer === undefined) {
+      this.checkpointTimer = setInterval(() => void this.checkpointIfDue(), CHECKPOINT_CHECK_MS);
+      this.checkpointTimer.unref();
+    }
     child.onDeath = (error) => {
       if (this.generation === generation) this.restart('crash', this.holder, error);
     };
+  }
+
+  /**
+   * A CHECKPOINT once the log since the last one passes CHECKPOINT_WAL_BYTES, so that a restart
+   * replays at most about that much. Both statements take the service's turn in the queue, like
+   * any call without a tenant; a failure waits for the next look.
+   */
+  private async checkpointIfDue(): Promise<void> {
+    if (this.checkpointing || this.state !== 'ready' || this.closing !== undefined) return;
+    this.checkpointing = true;
+    try {
+      const { rows } = await this.query<{ bytes: number }>(
+        'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::int8 AS bytes FROM pg_control_checkpoint()');
+      const walBytes = Number(rows[0]?.bytes ?? 0);
+      if (walBytes > CHECKPOINT_WAL_BYTES && this.closing === undefined) {
+        await this.exec('CHECKPOINT');
+        this.checkpoints++;
+        this.emit({ type: 'checkpoint', walBytes });
+      }
+    } catch {
+      // The process was replaced meanwhile (its successor's recovery ends with a checkpoint) or
+      // the database is closing: nothing to do until the next look.
+    } finally {
+      this.checkpointing = false;
+    }
   }
 
   private budget(timeoutMs: number | undefined): number {
@@ -520,6 +576,7 @@ export class EmbeddedDatabase {
 
   private cleanUp(): void {
     clearTimeout(this.spareTimer);
+    clearInterval(this.checkpointTimer);
     void this.spare?.discard();
     this.spare = undefined;
     openDatabases.delete(this);
