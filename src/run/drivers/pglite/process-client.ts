@@ -130,12 +130,13 @@ const live = new Set<ChildProcess>();
 function spawn(options: Omit<ProcessOptions, 'dataDir'>, dataDir: string | null): Child {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    OQL_PGLITE_PROCESS: JSON.stringify({ dataDir, extensions: options.extensions, rawOids: RAW_OIDS, sessionSql: options.sessionSql }),
+    OQL_PGLITE_PROCESS: JSON.stringify({ dataDir, extensions: options.extensions, rawOids: RAW_OIDS, sessionSql: options.sessionSql, parent: process.pid }),
   };
   // The script needs no loader: whatever the service was started with (tsx, vitest) stays there.
   delete env['NODE_OPTIONS'];
   const child = fork(processScript(), [], {
-    execArgv: [`--max-old-space-size=${options.maxHeapMb}`],
+    // --expose-gc: a spare frees its warm-up database's memory at once (see warmUp in the script).
+    execArgv: [`--max-old-space-size=${options.maxHeapMb}`, '--expose-gc'],
     serialization: 'advanced',
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     env,
