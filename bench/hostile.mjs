@@ -36,9 +36,24 @@ async function one(name, options, attackers, heavy) {
     else await seed(url);
     const startLoad = loadavg()[0];
     log(`${name}${heavy ? ' (heavier)' : ''}: seeded; A alone for 10 s, then B's ${attackers} attackers for ${attackMs / 1000} s`);
+    // Each restart of the embedded database as it happens: how long it took, and when.
+    const restartsSeen = [];
+    let seen = 0;
+    const began = Date.now();
+    const watch = setInterval(() => {
+      for (const db of EmbeddedDatabase.opened?.() ?? []) {
+        const st = db.stats();
+        if (st.state === 'ready' && st.restarts > seen) {
+          seen = st.restarts;
+          restartsSeen.push(`${((Date.now() - began) / 1000).toFixed(1)} s: ${st.lastRestartMs} ms`);
+        }
+      }
+    }, 50);
     const r = heavy
       ? await runHeavyScenario(url, { idleMs: 10_000, attackMs, attackers, rate: HEAVY_RATE })
       : await runScenario(url, { idleMs: 10_000, attackMs, attackers });
+    clearInterval(watch);
+    if (restartsSeen.length > 0) log(`${name}: restarts at (from the start of the scenario): ${restartsSeen.join('; ')}`);
     // Where the embedded database's calls spent their time, per organization (queue, connection).
     const embedded = (EmbeddedDatabase.opened?.() ?? []).map((db) => db.stats());
     for (const st of embedded) {

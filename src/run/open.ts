@@ -21,6 +21,11 @@ export interface DatabaseOptions {
    * primary, or a streaming replica (docs/fleet.md). Needs `database`. Default: the primary's pool.
    */
   readonly readDatabase?: string | undefined;
+  /**
+   * Embedded only: how long one organization's read may hold the one connection while another
+   * organization's call waits (504 QUERY_TIMEOUT past it). Default 500 ms.
+   */
+  readonly embeddedSliceMs?: number | undefined;
 }
 
 export const DEFAULT_DATA_DIR = './.oql-data';
@@ -41,7 +46,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   if (options.dataDir !== undefined && options.memory) {
     throw OqlError.plain('INVALID_OPTIONS', '--data-dir and --memory exclude each other', 'drop --memory to keep data in the directory');
   }
-  return openPglite(options.memory ? undefined : options.dataDir ?? DEFAULT_DATA_DIR);
+  return openPglite(options.memory ? undefined : options.dataDir ?? DEFAULT_DATA_DIR, options.embeddedSliceMs);
 }
 
 /**
@@ -49,10 +54,10 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
  * budget ends the process, which reopens on the same directory, so a runaway query cannot freeze
  * the service; `memory` uses a temporary directory for the same reason.
  */
-async function openPglite(dataDir: string | undefined): Promise<Database> {
+async function openPglite(dataDir: string | undefined, sliceMs: number | undefined): Promise<Database> {
   const { EmbeddedDatabase } = await import('./drivers/pglite/supervisor.js');
   const { EMBEDDED_SESSION_SQL, workerDatabase } = await import('./drivers/pglite/service-database.js');
-  const db = await EmbeddedDatabase.open({ ...(dataDir === undefined ? { memory: true } : { dataDir }), sessionSql: EMBEDDED_SESSION_SQL });
+  const db = await EmbeddedDatabase.open({ ...(dataDir === undefined ? { memory: true } : { dataDir }), sessionSql: EMBEDDED_SESSION_SQL, sliceMs });
   return workerDatabase(db);
 }
 

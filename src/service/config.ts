@@ -47,6 +47,12 @@ export interface ServerOptions extends DatabaseOptions {
    * PostgreSQL and 5000 on embedded PGlite, whose one connection every tenant shares.
    */
   readonly queryTimeoutMs?: number;
+  /**
+   * Embedded PGlite: how long one organization's report, filter or connector read may hold the
+   * one connection while another organization's request waits (504 beyond). Default
+   * OQL_EMBEDDED_SLICE_MS or 500.
+   */
+  readonly embeddedSliceMs?: number;
   /** The most bytes of rows one response may carry (RESPONSE_TOO_LARGE beyond). Default OQL_MAX_RESPONSE_BYTES or 16 MiB. */
   readonly maxResponseBytes?: number;
   /** The planner cost above which a report or filter is refused unrun (QUERY_TOO_COSTLY); 0 turns the check off. Default OQL_MAX_QUERY_COST or 50,000,000. */
@@ -135,6 +141,8 @@ export interface ServerConfig {
   readonly maxConcurrentRequests: number;
   /** Unset: the driver's default (20 s on PostgreSQL, 5 s embedded), chosen when the database is known. */
   readonly queryTimeoutMs: number | undefined;
+  /** Unset: the embedded database's default (500 ms). */
+  readonly embeddedSliceMs: number | undefined;
   readonly maxResponseBytes: number;
   readonly maxQueryCost: number;
   readonly maxCompileMs: number;
@@ -238,6 +246,7 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
     maxConcurrentReports: positive('maxConcurrentReports (OQL_MAX_CONCURRENT_REPORTS)', options.maxConcurrentReports ?? env['OQL_MAX_CONCURRENT_REPORTS'], 2),
     maxConcurrentRequests: positive('maxConcurrentRequests (OQL_MAX_CONCURRENT_REQUESTS)', options.maxConcurrentRequests ?? env['OQL_MAX_CONCURRENT_REQUESTS'], 8),
     queryTimeoutMs: optionalPositive('queryTimeoutMs (OQL_QUERY_TIMEOUT_MS)', options.queryTimeoutMs ?? env['OQL_QUERY_TIMEOUT_MS']),
+    embeddedSliceMs: optionalPositive('embeddedSliceMs (OQL_EMBEDDED_SLICE_MS)', options.embeddedSliceMs ?? env['OQL_EMBEDDED_SLICE_MS']),
     maxResponseBytes: positive('maxResponseBytes (OQL_MAX_RESPONSE_BYTES)', options.maxResponseBytes ?? env['OQL_MAX_RESPONSE_BYTES'], DEFAULT_MAX_RESPONSE_BYTES),
     maxQueryCost: nonNegative('maxQueryCost (OQL_MAX_QUERY_COST)', options.maxQueryCost ?? env['OQL_MAX_QUERY_COST'], DEFAULT_MAX_QUERY_COST),
     maxCompileMs: positive('maxCompileMs (OQL_MAX_COMPILE_MS)', options.maxCompileMs ?? env['OQL_MAX_COMPILE_MS'], DEFAULT_MAX_COMPILE_MS),

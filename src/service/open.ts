@@ -64,7 +64,7 @@ export async function openService(options: ServerOptions & { workspaces?: string
   const bootstrapKeys = config.apiKeys === undefined ? [] : parseApiKeysEnv(config.apiKeys);
   const workspaces = parseWorkspacesEnv(options.workspaces ?? (options.env ?? process.env)['OQL_WORKSPACES'] ?? '');
   const ownsDb = options.db === undefined;
-  const db = options.db ?? (await openDatabase(options));
+  const db = options.db ?? (await openDatabase({ ...options, embeddedSliceMs: config.embeddedSliceMs }));
   let reader: ReadDatabase | undefined;
   try {
     prepareSyntaxErrors();

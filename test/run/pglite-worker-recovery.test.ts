@@ -167,6 +167,51 @@ describe('recovery of a directory whose process was killed while writing', () =>
   });
 });
 
+describe('the slice: how long a read may hold the connection while another tenant waits', () => {
+  it("a tenant's read past the slice is cut when another tenant's call waits, and that call is served", async () => {
+    await reopen({ sliceMs: 300 });
+    const restarts = db.stats().restarts;
+    const slow = failure(db.read('SET TRANSACTION READ ONLY', 'SELECT pg_sleep(30)', [], { tenant: 'org_slow' }));
+    const other = db.query<{ n: number }>('SELECT count(*)::int AS n FROM cube', [], { tenant: 'org_fast' });
+    const e = await slow;
+    expect(e.code).toBe('QUERY_TIMEOUT');
+    expect(e.status).toBe(504);
+    expect(e.message).toBe(`the query was stopped after 0.3 seconds: other organizations were waiting for the ${db.label}, which runs one statement at a time`);
+    expect(e.hint).toContain('on PostgreSQL (--database)');
+    expect((await other).rows).toStrictEqual([{ n: 2000 }]);
+    expect(db.stats().restarts).toBe(restarts + 1);
+    expect([...events].reverse().find((ev) => ev.type === 'restarting')).toMatchObject({ reason: 'timeout', tenant: 'org_slow', error: e });
+  });
+
+  it('alone, or with only its own calls and the service\'s waiting, a read keeps its whole budget', async () => {
+    const restarts = db.stats().restarts;
+    const read = db.read<{ done: boolean }>('SET TRANSACTION READ ONLY', 'SELECT true AS done FROM pg_sleep(1)', [], { tenant: 'org_slow' });
+    const own = db.query<{ n: number }>('SELECT 1 AS n', [], { tenant: 'org_slow' });
+    const service = db.query<{ n: number }>('SELECT 2 AS n');
+    expect((await read).rows).toStrictEqual([{ done: true }]);
+    expect((await own).rows).toStrictEqual([{ n: 1 }]);
+    expect((await service).rows).toStrictEqual([{ n: 2 }]);
+    expect(db.stats().restarts).toBe(restarts);
+  });
+
+  it('statements other than reads (writes, transactions) are not cut by the slice', async () => {
+    const restarts = db.stats().restarts;
+    const write = db.transaction(async (tx) => {
+      await tx.query("INSERT INTO note SELECT 500 + g, 'org_slow', 'slow write' FROM generate_series(1, 3) g WHERE pg_sleep(0.4) IS NOT NULL");
+    }, { tenant: 'org_slow' });
+    const other = db.query<{ n: number }>('SELECT 1 AS n', [], { tenant: 'org_fast' });
+    await write;
+    expect((await other).rows).toStrictEqual([{ n: 1 }]);
+    expect(await count('note', "body = 'slow write'")).toBe(3);
+    expect(db.stats().restarts).toBe(restarts);
+    await db.query("DELETE FROM note WHERE body = 'slow write'");
+  });
+
+  it('sliceMs is checked like the other options', async () => {
+    expect((await failure(EmbeddedDatabase.open({ memory: true, sliceMs: 0 }))).message).toBe('sliceMs must be a whole number between 1 and 2147483647, not 0');
+  });
+});
+
 describe('what keeps a restart short', () => {
   it('the write-ahead log is checkpointed once it passes 8 MB, so a restart does not replay it all', async () => {
     await db.exec('CREATE TABLE IF NOT EXISTS bulk (id int PRIMARY KEY, body text)');

@@ -58,7 +58,11 @@ describe('numeric settings', () => {
     expect(resolveConfig({ env, maxConcurrentReports: 1, queryTimeoutMs: 900 })).toMatchObject({ maxConcurrentReports: 1, queryTimeoutMs: 900 });
     // Unset, the timeout is the database's default, chosen when it is opened (20 s PostgreSQL, 5 s embedded).
     expect(resolveConfig({ env: {} })).toMatchObject({ maxConcurrentReports: 2, queryTimeoutMs: undefined });
-    for (const [name, value] of [['OQL_MAX_CONCURRENT_REPORTS', '0'], ['OQL_QUERY_TIMEOUT_MS', '1.5'], ['OQL_QUERY_TIMEOUT_MS', '20s']] as const) {
+    expect(resolveConfig({ env: { OQL_EMBEDDED_SLICE_MS: '250' } }).embeddedSliceMs).toBe(250);
+    expect(resolveConfig({ env: { OQL_EMBEDDED_SLICE_MS: '250' }, embeddedSliceMs: 800 }).embeddedSliceMs).toBe(800);
+    // Unset, the embedded database's own default (500 ms).
+    expect(resolveConfig({ env: {} }).embeddedSliceMs).toBeUndefined();
+    for (const [name, value] of [['OQL_MAX_CONCURRENT_REPORTS', '0'], ['OQL_QUERY_TIMEOUT_MS', '1.5'], ['OQL_QUERY_TIMEOUT_MS', '20s'], ['OQL_EMBEDDED_SLICE_MS', '0'], ['OQL_EMBEDDED_SLICE_MS', 'half a second']] as const) {
       expect(() => resolveConfig({ env: { [name]: value } })).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringContaining(name) }));
     }
   });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EmbeddedDatabase } from '../../../src/run/drivers/pglite/supervisor.js';
 import { expectEnvelope } from '../support.js';
 import {
   A_KEY, A_NAMES, B_KEYS, WORKSPACE_A, WORKSPACE_B, expectNeighbourRows, neighbourReport, records, seedA, startService, toolText, type Service,
@@ -7,7 +8,8 @@ import {
 /**
  * Issue 19 on the default database, embedded PGlite (`memory: true`, in its own process): F4
  * (a three-level correlated subquery that ran 164 s while every tenant waited) and F8 (JSON nested
- * 5000 deep sent to the MCP endpoint and to REST). Organization A is served while B attacks.
+ * 5000 deep sent to the MCP endpoint and to REST). Organization A is served while B attacks. The
+ * statement that runs out its whole budget, with nobody waiting, is test/run/pglite-worker-recovery.test.ts's.
  */
 
 let svc: Service;
@@ -37,17 +39,32 @@ afterAll(async () => {
   await svc?.close();
 });
 
+/**
+ * Resolves once organization B's runaway statement holds the embedded database's connection: B's
+ * call has held it for 300 ms (the plan's cost estimate before it takes a few).
+ */
+async function bHoldsTheConnection(): Promise<void> {
+  const db = EmbeddedDatabase.opened()[0]!;
+  const holding = (): boolean => {
+    const holder = db.stats().holder;
+    return holder?.tenant === 'org_b' && holder.forMs >= 300;
+  };
+  while (!holding()) await new Promise((r) => setTimeout(r, 10));
+}
+
 describe('F4: a three-level correlated subquery on the embedded database', () => {
-  it('ends at its 2 s budget with 504, and A\'s report sent while it runs is answered with A\'s rows', async () => {
+  it('is stopped at the slice (504) once A\'s report waits for the connection, and A\'s report is answered with A\'s rows', async () => {
     const [beta] = records(await svc.call(B_KEYS[2], 'POST', '/api/v1/org/objects/account/filter', { query: { fields: ['id', 'name'], pagination: { page: 1, page_size: 1 } } }));
     const order: string[] = [];
     const attack = svc.call(B_KEYS[1], 'POST', '/api/v1/reports/execute', RUNAWAY).finally(() => order.push('B answered'));
+    await bHoldsTheConnection();
     order.push('A sent');
     const neighbour = neighbourReport(svc).finally(() => order.push('A answered'));
     const timedOut = await attack;
     expectEnvelope(timedOut, 504, 'QUERY_TIMEOUT');
-    expect(timedOut.json.data.message).toBe('the query timed out after 2 seconds');
-    expect(timedOut.json.data.hint).toMatch(/narrow the WHERE clause/);
+    expect(timedOut.json.data.message).toBe(
+      'the query was stopped after 0.5 seconds: other organizations were waiting for the embedded PostgreSQL (PGlite) in memory, which runs one statement at a time');
+    expect(timedOut.json.data.hint).toMatch(/make the query cheaper or narrow its WHERE clause; on PostgreSQL \(--database\)/);
     expectNeighbourRows(await neighbour);
     expect(order.indexOf('A sent')).toBeLessThan(order.indexOf('B answered'));
 

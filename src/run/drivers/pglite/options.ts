@@ -27,6 +27,12 @@ export interface EmbeddedDatabaseOptions {
   /** How long a call waits for a database being reopened before SERVICE_UNAVAILABLE. Default 10000. */
   readonly restartWaitMs?: number;
   /**
+   * How long a read (`read()`) of one tenant may hold the connection while another tenant's call
+   * waits for it: past it the read is stopped as at its budget (QUERY_TIMEOUT, the process is
+   * replaced). Alone, a read has its whole budget. Default 500.
+   */
+  readonly sliceMs?: number;
+  /**
    * Bounds each start of the process (an empty directory is initialised first: seconds, or minutes
    * on a machine busy with other work). Default 300000.
    */
@@ -68,6 +74,8 @@ export interface EmbeddedDatabaseStats {
   readonly restarts: number;
   /** Checkpoints made because the write-ahead log had grown (a restart replays what came after the last one). */
   readonly checkpoints: number;
+  /** The tenant whose call holds the connection now ('' for the service's own calls) and for how long (ms); undefined when it is free. */
+  readonly holder: { readonly tenant: string; readonly forMs: number } | undefined;
   /** Calls waiting for the connection. */
   readonly queued: number;
   /** The first open (process start and PGlite open), ms. */
@@ -96,12 +104,13 @@ export interface EmbeddedSettings {
   readonly sessionSql: string | undefined;
   readonly timeoutMs: number;
   readonly restartWaitMs: number;
+  readonly sliceMs: number;
   readonly openTimeoutMs: number;
   readonly maxHeapMb: number;
   readonly onEvent: ((event: EmbeddedDatabaseEvent) => void) | undefined;
 }
 
-const DEFAULTS = { timeoutMs: 5_000, restartWaitMs: 10_000, openTimeoutMs: 300_000, maxHeapMb: 1024 } as const;
+const DEFAULTS = { timeoutMs: 5_000, restartWaitMs: 10_000, sliceMs: 500, openTimeoutMs: 300_000, maxHeapMb: 1024 } as const;
 
 export function checkOptions(options: EmbeddedDatabaseOptions): EmbeddedSettings {
   const memory = options.memory === true;
@@ -126,6 +135,7 @@ export function checkOptions(options: EmbeddedDatabaseOptions): EmbeddedSettings
     sessionSql: options.sessionSql,
     timeoutMs: checkTimeout(options.timeoutMs ?? DEFAULTS.timeoutMs),
     restartWaitMs: whole('restartWaitMs', options.restartWaitMs ?? DEFAULTS.restartWaitMs, 1),
+    sliceMs: whole('sliceMs', options.sliceMs ?? DEFAULTS.sliceMs, 1),
     openTimeoutMs: whole('openTimeoutMs', options.openTimeoutMs ?? DEFAULTS.openTimeoutMs, 1),
     maxHeapMb: whole('maxHeapMb', options.maxHeapMb ?? DEFAULTS.maxHeapMb, 64),
     onEvent: options.onEvent,

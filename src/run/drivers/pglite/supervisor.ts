@@ -117,6 +117,8 @@ export class EmbeddedDatabase {
   private state: 'ready' | 'restarting' | 'closed' = 'ready';
   private readonly queue = new FairQueue<Waiter>();
   private leased = false;
+  /** The read that holds the connection, while it runs, which a waiting tenant may cut short (checkSlice). */
+  private running: { readonly tenant: string; readonly since: number; readonly cut: () => void; sliceTimer?: NodeJS.Timeout } | undefined;
   /** The tenant whose call holds the connection, for the restart event. */
   private holder: string | undefined;
   /** The tenant in whose name the connection is held ('' for none) and since when, for perTenant. */
@@ -198,7 +200,7 @@ export class EmbeddedDatabase {
     const timeoutMs = this.budget(options.timeoutMs);
     await this.acquire(options.tenant);
     try {
-      return await this.statement((t) => t.read<T>(settings, sql, params), timeoutMs);
+      return await this.statement((t) => t.read<T>(settings, sql, params), timeoutMs, options.tenant);
     } catch (e) {
       // Its transaction could not be ended: the connection cannot serve the next call.
       if (e instanceof ConnectionBroken) this.restart('crash', options.tenant, e);
@@ -326,7 +328,7 @@ export class EmbeddedDatabase {
     const tenants: Record<string, EmbeddedTenantStats> = {};
     for (const [tenant, t] of this.perTenant) tenants[tenant] = { ...t };
     return {
-      state: this.state, restarts: this.restarts, checkpoints: this.checkpoints, queued: this.queue.size, openMs: this.openMs, lastRestartMs: this.lastRestartMs, tenants,
+      state: this.state, restarts: this.restarts, checkpoints: this.checkpoints, holder: this.held && { tenant: this.held.tenant, forMs: performance.now() - this.held.since }, queued: this.queue.size, openMs: this.openMs, lastRestartMs: this.lastRestartMs, tenants,
     };
   }
 
@@ -367,6 +369,7 @@ export class EmbeddedDatabase {
       this.queue.push(tenant, waiter);
       if (this.state === 'restarting') this.waitForRestart(waiter);
       this.pump();
+      this.checkSlice();
     });
   }
 
@@ -434,20 +437,29 @@ export class EmbeddedDatabase {
 
   // ---- Statements, deadlines and restarts ----
 
-  /** Runs one call in the process under a deadline; the caller holds the connection. */
-  private async statement<X>(run: (child: PgliteProcess) => Promise<X>, timeoutMs: number): Promise<X> {
+  /**
+   * Runs one call in the process under a deadline; the caller holds the connection. `sliced`: the
+   * tenant of a read, which another tenant's waiting may cut short (checkSlice).
+   */
+  private async statement<X>(run: (child: PgliteProcess) => Promise<X>, timeoutMs: number, sliced?: string): Promise<X> {
     const child = this.child;
     if (this.state !== 'ready' || child === undefined) {
       throw this.unavailable(`the ${this.label} is being reopened`);
     }
     let timer: NodeJS.Timeout | undefined;
+    let cut: (error: OqlError) => void = () => {};
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        const error = timeoutError(timeoutMs);
+      cut = (error) => {
         reject(error);
         this.restart('timeout', this.holder, error);
-      }, timeoutMs);
+      };
+      timer = setTimeout(() => cut(timeoutError(timeoutMs)), timeoutMs);
     });
+    const running: EmbeddedDatabase['running'] = sliced !== undefined && sliced !== NO_TENANT && this.settings.sliceMs < timeoutMs
+      ? { tenant: sliced, since: performance.now(), cut: () => cut(sliceError(this.settings.sliceMs, this.label)) }
+      : undefined;
+    this.running = running;
+    this.checkSlice();
     try {
       return await Promise.race([run(child), deadline]);
     } catch (e) {
@@ -462,7 +474,30 @@ export class EmbeddedDatabase {
       throw e;
     } finally {
       clearTimeout(timer);
+      if (running !== undefined) {
+        clearTimeout(running.sliceTimer);
+        if (this.running === running) this.running = undefined;
+      }
     }
+  }
+
+  /**
+   * The slice: while a call of another tenant waits, the running read may hold the one connection
+   * for `sliceMs` from its start, not its whole budget; past it, it is cut as at its budget. Calls
+   * without a tenant (the service's own: key lookups, migrations, checkpoints) cut nothing: they
+   * serve every tenant, the reader's too.
+   */
+  private checkSlice(): void {
+    const r = this.running;
+    if (r === undefined || r.sliceTimer !== undefined) return;
+    const othersWaiting = (): boolean => this.queue.size - this.queue.sizeOf(r.tenant) - this.queue.sizeOf(NO_TENANT) > 0;
+    if (!othersWaiting()) return;
+    r.sliceTimer = setTimeout(() => {
+      r.sliceTimer = undefined;
+      if (this.running !== r) return;
+      if (othersWaiting()) r.cut();
+      // The waiter left (its own wait ended): the next one to come looks again.
+    }, Math.max(0, r.since + this.settings.sliceMs - performance.now()));
   }
 
   /** Replaces the process: kills the old one (if alive), opens the directory again, retries with backoff. */
@@ -600,6 +635,13 @@ function registerExitHook(): void {
   if (exitHook) return;
   exitHook = true;
   process.once('exit', () => EmbeddedDatabase.cleanUpAtExit());
+}
+
+function sliceError(sliceMs: number, label: string): OqlError {
+  return runtimeError('QUERY_TIMEOUT',
+    `the query was stopped after ${describeSeconds(sliceMs)}: other organizations were waiting for the ${label}, which runs one statement at a time`, {
+      hint: 'make the query cheaper or narrow its WHERE clause; on PostgreSQL (--database) the statements of different organizations run side by side',
+    });
 }
 
 function closedError(label: string): OqlError {
