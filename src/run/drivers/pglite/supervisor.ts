@@ -327,8 +327,10 @@ export class EmbeddedDatabase {
   stats(): EmbeddedDatabaseStats {
     const tenants: Record<string, EmbeddedTenantStats> = {};
     for (const [tenant, t] of this.perTenant) tenants[tenant] = { ...t };
+    const holder = this.held && { tenant: this.held.tenant, forMs: performance.now() - this.held.since };
     return {
-      state: this.state, restarts: this.restarts, checkpoints: this.checkpoints, holder: this.held && { tenant: this.held.tenant, forMs: performance.now() - this.held.since }, queued: this.queue.size, openMs: this.openMs, lastRestartMs: this.lastRestartMs, tenants,
+      state: this.state, restarts: this.restarts, checkpoints: this.checkpoints, holder, queued: this.queue.size, openMs: this.openMs,
+      lastRestartMs: this.lastRestartMs, tenants,
     };
   }
 
