@@ -141,6 +141,9 @@ const WARM_UP = [
   "BEGIN; UPDATE warm SET name = name || '!', at = now() WHERE n % 7 = 0; SELECT warm_count(md5('1')::uuid); COMMIT",
 ];
 
+/** The statements of the warm-up that ran before the directory was opened, told with 'ready'. */
+let warmStatements = 0;
+
 /**
  * Makes the WebAssembly hot before the spare is needed. PGlite's code is compiled function by
  * function as it is first called, and the hot ones again, optimised, as they run; compiled code
@@ -160,20 +163,18 @@ async function warmUp({ PGlite, pgliteWasmModule, fsBundle }, wanted) {
     }
   } finally {
     await pg.close();
+    // The throwaway database's memory goes now, also when an open cut the warm-up short: nothing
+    // else would make an idle spare collect it.
+    globalThis.gc?.();
   }
-  // The throwaway database's memory goes now: nothing else would make an idle spare collect it.
   // V8 frees a WebAssembly heap's pages a moment after the collection that finds it unreachable,
   // so a second collection follows. Measured: the spare's RSS 492 MB without them; 368 MB with the
   // second right after the first, 266 MB with it 300 ms later, 248 MB 1 s later (a spare that
   // never warmed up: 94 MB).
-  globalThis.gc?.();
   await new Promise((r) => setTimeout(r, 500));
   globalThis.gc?.();
   process.send({ type: 'warm', statements: warmStatements, ms: Date.now() - began });
 }
-
-/** The statements of the warm-up that ran before the directory was opened, told with 'ready'. */
-let warmStatements = 0;
 
 function openMessage() {
   return new Promise((resolve) => {

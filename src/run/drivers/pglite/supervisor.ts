@@ -114,6 +114,8 @@ export class EmbeddedDatabase {
   /** Looks at the write-ahead log every CHECKPOINT_CHECK_MS (checkpointIfDue). */
   private checkpointTimer: NodeJS.Timeout | undefined;
   private checkpointing = false;
+  /** Whether a call was served since the last look at the log: an idle database is not asked. */
+  private servedSinceLook = true;
   private state: 'ready' | 'restarting' | 'closed' = 'ready';
   private readonly queue = new FairQueue<Waiter>();
   private leased = false;
@@ -404,6 +406,7 @@ export class EmbeddedDatabase {
       const t = this.perTenant.get(waiter.tenant) ?? { calls: 0, waitMs: 0, maxWaitMs: 0, holdMs: 0, maxHoldMs: 0 };
       this.perTenant.set(waiter.tenant, t);
       t.calls++;
+      this.servedSinceLook = true;
       t.waitMs += now - waiter.queuedAt;
       t.maxWaitMs = Math.max(t.maxWaitMs, now - waiter.queuedAt);
       waiter.grant();
@@ -577,10 +580,11 @@ export class EmbeddedDatabase {
   /**
    * A CHECKPOINT once the log since the last one passes CHECKPOINT_WAL_BYTES, so that a restart
    * replays at most about that much. Both statements take the service's turn in the queue, like
-   * any call without a tenant; a failure waits for the next look.
+   * any call without a tenant; a failure waits for the next look. A database that served nothing
+   * since the last look has written nothing: it is not asked.
    */
   private async checkpointIfDue(): Promise<void> {
-    if (this.checkpointing || this.state !== 'ready' || this.closing !== undefined) return;
+    if (this.checkpointing || !this.servedSinceLook || this.state !== 'ready' || this.closing !== undefined) return;
     this.checkpointing = true;
     try {
       const { rows } = await this.query<{ bytes: number }>(
@@ -595,6 +599,8 @@ export class EmbeddedDatabase {
       // The process was replaced meanwhile (its successor's recovery ends with a checkpoint) or
       // the database is closing: nothing to do until the next look.
     } finally {
+      // The look's own statements were served too: only calls after them count for the next.
+      this.servedSinceLook = false;
       this.checkpointing = false;
     }
   }
