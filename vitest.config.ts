@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { NODE_FLAGS } from './test/support/node-flags.js';
 import LongestFirst from './test/support/sequencer.js';
 
 /**
@@ -64,7 +65,8 @@ export default defineConfig({
       // processes and receivers, and a third fills the cores while they wait (8.4 minutes where two
       // took 9.3 on Node 20). The scaling tests' CPU-time laws measure again when load pushes a
       // ratio over its bound, so the extra load does not decide them (test/support/scaling.ts).
-      forks: { maxForks: 3, minForks: 1 },
+      // Each fork with the suite's V8 flags (test/support/node-flags.ts: WebAssembly not optimised).
+      forks: { maxForks: 3, minForks: 1, execArgv: [...NODE_FLAGS] },
       // The compiler's files, one after another in one thread beside the forks, their modules
       // kept between files.
       threads: { maxThreads: 1, minThreads: 1, isolate: false },

@@ -9,6 +9,7 @@ import { loadFixtureCatalog } from '../../fixtures/index.js';
 import { compile } from '../../src/index.js';
 import pkg from '../../package.json' with { type: 'json' };
 import { cli, compiledQuery, STACK_LINE, tempTree } from './helpers.js';
+import { NODE_FLAGS } from '../support/node-flags.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = join(ROOT, 'dist/cli.js');
@@ -18,7 +19,7 @@ interface Proc { code: number; stdout: string; stderr: string }
 
 async function node(args: readonly string[], cwd = ROOT): Promise<Proc> {
   try {
-    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, NO_COLOR: '1' } });
+    const { stdout, stderr } = await exec(process.execPath, [...NODE_FLAGS, CLI, ...args], { cwd, env: { ...process.env, NO_COLOR: '1' } });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };

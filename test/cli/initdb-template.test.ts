@@ -4,6 +4,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { NODE_FLAGS } from '../support/node-flags.js';
 
 /**
  * `oql run` holds its database in memory, started from the first initdb this user ran on the
@@ -22,7 +23,7 @@ afterAll(() => rmSync(temp, { recursive: true, force: true }));
 
 /** The accounts of the demo data's default organization, counted by the database the run starts. */
 async function run(): Promise<number> {
-  const { stdout } = await exec(process.execPath, [CLI, 'run', 'SELECT COUNT(id) AS n FROM account LIMIT 1', '--json'], {
+  const { stdout } = await exec(process.execPath, [...NODE_FLAGS, CLI, 'run', 'SELECT COUNT(id) AS n FROM account LIMIT 1', '--json'], {
     env: { ...process.env, TMPDIR: temp, NO_COLOR: '1' },
   });
   return JSON.parse(stdout).records[0].n as number;

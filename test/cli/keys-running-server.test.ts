@@ -8,6 +8,7 @@ import { main } from '../../src/cli/main.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { call, expectEnvelope } from '../server/support.js';
 import { startServe, type ServeProcess } from '../support/serve-process.js';
+import { NODE_FLAGS } from '../support/node-flags.js';
 
 /**
  * `oql keys` and `oql workspaces` on an embedded directory that a running `oql serve` holds: the
@@ -188,7 +189,7 @@ describe('a holder the command cannot reach', () => {
   /** Another process that holds `target` the way a server does, and answers nothing. */
   async function holder(target: string): Promise<number> {
     const script = `import(${JSON.stringify(MODULE)}).then((m) => { m.lockDataDir(${JSON.stringify(target)}); process.stdout.write('held\\n'); setInterval(() => {}, 1000); });`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     children.push(child);
     await new Promise<void>((done) => child.stdout!.once('data', () => done()));
     return child.pid!;

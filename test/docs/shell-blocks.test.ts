@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pkg from '../../package.json' with { type: 'json' };
+import { NODE_FLAGS } from '../support/node-flags.js';
 
 /**
  * Every `sh` block of the README and the docs pages, run as written against a server started the
@@ -57,7 +58,7 @@ beforeAll(async () => {
   mkdirSync(join(cwd, 'node_modules/.bin'), { recursive: true });
   symlinkSync(CLI, join(cwd, 'node_modules/.bin/oql'));
   // What `npm start` runs after building (checked below), on free ports.
-  server = spawn(process.execPath, [CLI, 'serve', '--demo', '--port', '0'], { cwd, env: { ...process.env, OQL_LOG_LEVEL: 'warn', OQL_API_KEYS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  server = spawn(process.execPath, [...NODE_FLAGS, CLI, 'serve', '--demo', '--port', '0'], { cwd, env: { ...process.env, OQL_LOG_LEVEL: 'warn', OQL_API_KEYS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   await new Promise<void>((ready, fail) => {
     server!.stdout!.on('data', (chunk: Buffer) => {
@@ -162,7 +163,7 @@ describe('the README and the docs pages', () => {
 describe('the stdio example as it was written before', () => {
   it('a one-character key exits 2 and says the rule and a key that works', async () => {
     const r = await new Promise<{ code: number; stderr: string }>((done) => {
-      execFile(process.execPath, [CLI, 'mcp', '--stdio', '--memory', '--demo'], { cwd: ROOT, env: { ...process.env, OQL_API_KEYS: 'k=org_demo:superadmin', OQL_API_KEY: 'k' }, timeout: 120_000 },
+      execFile(process.execPath, [...NODE_FLAGS, CLI, 'mcp', '--stdio', '--memory', '--demo'], { cwd: ROOT, env: { ...process.env, OQL_API_KEYS: 'k=org_demo:superadmin', OQL_API_KEY: 'k' }, timeout: 120_000 },
         (error, _stdout, stderr) => done({ code: typeof error?.code === 'number' ? error.code : 0, stderr }));
     });
     expect(r.code).toBe(2);

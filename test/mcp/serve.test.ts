@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { main, type CliIo } from '../../src/cli/main.js';
 import { connect, jsonOf } from './support.js';
 import { BUILT_CLI } from '../support/built-bundles.js';
+import { NODE_FLAGS } from '../support/node-flags.js';
 
 function capture(): CliIo & { out: string; err: string } {
   const io = { out: '', err: '', stdout: (t: string) => { io.out += t; }, stderr: (t: string) => { io.err += t; }, env: {} };
@@ -27,7 +28,7 @@ describe('oql serve with the MCP host', () => {
 
   it('runs both hosts in one process; the demo workspace answers on the MCP host with the public URL given', async () => {
     const key = 'serve-test-key-demo-superadmin-1';
-    const child = spawn(process.execPath, [BUILT_CLI, 'serve', '--memory', '--port', '0', '--demo',
+    const child = spawn(process.execPath, [...NODE_FLAGS, BUILT_CLI, 'serve', '--memory', '--port', '0', '--demo',
       '--mcp-url', 'https://mcp.example.com/'], {
       cwd: process.cwd(), env: { ...process.env, OQL_API_KEYS: `${key}=org_demo:superadmin:u_demo`, OQL_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'],
     });

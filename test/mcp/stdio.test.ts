@@ -11,6 +11,7 @@ import { createServer } from '../../src/server/app.js';
 import { openDatabase } from '../../src/run/open.js';
 import { DATA, KEYS, jsonOf, textOf } from './support.js';
 import { BUILT_CLI } from '../support/built-bundles.js';
+import { NODE_FLAGS } from '../support/node-flags.js';
 
 /**
  * `oql mcp --stdio` as an agent runs it: a child process spoken to through the SDK's stdio client
@@ -40,7 +41,7 @@ afterAll(() => {
 function spawnClient(key: string): { client: Client; transport: StdioClientTransport } {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [BUILT_CLI, 'mcp', '--stdio', '--data-dir', dir],
+    args: [...NODE_FLAGS, BUILT_CLI, 'mcp', '--stdio', '--data-dir', dir],
     cwd: ROOT,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', OQL_API_KEY: key },
     stderr: 'pipe',
@@ -106,7 +107,7 @@ describe('oql mcp --stdio', () => {
         params: { name: 'count_query', arguments: { slug: 'opportunity', query: `SELECT id FROM opportunity WHERE amount > ${id} LIMIT 100` } },
       })),
     ];
-    const child = spawn(process.execPath, [BUILT_CLI, 'mcp', '--stdio', '--data-dir', dir], {
+    const child = spawn(process.execPath, [...NODE_FLAGS, BUILT_CLI, 'mcp', '--stdio', '--data-dir', dir], {
       cwd: ROOT,
       env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', OQL_API_KEY: KEYS.acmeAdmin },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -137,7 +138,7 @@ describe('oql mcp --stdio', () => {
 
   it('refuses to start without a key, or with a key the database does not know', async () => {
     const run = promisify(execFile);
-    const args = [BUILT_CLI, 'mcp', '--stdio', '--data-dir', dir];
+    const args = [...NODE_FLAGS, BUILT_CLI, 'mcp', '--stdio', '--data-dir', dir];
     const missing = await run(process.execPath, args, { cwd: ROOT, env: { PATH: process.env['PATH'] ?? '' } }).catch((e) => e);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('OQL_API_KEY');

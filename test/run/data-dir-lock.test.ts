@@ -7,6 +7,7 @@ import { OqlError } from '../../src/diagnostics/diagnostic.js';
 import { dataDirOwner, lockDataDir, LOCK_FILE } from '../../src/run/data-dir-lock.js';
 import { EmbeddedDatabase } from '../../src/run/drivers/pglite/supervisor.js';
 import { failure } from '../support/failure.js';
+import { NODE_FLAGS } from '../support/node-flags.js';
 
 /** The lock on an embedded database's directory, held and contested by real processes. */
 
@@ -35,7 +36,7 @@ function locker(dir: string): { child: ChildProcess; said: Promise<string> } {
     catch (e) { process.stdout.write((e.code ?? e.message) + '\\n'); }
     setInterval(() => {}, 1000);
   });`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   const said = new Promise<string>((done, fail) => {
     let out = '';

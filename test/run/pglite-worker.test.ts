@@ -16,6 +16,7 @@ import { dataDirOwner, EmbeddedDatabase, type EmbeddedTx } from '../../src/run/d
 import { workerDatabase } from '../../src/run/drivers/pglite/service-database.js';
 import { failure } from '../support/failure.js';
 import { emptyPglite } from '../support/pglite-template.js';
+import { NODE_FLAGS } from '../support/node-flags.js';
 
 /**
  * The embedded database in its own process, against PGlite on this thread as the oracle: the
@@ -399,9 +400,24 @@ describe('opening and closing', () => {
       await db.query('SELECT 1');
       process.stdout.write(db.dataDir);
       process.exit(0);`;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 540_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, [...NODE_FLAGS, '--import', 'tsx', '--input-type=module', '-e', script], { timeout: 540_000 });
     expect(stdout).toMatch(/oql-pglite-/);
     expect(existsSync(stdout)).toBe(false);
+  });
+
+  it("the database process takes the service's WebAssembly compiler flags, and nothing else of its command line", async () => {
+    const module = resolve(import.meta.dirname, '../../src/run/drivers/pglite/supervisor.ts');
+    const script = `const { readFileSync } = await import('node:fs');
+      const { EmbeddedDatabase } = await import(${JSON.stringify(module)});
+      const db = await EmbeddedDatabase.open({ memory: true, extensions: false, timeoutMs: 60000 });
+      await db.query('SELECT 1');
+      process.stdout.write(readFileSync('/proc/' + db.child.pid + '/cmdline', 'utf8'));
+      await db.close();`;
+    const service = ['--liftoff-only', '--no-wasm-tier-up', '--stack-trace-limit=20', '--import', 'tsx'];
+    const { stdout } = await promisify(execFile)(process.execPath, [...service, '--input-type=module', '-e', script], { timeout: 540_000 });
+    const argv = stdout.split('\0');
+    expect(argv).toEqual(expect.arrayContaining(['--liftoff-only', '--no-wasm-tier-up']));
+    expect(argv.filter((a) => a === '--import' || a === 'tsx' || a.startsWith('--stack-trace-limit'))).toEqual([]);
   });
 
   it('a service killed with SIGKILL in the middle of a statement leaves no database process behind', async () => {
@@ -412,7 +428,7 @@ describe('opening and closing', () => {
       const running = db.query('SELECT pg_sleep(600)');
       process.stdout.write('busy\\n');
       await running;`;
-    const service = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const service = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       await new Promise<void>((resolve, reject) => {
         service.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('busy') && resolve());

@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call, type Answer } from './support.js';
 import { BUILT_CLI } from '../support/built-bundles.js';
+import { NODE_FLAGS } from '../support/node-flags.js';
 
 /**
  * Crash safety of bulk_create: `oql serve` runs as a child process on an embedded data directory;
@@ -43,7 +44,7 @@ interface Served {
 }
 
 async function serve(): Promise<Served> {
-  const child = spawn(process.execPath, [BUILT_CLI, 'serve', '--data-dir', dir, '--port', '0'], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, BUILT_CLI, 'serve', '--data-dir', dir, '--port', '0'], {
     cwd: process.cwd(),
     env: {
       ...process.env,

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main, type CliIo } from '../../src/cli/main.js';
 import { call } from './support.js';
 import { BUILT_CLI } from '../support/built-bundles.js';
+import { NODE_FLAGS } from '../support/node-flags.js';
 
 /**
  * `oql keys` and `oql serve` as a user runs them, on a data directory of their own: a key made by
@@ -60,7 +61,7 @@ describe('oql keys and oql serve', () => {
     const usage = capture();
     expect(await main(['keys', 'create', '--org', 'org_cli', '--role', 'owner', '--data-dir', dir], usage)).toBe(2);
 
-    const child = spawn(process.execPath, [BUILT_CLI, 'serve', '--data-dir', dir, '--port', '0', '--demo'], {
+    const child = spawn(process.execPath, [...NODE_FLAGS, BUILT_CLI, 'serve', '--data-dir', dir, '--port', '0', '--demo'], {
       cwd: process.cwd(), env: { ...process.env, OQL_LOG_LEVEL: 'debug', OQL_API_KEYS: '' }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

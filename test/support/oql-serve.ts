@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { BUILT_CLI } from './built-bundles.js';
+import { NODE_FLAGS } from './node-flags.js';
 
 /**
  * `oql serve` as a user runs it, in a child process (the built CLI, built once per run by the global
@@ -32,7 +33,7 @@ export async function serve(flags: readonly string[], env: Readonly<Record<strin
       for (const c of children) c.kill('SIGKILL');
     });
   }
-  const child = spawn(process.execPath, [BUILT_CLI, 'serve', '--port', '0', ...flags], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, BUILT_CLI, 'serve', '--port', '0', ...flags], {
     cwd: process.cwd(),
     env: { ...process.env, OQL_LOG_LEVEL: 'debug', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { BUILT_CLI } from './built-bundles.js';
+import { NODE_FLAGS } from './node-flags.js';
 
 /** `oql serve` as a user runs it: its own process, the built CLI (as `npm start` runs it), on free ports of 127.0.0.1. */
 export interface ServeProcess {
@@ -24,7 +25,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
  * process that exits first rejects with what it printed.
  */
 export async function startServe(args: readonly string[], env: Record<string, string> = {}, options: { readonly ownGroup?: boolean } = {}): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BUILT_CLI, 'serve', '--port', '0', ...args], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, BUILT_CLI, 'serve', '--port', '0', ...args], {
     cwd: ROOT,
     env: { ...process.env, OQL_LOG_LEVEL: 'warn', OQL_API_KEYS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -136,7 +136,7 @@ function spawn(options: Omit<ProcessOptions, 'dataDir'>, dataDir: string | null)
   delete env['NODE_OPTIONS'];
   const child = fork(processScript(), [], {
     // --expose-gc: a spare frees its warm-up database's memory at once (see warmUp in the script).
-    execArgv: [`--max-old-space-size=${options.maxHeapMb}`, '--expose-gc'],
+    execArgv: [`--max-old-space-size=${options.maxHeapMb}`, '--expose-gc', ...wasmCompilerFlags(process.execArgv)],
     serialization: 'advanced',
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     env,
@@ -152,6 +152,16 @@ function spawn(options: Omit<ProcessOptions, 'dataDir'>, dataDir: string | null)
   live.add(child);
   child.once('exit', () => live.delete(child));
   return { child, stderr: () => tail, closed };
+}
+
+/**
+ * The service's own flags for V8's WebAssembly compilers (`--liftoff-only`, `--no-wasm-tier-up`,
+ * `--wasm-lazy-compilation`...), which its database process takes too: that process is where
+ * PGlite's WebAssembly runs. Nothing else of the service's command line goes there (a loader,
+ * an inspector port, its heap size).
+ */
+export function wasmCompilerFlags(execArgv: readonly string[]): string[] {
+  return execArgv.filter((a) => /^--(no-?)?(liftoff|wasm)([-_][\w-]*)?(=\S*)?$/.test(a));
 }
 
 /** Why a process ended, for the error its callers get. */
