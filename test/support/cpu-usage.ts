@@ -9,7 +9,7 @@ import { afterAll, beforeAll } from 'vitest';
  * modules imported), of the child processes it waited for (`children`: `oql serve`, initdb,
  * pg_ctl...) and of the PostgreSQL clusters it stopped (`postgres`: a postmaster is not a child
  * the worker waits for, so pg-server.ts reads its CPU before stopping it). Without the variable it
- * does nothing. A file run in a worker thread (the compiler's files, vitest.config.ts) shares its
+ * does nothing. A file run in the worker thread (THREAD_FILES, vitest.config.ts) shares its
  * process with the runner and the other files of the thread: its line says `thread: true` and
  * gives no CPU; the run's total (e.g. `/usr/bin/time npx vitest run`) counts it. `node scripts/test-cpu.mjs <file>` sums the lines into a table.
  */
