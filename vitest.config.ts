@@ -8,8 +8,9 @@ import LongestFirst from './test/support/sequencer.js';
  * this process, closing all of it in their `afterAll`. No child process, no signal, no fake timers,
  * no module mocks, no environment changes, no CPU-time laws. They run one after another in one
  * worker thread that keeps its modules from file to file (`isolate: false`): a file costs its
- * tests' CPU, not a Node start, the import of its modules and the warm-up of their code, and every
- * PGlite of the thread shares one compiled WebAssembly module. A file that leaves anything behind
+ * tests' CPU, not a Node start, the import of its modules and the warm-up of their code, and the
+ * code V8 compiled from PGlite's WebAssembly for one file serves the next (V8 keeps compiled code
+ * per module bytes, process-wide). A file that leaves anything behind
  * (vi.mock, fake timers, process.env, a child process) or measures its process's CPU belongs with
  * the isolated forks below.
  */
