@@ -1,4 +1,5 @@
 import type { Tx } from './db.js';
+import { put } from './shape.js';
 
 /** What a committed write did to one record. */
 export type ChangeOperation = 'created' | 'updated' | 'deleted' | 'restored' | 'purged';
@@ -16,6 +17,48 @@ export interface ChangeDraft {
   readonly changedFields?: readonly string[];
   /** For `updated`: the values those fields had before. */
   readonly previous?: Record<string, unknown>;
+  /**
+   * For `deleted`, `restored` and `purged`: the record before the change, as `record` shows one. A
+   * log may keep only what takes `record` back to it (`undoOf`) and rebuild records on reading.
+   */
+  readonly before?: Record<string, unknown>;
+}
+
+/**
+ * What takes a record from after a change back to before it: fields to give their old values,
+ * fields to remove. `null` is the undo of a create: before it there was no record.
+ */
+export interface Undo {
+  readonly set?: Record<string, unknown>;
+  readonly drop?: readonly string[];
+}
+
+/** The undo of the change from `before` to `after` (null: none before it; null after: purged). */
+export function undoOf(before: Record<string, unknown> | null, after: Record<string, unknown> | null): Undo | null {
+  if (before === null) return null;
+  if (after === null) return { set: before };
+  const set: Record<string, unknown> = {};
+  let any = false;
+  for (const key of Object.keys(before)) {
+    if (Object.hasOwn(after, key) && sameValue(before[key], after[key])) continue;
+    put(set, key, before[key]);
+    any = true;
+  }
+  const drop = Object.keys(after).filter((key) => !Object.hasOwn(before, key));
+  return { ...(any ? { set } : {}), ...(drop.length > 0 ? { drop } : {}) };
+}
+
+/**
+ * The record before a change, from the record after it and the change's undo: a new object, keys
+ * in the order the record had them and the undo's new keys after them. `undo` null gives null.
+ */
+export function undoChange(after: Record<string, unknown> | null, undo: Undo | null): Record<string, unknown> | null {
+  if (undo === null) return null;
+  const out: Record<string, unknown> = {};
+  const drop = new Set(undo.drop ?? []);
+  if (after !== null) for (const key of Object.keys(after)) if (!drop.has(key)) put(out, key, after[key]);
+  if (undo.set !== undefined) for (const key of Object.keys(undo.set)) put(out, key, undo.set[key]);
+  return out;
 }
 
 /**
@@ -35,7 +78,7 @@ export function diffRecords(before: Record<string, unknown>, after: Record<strin
   for (const key of Object.keys(after)) {
     if (sameValue(before[key], after[key])) continue;
     changedFields.push(key);
-    Object.defineProperty(previous, key, { value: before[key] ?? null, enumerable: true, writable: true, configurable: true });
+    put(previous, key, before[key] ?? null);
   }
   return { changedFields, previous };
 }

@@ -45,10 +45,10 @@ export async function deleteRecords(db: Writable, slug: string, ids: unknown, ct
     const at = await clock(tx);
     // Locked in id order, so two deletes naming the same records in other orders queue, not deadlock.
     const live = await tx.rows(
-      `SELECT ${quoteIdent(idColumn)} AS "id" FROM ${tableOf(ctx.catalog, obj)} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(idColumn)} = ANY($2::text[]) AND ${quoteIdent(soft)} = false ORDER BY ${quoteIdent(idColumn)} COLLATE "C" FOR UPDATE`,
+      `SELECT ${recordSelect(ctx.catalog, obj)} FROM ${tableOf(ctx.catalog, obj)} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(idColumn)} = ANY($2::text[]) AND ${quoteIdent(soft)} = false ORDER BY ${quoteIdent(idColumn)} COLLATE "C" FOR UPDATE`,
       [ctx.orgId, wanted]);
-    const found = new Set(live.map((r) => String(r.id)));
-    const missing = wanted.filter((id) => !found.has(id as string));
+    const before = new Map(live.map((r) => [String(r.id), toRecord(obj, r)]));
+    const missing = wanted.filter((id) => !before.has(id as string));
     if (missing.length > 0) throw notFoundIds(obj, missing);
     const params: unknown[] = [ctx.orgId, wanted, at, ctx.userId];
     const sets = [`${quoteIdent(soft)} = true`, `${quoteIdent(DELETED_AT)} = $3::bigint`, `${quoteIdent(DELETED_BY)} = $4::text`];
@@ -62,7 +62,7 @@ export async function deleteRecords(db: Writable, slug: string, ids: unknown, ct
       params);
     const byId = new Map(rows.map((r) => [String(r.id), r]));
     const changes: ChangeDraft[] = wanted.map((id) => ({
-      objectSlug: obj.slug, recordId: id as string, operation: 'deleted', record: deletedRecord(obj, byId.get(id as string)!, at, ctx.userId),
+      objectSlug: obj.slug, recordId: id as string, operation: 'deleted', record: deletedRecord(obj, byId.get(id as string)!, at, ctx.userId), before: before.get(id as string)!,
     }));
     await appendChanges(tx, ctx, changes);
     return wanted.map((id) => ({ id: id as string, is_deleted: true as const, deleted_at: at }));
@@ -83,7 +83,7 @@ export async function restoreRecord(db: Writable, slug: string, id: string, ctx:
     const at = await clock(tx);
     await lockForUnique(tx, ctx.catalog, obj, ctx.orgId);
     const [row] = await tx.rows(
-      `SELECT ${recordSelect(ctx.catalog, obj)} FROM ${tableOf(ctx.catalog, obj)} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(idColumn)} = $2 AND ${quoteIdent(soft)} = true FOR UPDATE`,
+      `SELECT ${loggedSelect(ctx.catalog, obj)} FROM ${tableOf(ctx.catalog, obj)} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(idColumn)} = $2 AND ${quoteIdent(soft)} = true FOR UPDATE`,
       [ctx.orgId, id]);
     if (row === undefined) throw notFoundIds(obj, [id], 'deleted ');
     const before = toRecord(obj, row);
@@ -103,7 +103,7 @@ export async function restoreRecord(db: Writable, slug: string, id: string, ctx:
       `UPDATE ${tableOf(ctx.catalog, obj)} SET ${sets.join(', ')} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(idColumn)} = $2 RETURNING ${recordSelect(ctx.catalog, obj)}`,
       params);
     const record = toRecord(obj, restored!);
-    await appendChanges(tx, ctx, [{ objectSlug: obj.slug, recordId: id, operation: 'restored', record }]);
+    await appendChanges(tx, ctx, [{ objectSlug: obj.slug, recordId: id, operation: 'restored', record, before: loggedRecord(ctx.catalog, obj, row) }]);
     return record;
   }).catch(uniqueViolation('Failed to restore record', obj));
 }
@@ -144,9 +144,9 @@ export async function purgeDeleted(db: Writable, catalog: Catalog, options: Purg
         const ctx = { catalog, orgId: String(org), userId: 'system', ...(options.changes ? { changes: options.changes } : {}) };
         const gone = await inWriteTransaction(db, { tenant: String(org), timeoutMs: options.timeoutMs }, async (tx: Tx) => {
           const rows = await tx.rows(
-            `DELETE FROM ${table} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(idColumn)} IN (SELECT ${quoteIdent(idColumn)} FROM ${table} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(soft)} = true AND ${quoteIdent(DELETED_AT)} < $2::bigint LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING ${quoteIdent(idColumn)} AS "id"`,
+            `DELETE FROM ${table} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(idColumn)} IN (SELECT ${quoteIdent(idColumn)} FROM ${table} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(soft)} = true AND ${quoteIdent(DELETED_AT)} < $2::bigint LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING ${loggedSelect(catalog, obj)}`,
             [org, options.deletedBefore, batch]);
-          await appendChanges(tx, ctx, rows.map((r) => ({ objectSlug: obj.slug, recordId: String(r.id), operation: 'purged', record: null })));
+          await appendChanges(tx, ctx, rows.map((r) => ({ objectSlug: obj.slug, recordId: String(r.id), operation: 'purged', record: null, before: loggedRecord(catalog, obj, r) })));
           return rows.length;
         });
         purged += gone;
@@ -202,8 +202,34 @@ function softDeleteColumn(catalog: Catalog): string {
   return soft;
 }
 
+/** `recordSelect` and, where records are deleted softly, whether the row is deleted, when and by whom (for `loggedRecord`). */
+export function loggedSelect(catalog: Catalog, obj: ObjectDef): string {
+  const soft = catalog.mapping.softDeleteColumn;
+  if (soft === null) return recordSelect(catalog, obj);
+  return `${recordSelect(catalog, obj)}, ${quoteIdent(soft)} AS "$deleted", ${quoteIdent(DELETED_AT)}::text AS "$deleted_at", ${quoteIdent(DELETED_BY)} AS "$deleted_by"`;
+}
+
+/** A row of `loggedSelect` as the change log shows its record: as get-one returns it, with `is_deleted`, `deleted_at` and `deleted_by` when it is deleted. */
+export function loggedRecord(catalog: Catalog, obj: ObjectDef, row: Record<string, unknown>): Record<string, unknown> {
+  if (catalog.mapping.softDeleteColumn === null || row.$deleted !== true) return toRecord(obj, row);
+  return deletedRecord(obj, row, row.$deleted_at === null || row.$deleted_at === undefined ? null : Number(row.$deleted_at), (row.$deleted_by ?? null) as string | null);
+}
+
+/**
+ * The records of the organization with these ids as they stand, deleted ones too, as the change log
+ * shows them (`loggedRecord`), by id; an id with no row is absent. The change log rebuilds its
+ * records from them (src/service/changes/log.ts).
+ */
+export async function loggedRecords(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, ids: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
+  const { idColumn, tenantColumn } = catalog.mapping;
+  const rows = await tx.rows(
+    `SELECT ${loggedSelect(catalog, obj)} FROM ${tableOf(catalog, obj)} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(idColumn)} = ANY($2::text[])`,
+    [orgId, ids]);
+  return new Map(rows.map((r) => [String(r.id), loggedRecord(catalog, obj, r)]));
+}
+
 /** The record as the log shows it once deleted: its values, then when and by whom. */
-function deletedRecord(obj: ObjectDef, row: Record<string, unknown>, at: number, by: string): Record<string, unknown> {
+function deletedRecord(obj: ObjectDef, row: Record<string, unknown>, at: number | null, by: string | null): Record<string, unknown> {
   const record = toRecord(obj, row);
   put(record, 'is_deleted', true);
   put(record, 'deleted_at', at);
