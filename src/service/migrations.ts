@@ -344,6 +344,65 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
        $fn$`,
     ],
   },
+  {
+    version: 13,
+    name: 'the change log keeps what a change did, not the record after it; a create statement one row',
+    statements: [
+      // A row keeps what undoes its change (src/service/changes/log.ts), not the record after it:
+      // readers rebuild records from the table, or from the record one change in about 32 keeps
+      // (`record`, a checkpoint, so no rebuild walks far). A create statement's records of one object are one
+      // row: `width` changes, their ids in `record_ids`, their positions the `width` ones that end
+      // at the row's own. Rows from before keep their record and their event id, and read as before.
+      `ALTER TABLE ${S}.changes ADD COLUMN IF NOT EXISTS width integer NOT NULL DEFAULT 1 CHECK (width BETWEEN 1 AND 1000)`,
+      `ALTER TABLE ${S}.changes ADD COLUMN IF NOT EXISTS record_ids text[]`,
+      `ALTER TABLE ${S}.changes ADD COLUMN IF NOT EXISTS undo json`,
+      `ALTER TABLE ${S}.changes ALTER COLUMN record_id DROP NOT NULL`,
+      // A new row's event id is derived from its position when read: no uuid to make, no unique index to keep.
+      `ALTER TABLE ${S}.changes ALTER COLUMN event_id DROP NOT NULL`,
+      `ALTER TABLE ${S}.changes DROP CONSTRAINT IF EXISTS changes_event_id_key`,
+      // Only the retention reads commit times, in position order: a BRIN index is enough, and costs a write next to nothing.
+      `DROP INDEX IF EXISTS ${S}.changes_committed_at_idx`,
+      `CREATE INDEX IF NOT EXISTS changes_committed_at_brin ON ${S}.changes USING brin (committed_at)`,
+      // Every read names the organization, and (org_id, position) serves them all; the retention
+      // deletes rows by their address. The position's own index was one more entry for every write.
+      `ALTER TABLE ${S}.changes DROP CONSTRAINT IF EXISTS changes_pkey`,
+      // A reader rebuilding a record walks back its later changes; creates, a record's first, never need finding.
+      `CREATE INDEX IF NOT EXISTS changes_org_record_idx ON ${S}.changes (org_id, record_id, position) WHERE record_id IS NOT NULL`,
+      // Room between a row's position and the one before it for its changes' positions (at most
+      // 1,000 a row): positions stay in commit order, one per change, and a cursor is one of them.
+      // The next row's position leaves room for 1,000 changes after the last one taken (or after 0).
+      `ALTER SEQUENCE ${S}.changes_position_seq INCREMENT BY 1000`,
+      `SELECT setval('${S}.changes_position_seq', (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ${S}.changes_position_seq) + 1000, false)`,
+      // append_changes of migration 12, for rows of this shape: the organization's change lock, held
+      // to the commit, then the rows in order; p_widths says how many of p_ids each row takes.
+      `CREATE OR REPLACE FUNCTION ${S}.log_changes(p_org text, p_user text, p_surface text, p_objects text[], p_operations text[],
+         p_widths int[], p_ids text[], p_fields text[], p_previous text[], p_undo text[], p_records text[]) RETURNS void LANGUAGE plpgsql AS $fn$
+       BEGIN
+         PERFORM pg_advisory_xact_lock(hashtextextended('oql changes|' || p_org, 0));
+         INSERT INTO ${S}.changes (org_id, object_slug, operation, width, record_id, record_ids, changed_fields, previous, undo, record, actor_user_id, actor_surface, committed_at, event_id)
+         SELECT p_org, c.o, c.op, c.w,
+                CASE WHEN c.op = 'created' THEN NULL ELSE p_ids[c.s] END,
+                CASE WHEN c.op = 'created' THEN p_ids[c.s : c.s + c.w - 1] END,
+                c.f::json, c.prev::json, c.u::json, c.rec::json, p_user, p_surface, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint, NULL
+           FROM (SELECT r.*, (sum(r.w) OVER (ORDER BY r.n) - r.w + 1)::int AS s
+                   FROM unnest(p_objects, p_operations, p_widths, p_fields, p_previous, p_undo, p_records) WITH ORDINALITY AS r(o, op, w, f, prev, u, rec, n)) c
+          ORDER BY c.n;
+       END
+       $fn$`,
+      // The same for a write of one change, most writes: no arrays to take apart.
+      `CREATE OR REPLACE FUNCTION ${S}.log_change(p_org text, p_user text, p_surface text, p_object text, p_operation text,
+         p_id text, p_fields text, p_previous text, p_undo text, p_record text) RETURNS void LANGUAGE plpgsql AS $fn$
+       BEGIN
+         PERFORM pg_advisory_xact_lock(hashtextextended('oql changes|' || p_org, 0));
+         INSERT INTO ${S}.changes (org_id, object_slug, operation, width, record_id, record_ids, changed_fields, previous, undo, record, actor_user_id, actor_surface, committed_at, event_id)
+         VALUES (p_org, p_object, p_operation, 1,
+                 CASE WHEN p_operation = 'created' THEN NULL ELSE p_id END,
+                 CASE WHEN p_operation = 'created' THEN ARRAY[p_id] END,
+                 p_fields::json, p_previous::json, p_undo::json, p_record::json, p_user, p_surface, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint, NULL);
+       END
+       $fn$`,
+    ],
+  },
 ]);
 
 // Any constant: the key of the advisory lock every migrating start takes.

@@ -147,6 +147,82 @@ describe.each<DbKind>(['pglite', 'postgres'])('the record lifecycle on %s', (kin
     expect(rest.changes.map((c) => c.event_id)).toEqual(changes.slice(3).map((c) => c.event_id));
   });
 
+  it('gives every change the record as that write left it, whatever happened to the record since', async () => {
+    const start = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
+    const made = await h.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'History A', status: 'active' }, { name: 'History B' }, { name: 'History C' }] });
+    const [a, b, c] = made.json.data.ids as string[];
+    const get = async (id: string) => {
+      const answer = await h.call('GET', `/api/v1/org/objects/contact/record/${id}`, { key: KEYS.acmeAdmin });
+      expect(answer.status, answer.text).toBe(200);
+      return answer.json.data as Record<string, unknown>;
+    };
+    const put = async (id: string, body: object) => expect((await h.call('PUT', `/api/v1/org/objects/contact/record/${id}`, { key: KEYS.acmeAdmin, body })).status).toBe(200);
+    // What the docs say a deleted record is: its values, updated_at and updated_by of the deletion, then is_deleted, deleted_at and deleted_by.
+    const remove = async (id: string) => {
+      const before = await get(id);
+      const answer = await h.call('DELETE', `/api/v1/org/objects/contact/record/${id}`, { key: KEYS.acmeAdmin });
+      expect(answer.status, answer.text).toBe(200);
+      const at = answer.json.data.deleted_at as number;
+      return { ...before, updated_at: at, updated_by: 'u_acme_admin', is_deleted: true, deleted_at: at, deleted_by: 'u_acme_admin' };
+    };
+    // The record after each write, in the order of the writes: what get-one answered right after it.
+    const expected: (Record<string, unknown> | null)[] = [await get(a), await get(b), await get(c)];
+    await put(a, { name: 'History A2' });
+    expected.push(await get(a));
+    await put(a, { status: 'inactive' });
+    expected.push(await get(a));
+    expected.push(await remove(a));
+    expect((await h.call('POST', `/api/v1/org/objects/contact/record/${a}/restore`, { key: KEYS.acmeAdmin })).status).toBe(200);
+    expected.push(await get(a));
+    await put(a, { name: 'History A3' });
+    expected.push(await get(a));
+    expected.push(await remove(b));
+    expect((await h.server.maintenance.run(Date.now() + 31 * DAY)).purged).toBeGreaterThanOrEqual(1);
+    expected.push(null);
+
+    // One change a page, so a reader steps through the three creates of one write one at a time.
+    const stepped: any[] = [];
+    let cursor = start;
+    for (;;) {
+      const page = (await h.call('GET', `/api/v1/changes?after=${cursor}&limit=1`, { key: KEYS.acmeAdmin })).json.data;
+      stepped.push(...page.changes);
+      cursor = page.next_cursor;
+      if (!page.has_more) break;
+    }
+    const ours = stepped.filter((ch) => [a, b, c].includes(ch.record_id));
+    expect(ours.map((ch) => [ch.record_id, ch.operation])).toEqual([
+      [a, 'created'], [b, 'created'], [c, 'created'], [a, 'updated'], [a, 'updated'], [a, 'deleted'], [a, 'restored'], [a, 'updated'], [b, 'deleted'], [b, 'purged'],
+    ]);
+    // Key order too: a record reads as get-one writes it.
+    expect(JSON.stringify(ours.map((ch) => ch.record))).toBe(JSON.stringify(expected));
+    // The first update: the fields whose values differ between the two get-one answers around it, with their old values.
+    const differ = Object.keys(expected[3]!).filter((k) => JSON.stringify(expected[3]![k]) !== JSON.stringify(expected[0]![k]));
+    expect(differ).toEqual(expect.arrayContaining(['name', 'updated_at']));
+    expect([...ours[3].changed_fields].sort()).toEqual([...differ].sort());
+    expect(ours[3].previous).toEqual(Object.fromEntries(differ.map((k) => [k, expected[0]![k]])));
+    // Read again in one page: the same changes, event ids and all, each cursor its own.
+    const whole = (await allChanges(h, KEYS.acmeAdmin, start)).changes;
+    expect(whole).toEqual(stepped);
+    expect(new Set(whole.map((ch) => ch.event_id)).size).toBe(whole.length);
+    expect(new Set(whole.map((ch) => ch.cursor)).size).toBe(whole.length);
+  });
+
+  it('reads a change the log kept with its record, as it was kept', async () => {
+    const start = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
+    // Rows as the log wrote them before it rebuilt records on reading: the record and the event id in the row.
+    const record = { id: 'con_kept_whole', name: 'Kept Whole', org_id: 'org_acme' };
+    await h.db.query(
+      `INSERT INTO oql_service.changes (org_id, object_slug, record_id, operation, changed_fields, record, previous, event_id, actor_user_id, actor_surface, committed_at)
+       VALUES ('org_acme', 'contact', 'con_kept_whole', 'created', NULL, $1::json, NULL, '7d444840-9dc0-11d1-b245-5ffdce74fad2', 'u_old', 'cli', 1700000000000),
+              ('org_acme', 'contact', 'con_kept_whole', 'updated', '["name"]', $2::json, '{"name": "Kept Whole"}', '7d444840-9dc0-11d1-b245-5ffdce74fad3', 'u_old', 'cli', 1700000000001)`,
+      [JSON.stringify(record), JSON.stringify({ ...record, name: 'Kept Renamed' })]);
+    const { changes } = await allChanges(h, KEYS.acmeAdmin, start);
+    expect(changes.map(({ cursor, ...rest }) => rest)).toEqual([
+      { event_id: '7d444840-9dc0-11d1-b245-5ffdce74fad2', object_slug: 'contact', record_id: 'con_kept_whole', operation: 'created', changed_fields: null, record, previous: null, actor: { user_id: 'u_old', surface: 'cli' }, committed_at: 1700000000000 },
+      { event_id: '7d444840-9dc0-11d1-b245-5ffdce74fad3', object_slug: 'contact', record_id: 'con_kept_whole', operation: 'updated', changed_fields: ['name'], record: { ...record, name: 'Kept Renamed' }, previous: { name: 'Kept Whole' }, actor: { user_id: 'u_old', surface: 'cli' }, committed_at: 1700000000001 },
+    ]);
+  });
+
   it('narrows the feed to the objects asked for and the role may read, and refuses bad cursors and parameters', async () => {
     const start = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
     await h.call('POST', '/api/v1/org/objects/account/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'Narrow Account Acme' }] });

@@ -51,7 +51,7 @@ describe('positions in commit order on PostgreSQL', () => {
     const start = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
     // A write transaction of org_acme that has taken its position and is still open.
     await held.query('BEGIN');
-    const sink = new ChangeLog(h.db).sink({ user_id: 'u_held', surface: 'cli' });
+    const sink = new ChangeLog(h.db, h.server.catalog).sink({ user_id: 'u_held', surface: 'cli' });
     await sink.append(heldTx, 'org_acme',
       [{ objectSlug: 'contact', recordId: 'con_a1', operation: 'updated', record: { id: 'con_a1' }, changedFields: ['name'], previous: { name: 'Asha Acme' } }]);
 
@@ -77,7 +77,7 @@ describe('positions in commit order on PostgreSQL', () => {
   it('leaves nothing of a write that rolls back', async () => {
     const start = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
     await held.query('BEGIN');
-    await new ChangeLog(h.db).sink({ user_id: 'u_held', surface: 'cli' }).append(heldTx, 'org_acme',
+    await new ChangeLog(h.db, h.server.catalog).sink({ user_id: 'u_held', surface: 'cli' }).append(heldTx, 'org_acme',
       [{ objectSlug: 'contact', recordId: 'con_a2', operation: 'deleted', record: { id: 'con_a2' } }]);
     await held.query('ROLLBACK');
     // A write that fails validation records nothing either.

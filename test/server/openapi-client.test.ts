@@ -374,8 +374,9 @@ describe('a typed client generated from /openapi.json', () => {
     const change = (await acme.GET('/api/v1/changes', { params: { query: { after: head } } })).data!.data.changes[0]!;
     const { rows: [dead] } = await service.db.query<{ id: string }>(
       `INSERT INTO oql_service.webhook_attempts (endpoint_id, org_id, position, event_id, attempted_at, outcome, http_status, latency_ms, error, next_attempt_at)
-       SELECT $1, 'org_acme', position, event_id, $2, 'dead_lettered', 500, 3, 'the receiver answered HTTP 500', NULL FROM oql_service.changes WHERE org_id = 'org_acme' AND event_id = $3::uuid RETURNING id::text`,
-      [id, Date.now(), change.event_id]);
+       VALUES ($1, 'org_acme', $4::bigint, $3, $2, 'dead_lettered', 500, 3, 'the receiver answered HTTP 500', NULL) RETURNING id::text`,
+      // The change's position: its cursor is "c" and the position in base 36.
+      [id, Date.now(), change.event_id, [...change.cursor.slice(1)].reduce((n, ch) => n * 36n + BigInt(parseInt(ch, 36)), 0n).toString()]);
     const retried = await acme.POST('/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path: { id, delivery_id: dead!.id } } });
     expect(retried.data?.data).toMatchObject({ success: true, http_status: 204, delivery: { event_id: change.event_id, cursor: change.cursor, outcome: 'succeeded' } });
     expect((await globex.POST('/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path: { id, delivery_id: dead!.id } } })).error?.data.error_code).toBe('NOT_FOUND');

@@ -1,6 +1,10 @@
+import { createHash } from 'node:crypto';
+import type { Catalog } from '../../catalog/types.js';
 import { OqlError } from '../../diagnostics/diagnostic.js';
-import type { ChangeDraft, ChangeOperation, ChangeSink } from '../../records/changes.js';
-import type { Database } from '../../run/database.js';
+import { undoChange, undoOf, type ChangeDraft, type ChangeOperation, type ChangeSink, type Undo } from '../../records/changes.js';
+import type { Tx as RecordsTx } from '../../records/db.js';
+import { loggedRecords } from '../../records/lifecycle.js';
+import type { Database, Tx } from '../../run/database.js';
 import { SERVICE_SCHEMA } from '../migrations.js';
 
 const S = SERVICE_SCHEMA;
@@ -54,31 +58,62 @@ export function positionOf(cursor: unknown): bigint {
   return n;
 }
 
-/** A change row's columns, as `changeOf` reads them. */
-const SELECT = 'position::text AS pos, event_id::text AS event_id, object_slug, record_id, operation, changed_fields, record, previous, actor_user_id, actor_surface, committed_at::text AS committed_at';
+/**
+ * A row of the log as `expand` reads it. A row is one change, or the changes of one create
+ * statement (`width` of them, their record ids in `record_ids`): their positions are the `width`
+ * ones that end at the row's own. The position sequence steps by 1,000 (migration 13) and a row
+ * holds at most 1,000 changes, so no other row's position falls among them, positions stay in
+ * commit order, one per change, and a cursor is still one of them.
+ */
+const COLUMNS = `position::text AS pos, width, event_id::text AS event_id, object_slug, record_id, record_ids, operation, changed_fields, record, previous, undo,
+  actor_user_id, actor_surface, committed_at::text AS committed_at`;
+
+/** The most changes one row of the log holds (the sequence's step). */
+const ROW_WIDTH = 1000;
 
 /**
  * The change log of every organization: one table of the service's schema, written by the record
  * functions in each write's own transaction (`sink`), read by the feed, the stream, the MCP tool
  * and the webhook sender, pruned past its retention.
+ *
+ * A row keeps what a change did, not the record after it: for an update its changed fields and
+ * their old values, for a delete, restore or purge what takes the record back to before it
+ * (`undoOf`), for a create nothing but its id; about one change in CHECKPOINT_EVERY keeps its
+ * record too. A reader rebuilds each change's record from the first checkpoint after it, or from
+ * the record as it stands, undoing the record's changes in between newest first, in one snapshot
+ * with the page (`records`). Rows written before migration 13 kept their record, and it is read
+ * as kept.
  */
 export class ChangeLog {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly catalog: Catalog,
+    /** Whether a change keeps its record, a checkpoint for readers (default: one in CHECKPOINT_EVERY, at random). */
+    private readonly checkpoint: () => boolean = () => Math.random() * CHECKPOINT_EVERY < 1,
+  ) {}
 
   /** What the record functions record a request's changes with, for this actor. */
   sink(actor: ChangeActor): ChangeSink {
     return {
       append: async (tx, orgId, changes) => {
         if (changes.length === 0) return;
-        // One statement, the function of migration 12: the organization's lock, held until the
+        const rows = logRows(changes, this.checkpoint);
+        // One statement, a function of migration 13: the organization's lock, held until the
         // transaction ends, so that its positions follow commit order, then the rows in the drafts'
-        // order. Parallel arrays, not one JSON document: nothing to take apart on the server. The
-        // last statement of the write, sent with its COMMIT: the lock is held for no round trip.
+        // order. The last statement of the write, sent with its COMMIT: the lock is held for no
+        // round trip. One row, most writes, as scalars; several as parallel arrays, not one JSON
+        // document: nothing to take apart on the server.
+        const [one] = rows;
+        if (rows.length === 1 && one!.ids.length === 1) {
+          await tx.lastRows(`SELECT ${S}.log_change($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+            [orgId, actor.user_id, actor.surface, one!.objectSlug, one!.operation, one!.ids[0], jsonText(one!.changedFields), jsonText(one!.previous), jsonText(one!.undo), jsonText(one!.record)]);
+          return;
+        }
         await tx.lastRows(
-          `SELECT ${S}.append_changes($1, $2, $3, $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`,
+          `SELECT ${S}.log_changes($1, $2, $3, $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])`,
           [orgId, actor.user_id, actor.surface,
-            changes.map((d) => d.objectSlug), changes.map((d) => d.recordId), changes.map((d) => d.operation),
-            changes.map((d) => jsonText(d.changedFields)), changes.map((d) => jsonText(d.record)), changes.map((d) => jsonText(d.previous))]);
+            rows.map((r) => r.objectSlug), rows.map((r) => r.operation), rows.map((r) => r.ids.length), rows.flatMap((r) => r.ids),
+            rows.map((r) => jsonText(r.changedFields)), rows.map((r) => jsonText(r.previous)), rows.map((r) => jsonText(r.undo)), rows.map((r) => jsonText(r.record))]);
       },
     };
   }
@@ -88,13 +123,23 @@ export class ChangeLog {
    * A cursor from before the retention pruned the organization's changes is CURSOR_EXPIRED.
    */
   async read(orgId: string, after: bigint, objects: readonly string[], limit: number): Promise<ChangePage> {
-    const { rows } = await this.db.query<ChangeRow>(
-      `SELECT ${SELECT} FROM ${S}.changes WHERE org_id = $1 AND position > $2::bigint AND object_slug = ANY($3::text[]) ORDER BY changes.position LIMIT $4`,
-      [orgId, after.toString(), objects, limit + 1]);
-    // After the read: a prune that took rows this read should have had has moved the horizon by now.
-    if (after > 0n) await this.checkHorizon(orgId, after);
-    const page = rows.slice(0, limit).map(changeOf);
-    return { changes: page, next_cursor: page.length > 0 ? page[page.length - 1]!.cursor : cursorOf(after), has_more: rows.length > limit };
+    return this.snapshot(orgId, async (tx) => {
+      // Each row after the cursor holds at least one change after it, so the first limit + 1 rows
+      // hold the page and the one change that says there is more; of those, the rows that come
+      // after limit + 1 changes are left in the table (`before`: the changes after the cursor in
+      // the rows before this one).
+      const { rows } = await tx.query<ChangeRow>(
+        `SELECT * FROM (
+           SELECT r.*, sum(least(r.width, r.position - $2::bigint)) OVER (ORDER BY r.position) - least(r.width, r.position - $2::bigint) AS before
+             FROM (SELECT ${COLUMNS}, position FROM ${S}.changes WHERE org_id = $1 AND position > $2::bigint AND object_slug = ANY($3::text[]) ORDER BY position LIMIT $4) r) c
+          WHERE c.before < $4 ORDER BY c.position`,
+        [orgId, after.toString(), objects, limit + 1]);
+      const found = expand(rows, after).slice(0, limit + 1);
+      // In the page's snapshot: a prune that took rows this read should have had moved the horizon with them.
+      if (after > 0n) await checkHorizon(tx, orgId, after);
+      const page = await this.records(tx, orgId, after, found.slice(0, limit));
+      return { changes: page, next_cursor: page.length > 0 ? page[page.length - 1]!.cursor : cursorOf(after), has_more: found.length > limit };
+    });
   }
 
   /**
@@ -104,15 +149,20 @@ export class ChangeLog {
    * passing one that commits later.
    */
   async next(orgId: string, after: bigint, objects: readonly string[] | null, operations: readonly string[] | null): Promise<{ change: Change | null; head: bigint }> {
-    const { rows } = await this.db.query<ChangeRow & { head: string | null }>(
-      `SELECT h.head::text AS head, c.* FROM (SELECT max(position) AS head FROM ${S}.changes WHERE org_id = $1) h
-         LEFT JOIN LATERAL (
-           SELECT ${SELECT} FROM ${S}.changes
-            WHERE org_id = $1 AND position > $2::bigint AND ($3::text[] IS NULL OR object_slug = ANY($3::text[])) AND ($4::text[] IS NULL OR operation = ANY($4::text[]))
-            ORDER BY changes.position LIMIT 1) c ON true`,
-      [orgId, after.toString(), objects, operations]);
-    const row = rows[0];
-    return { change: row === undefined || row.pos === null ? null : changeOf(row), head: BigInt(row?.head ?? '0') };
+    return this.snapshot(orgId, async (tx) => {
+      const { rows } = await tx.query<ChangeRow & { head: string | null }>(
+        `SELECT h.head::text AS head, c.* FROM (SELECT max(position) AS head FROM ${S}.changes WHERE org_id = $1) h
+           LEFT JOIN LATERAL (
+             SELECT ${COLUMNS} FROM ${S}.changes
+              WHERE org_id = $1 AND position > $2::bigint AND ($3::text[] IS NULL OR object_slug = ANY($3::text[])) AND ($4::text[] IS NULL OR operation = ANY($4::text[]))
+              ORDER BY changes.position LIMIT 1) c ON true`,
+        [orgId, after.toString(), objects, operations]);
+      const row = rows[0];
+      const head = BigInt(row?.head ?? '0');
+      if (row === undefined || row.pos === null) return { change: null, head };
+      const [change] = await this.records(tx, orgId, after, expand([row], after).slice(0, 1));
+      return { change: change ?? null, head };
+    });
   }
 
   /** The organization's newest position: a consumer starting here gets only what commits from now on. */
@@ -134,19 +184,19 @@ export class ChangeLog {
   }
 
   /**
-   * Removes changes committed before `before`, at most `batch` a transaction and `maxBatches` in
-   * all, moving each organization's horizon with them. Returns how many went.
+   * Removes changes committed before `before`, at most `batch` rows of the log a transaction and
+   * `maxBatches` in all, moving each organization's horizon with them. Returns how many changes went.
    */
   async prune(before: number, batch = 1000, maxBatches = 50): Promise<number> {
     let pruned = 0;
     for (let i = 0; i < maxBatches; i++) {
-      const n = await this.db.transaction(async (tx) => {
-        const { rows } = await tx.query<{ org_id: string; p: string; n: string }>(
+      const { changes, rows: removed } = await this.db.transaction(async (tx) => {
+        const { rows } = await tx.query<{ org_id: string; p: string; n: string; rows: string }>(
           `WITH gone AS (
-             DELETE FROM ${S}.changes WHERE position IN (
-               SELECT position FROM ${S}.changes WHERE committed_at < $1::bigint ORDER BY position LIMIT $2 FOR UPDATE SKIP LOCKED)
-             RETURNING org_id, position)
-           SELECT org_id, max(position)::text AS p, count(*)::text AS n FROM gone GROUP BY org_id`,
+             DELETE FROM ${S}.changes WHERE ctid = ANY(ARRAY(
+               SELECT ctid FROM ${S}.changes WHERE committed_at < $1::bigint ORDER BY position LIMIT $2 FOR UPDATE SKIP LOCKED))
+             RETURNING org_id, position, width)
+           SELECT org_id, max(position)::text AS p, sum(width)::text AS n, count(*)::text AS rows FROM gone GROUP BY org_id`,
           [before, batch]);
         for (const r of rows) {
           await tx.query(
@@ -154,33 +204,202 @@ export class ChangeLog {
              ON CONFLICT (org_id) DO UPDATE SET pruned_through = greatest(${S}.change_horizons.pruned_through, EXCLUDED.pruned_through)`,
             [r.org_id, r.p]);
         }
-        return rows.reduce((sum, r) => sum + Number(r.n), 0);
+        return { changes: rows.reduce((sum, r) => sum + Number(r.n), 0), rows: rows.reduce((sum, r) => sum + Number(r.rows), 0) };
       });
-      pruned += n;
-      if (n < batch) break;
+      pruned += changes;
+      if (removed < batch) break;
     }
     return pruned;
   }
 
-  private async checkHorizon(orgId: string, after: bigint): Promise<void> {
-    const { rows } = await this.db.query<{ h: string }>(`SELECT pruned_through::text AS h FROM ${S}.change_horizons WHERE org_id = $1`, [orgId]);
-    const h = rows[0] === undefined ? 0n : BigInt(rows[0].h);
-    if (after < h) {
-      throw OqlError.plain('CURSOR_EXPIRED', 'the cursor is older than the changes kept: some changes after it were removed by the retention',
-        'resynchronise: run a full connector sync of the objects you follow, then continue from GET /api/v1/changes/head');
+  /** `fn` in a read-only transaction of one snapshot: a page and the records it is rebuilt from agree. */
+  private snapshot<T>(orgId: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.db.transaction(async (tx) => {
+      await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      return fn(tx);
+    }, { tenant: orgId });
+  }
+
+  /**
+   * The changes found, each with its record: as the row kept it (a checkpoint, or a row from before
+   * migration 13), or rebuilt by undoing, newest first, the record's changes from the first
+   * checkpoint at or after its newest change in the page, or else from the record as it stands in
+   * this snapshot (`undoChange`). A record whose row is gone without a purge in the log (removed by
+   * hand) reads as null in its changes before that.
+   */
+  private async records(tx: Tx, orgId: string, after: bigint, found: readonly Found[]): Promise<Change[]> {
+    if (found.length === 0) return [];
+    // The records to rebuild, and the newest of their changes in the page.
+    const upto = new Map<string, { slug: string; id: string; upto: bigint }>();
+    for (const f of found) {
+      if (stored(f.row)) continue;
+      const k = key(f.row.object_slug, f.recordId);
+      const seen = upto.get(k);
+      if (seen === undefined || seen.upto < f.position) upto.set(k, { slug: f.row.object_slug, id: f.recordId, upto: f.position });
+    }
+    const records = new Map<bigint, Record<string, unknown> | null>();
+    if (upto.size > 0) {
+      const wanted = [...upto.values()];
+      // Each record's changes after the cursor, every one but a create (a record's first, whose
+      // rows alone have no record_id), up to the first that keeps its record at or after the
+      // record's newest change in the page (a checkpoint): the walk starts there, or at the table.
+      const { rows: walk } = await tx.query<ChangeRow>(
+        `SELECT c.* FROM unnest($2::text[], $3::text[], $4::bigint[]) AS p(slug, id, upto)
+           CROSS JOIN LATERAL (SELECT min(position) AS q FROM ${S}.changes
+                                WHERE org_id = $1 AND record_id = p.id AND object_slug = p.slug AND position >= p.upto AND record IS NOT NULL) k
+           CROSS JOIN LATERAL (SELECT ${COLUMNS} FROM ${S}.changes
+                                WHERE org_id = $1 AND record_id = p.id AND object_slug = p.slug AND position > $5::bigint AND (k.q IS NULL OR position <= k.q)) c`,
+        [orgId, wanted.map((w) => w.slug), wanted.map((w) => w.id), wanted.map((w) => w.upto.toString()), after.toString()]);
+      walk.sort((a, b) => (BigInt(b.pos) > BigInt(a.pos) ? 1 : -1));
+      // The records as they stand, for the walks no checkpoint starts.
+      const fromCheckpoint = new Set(walk.filter((r) => stored(r) && BigInt(r.pos) >= upto.get(key(r.object_slug, r.record_id!))!.upto).map((r) => key(r.object_slug, r.record_id!)));
+      const state = new Map<string, Record<string, unknown> | null>();
+      const bySlug = new Map<string, string[]>();
+      for (const [k, w] of upto) {
+        state.set(k, null);
+        if (!fromCheckpoint.has(k)) bySlug.set(w.slug, [...(bySlug.get(w.slug) ?? []), w.id]);
+      }
+      for (const [slug, list] of bySlug) {
+        const obj = this.catalog.objects.get(slug);
+        if (obj === undefined) continue;
+        for (const [id, record] of await loggedRecords(rowsOf(tx), this.catalog, obj, orgId, list)) state.set(key(slug, id), record);
+      }
+      for (const row of walk) {
+        const k = key(row.object_slug, row.record_id!);
+        let current = state.get(k) ?? null;
+        if (stored(row)) current = json<Record<string, unknown>>(row.record);
+        records.set(BigInt(row.pos), current);
+        state.set(k, current === null && row.operation !== 'purged' ? null : undoChange(current, undoFor(row)));
+      }
+      // What is left is each record right after its first change in the walk: a create's record.
+      for (const f of found) if (!stored(f.row) && f.row.operation === 'created') records.set(f.position, state.get(key(f.row.object_slug, f.recordId)) ?? null);
+    }
+    return found.map((f) => changeOf(f, stored(f.row) ? json<Record<string, unknown>>(f.row.record) : records.get(f.position) ?? null));
+  }
+}
+
+/** What a row of `log_changes` holds: a create statement's records of one object, or one other change. */
+interface LogRow {
+  readonly objectSlug: string;
+  readonly operation: ChangeOperation;
+  readonly ids: string[];
+  readonly changedFields: readonly string[] | null;
+  readonly previous: Record<string, unknown> | null;
+  readonly undo: Undo | null;
+  /** The record after the change, on a checkpoint. */
+  readonly record: Record<string, unknown> | null;
+}
+
+/**
+ * About one change in this many (updates, deletes, restores) keeps its record: a reader rebuilding
+ * a record starts from the first checkpoint after the change it wants, or from the table, so a
+ * record changed thousands of times since costs a walk of about this many rows, not thousands.
+ */
+export const CHECKPOINT_EVERY = 32;
+
+/**
+ * The drafts as rows of the log, in order: consecutive creates of one object share a row (at most
+ * ROW_WIDTH); an update keeps its changed fields and their old values; a delete, a restore and a
+ * purge what takes the record back (`undoOf`); a checkpoint its record too.
+ */
+function logRows(changes: readonly ChangeDraft[], checkpoint: () => boolean): LogRow[] {
+  const rows: LogRow[] = [];
+  for (const d of changes) {
+    const last = rows[rows.length - 1];
+    if (d.operation === 'created') {
+      if (last !== undefined && last.operation === 'created' && last.objectSlug === d.objectSlug && last.ids.length < ROW_WIDTH) last.ids.push(d.recordId);
+      else rows.push({ objectSlug: d.objectSlug, operation: 'created', ids: [d.recordId], changedFields: null, previous: null, undo: null, record: null });
+      continue;
+    }
+    const record = d.record !== null && checkpoint() ? d.record : null;
+    if (d.operation === 'updated') {
+      rows.push({ objectSlug: d.objectSlug, operation: d.operation, ids: [d.recordId], changedFields: d.changedFields ?? [], previous: d.previous ?? {}, undo: null, record });
+    } else {
+      rows.push({ objectSlug: d.objectSlug, operation: d.operation, ids: [d.recordId], changedFields: null, previous: null, undo: undoOf(d.before ?? null, d.record), record });
     }
   }
+  return rows;
+}
+
+/** One change of a row: its position, its record's id, the row. */
+interface Found {
+  readonly position: bigint;
+  readonly index: number;
+  readonly recordId: string;
+  readonly row: ChangeRow;
+}
+
+/** The rows' changes after `after`, in order. */
+function expand(rows: readonly ChangeRow[], after: bigint): Found[] {
+  const out: Found[] = [];
+  for (const row of rows) {
+    const end = BigInt(row.pos);
+    const width = Number(row.width);
+    for (let i = 0; i < width; i++) {
+      const position = end - BigInt(width - 1 - i);
+      if (position <= after) continue;
+      out.push({ position, index: i, recordId: row.record_ids === null ? row.record_id! : String(row.record_ids[i]), row });
+    }
+  }
+  return out;
+}
+
+/** A row from before migration 13: it kept the record after its change (null for a purge). */
+function stored(row: ChangeRow): boolean {
+  return row.record !== null || (row.operation === 'purged' && row.undo === null);
+}
+
+/** What takes a row's record back to before its change; rows from before migration 13 have no undo of their own. */
+function undoFor(row: ChangeRow): Undo | null {
+  if (row.undo !== null) return json<Undo>(row.undo);
+  switch (row.operation) {
+    case 'updated': return { set: json<Record<string, unknown>>(row.previous) ?? {} };
+    case 'deleted': return { drop: ['is_deleted', 'deleted_at', 'deleted_by'] };
+    case 'restored': return {};
+    default: return null;
+  }
+}
+
+function key(slug: string, id: string): string {
+  return `${slug}\u0000${id}`;
+}
+
+/** The record functions' view of a transaction. */
+function rowsOf(tx: Tx): RecordsTx {
+  return { rows: async (text, params) => (await tx.query(text, params)).rows, lastRows: async (text, params) => (await tx.query(text, params)).rows };
+}
+
+async function checkHorizon(tx: Tx, orgId: string, after: bigint): Promise<void> {
+  const { rows } = await tx.query<{ h: string }>(`SELECT pruned_through::text AS h FROM ${S}.change_horizons WHERE org_id = $1`, [orgId]);
+  const h = rows[0] === undefined ? 0n : BigInt(rows[0].h);
+  if (after < h) {
+    throw OqlError.plain('CURSOR_EXPIRED', 'the cursor is older than the changes kept: some changes after it were removed by the retention',
+      'resynchronise: run a full connector sync of the objects you follow, then continue from GET /api/v1/changes/head');
+  }
+}
+
+/**
+ * A change's event id: the one its row was given (rows before migration 13), or one derived from
+ * its position, the same at every reading: the UUID layout of an MD5 of it, version 8.
+ */
+function eventIdOf(f: Found): string {
+  if (f.row.event_id !== null) return f.row.event_id;
+  const h = createHash('md5').update(`oql change ${f.position}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
 interface ChangeRow {
   pos: string;
-  event_id: string;
+  width: number;
+  event_id: string | null;
   object_slug: string;
-  record_id: string;
+  record_id: string | null;
+  record_ids: string[] | null;
   operation: ChangeOperation;
   changed_fields: unknown;
   record: unknown;
   previous: unknown;
+  undo: unknown;
   actor_user_id: string | null;
   actor_surface: ChangeSurface;
   committed_at: string;
@@ -197,16 +416,17 @@ function json<T>(v: unknown): T | null {
   return (typeof v === 'string' ? JSON.parse(v) : v) as T;
 }
 
-function changeOf(r: ChangeRow): Change {
+function changeOf(f: Found, record: Record<string, unknown> | null): Change {
+  const r = f.row;
   return {
-    cursor: cursorOf(r.pos),
-    event_id: r.event_id,
+    cursor: cursorOf(f.position),
+    event_id: eventIdOf(f),
     object_slug: r.object_slug,
-    record_id: r.record_id,
+    record_id: f.recordId,
     operation: r.operation,
     changed_fields: json<string[]>(r.changed_fields),
-    record: json<Record<string, unknown>>(r.record),
-    previous: json<Record<string, unknown>>(r.previous),
+    record,
+    previous: r.operation === 'updated' ? json<Record<string, unknown>>(r.previous) : null,
     actor: { user_id: r.actor_user_id, surface: r.actor_surface },
     committed_at: Number(r.committed_at),
   };
