@@ -69,13 +69,38 @@ export function undoChange(after: Record<string, unknown> | null, undo: Undo | n
  */
 export interface ChangeSink {
   append(tx: Tx, orgId: string, changes: readonly ChangeDraft[]): Promise<void>;
+  /**
+   * Runs an update's statement and records its change, in the same statement where the sink can,
+   * so the log costs the write no statement of its own; answers the statement's rows. Optional: a
+   * sink without it gets the update's change through `append`. Nothing may follow it in the
+   * transaction.
+   */
+  update?(tx: Tx, orgId: string, update: LoggedUpdate): Promise<Record<string, unknown>[]>;
 }
 
-/** The fields of `after` whose values differ from `before`, with the values they had. */
-export function diffRecords(before: Record<string, unknown>, after: Record<string, unknown>): { changedFields: string[]; previous: Record<string, unknown> } {
+/** An update of one record as `ChangeSink.update` runs it. */
+export interface LoggedUpdate {
+  /** `UPDATE` of the record `RETURNING` the columns of `recordSelect` (src/records/shape.ts). */
+  readonly sql: string;
+  readonly params: readonly unknown[];
+  readonly objectSlug: string;
+  readonly recordId: string;
+  /** The record before the update, as get-one returned it. */
+  readonly before: Record<string, unknown>;
+  /** The record's keys the statement writes: no other can change. */
+  readonly written: readonly string[];
+  /** A returned row as the record after the update. */
+  readonly record: (row: Record<string, unknown>) => Record<string, unknown>;
+}
+
+/**
+ * The fields of `after` whose values differ from `before`, with the values they had; `keys`: only
+ * these of `after`'s (in its order), when `before` holds only some of the record's fields.
+ */
+export function diffRecords(before: Record<string, unknown>, after: Record<string, unknown>, keys = Object.keys(after)): { changedFields: string[]; previous: Record<string, unknown> } {
   const changedFields: string[] = [];
   const previous: Record<string, unknown> = {};
-  for (const key of Object.keys(after)) {
+  for (const key of keys) {
     if (sameValue(before[key], after[key])) continue;
     changedFields.push(key);
     put(previous, key, before[key] ?? null);

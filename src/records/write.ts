@@ -149,8 +149,17 @@ export async function updateRecord(db: Writable, slug: string, id: string, patch
     await checkRelations(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
     await checkUnique(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
     if (problems.size > 0) throw OqlError.validation('Failed to update record', problems.list);
-    const record = toRecord(obj, await updateRow(tx, ctx.catalog, obj, ctx.orgId, id, updateValues(obj, values, ctx, at)));
-    await appendChanges(tx, ctx, [updatedChange(obj, toRecord(obj, existing[0]!), record)]);
+    const changed = updateValues(obj, values, ctx, at);
+    const before = toRecord(obj, existing[0]!);
+    if (ctx.changes?.update) {
+      // The log's sink runs the statement, and records the change in it where it can.
+      const { sql, params, written } = updateStatement(ctx.catalog, obj, ctx.orgId, id, changed);
+      const [row] = await ctx.changes.update(tx, ctx.orgId, { sql, params, objectSlug: obj.slug, recordId: id, before, written, record: (r) => toRecord(obj, r) });
+      return toRecord(obj, row!);
+    }
+    // Without a log, nothing follows the UPDATE: it goes out with the COMMIT.
+    const record = toRecord(obj, await updateRow(tx, ctx.catalog, obj, ctx.orgId, id, changed, ctx.changes === undefined));
+    await appendChanges(tx, ctx, [updatedChange(obj, before, record)]);
     return record;
   }).catch(uniqueViolation('Failed to update record', obj));
 }
@@ -342,10 +351,19 @@ async function insertRows(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: strin
   return rows.map((r) => inserted.get(r.id)!);
 }
 
-async function updateRow(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, id: string, values: Map<string, unknown>): Promise<Record<string, unknown>> {
+/** Updates one live record; `last`: the transaction's last statement, sent with its COMMIT. */
+async function updateRow(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, id: string, values: Map<string, unknown>, last = false): Promise<Record<string, unknown>> {
+  const { sql, params } = updateStatement(catalog, obj, orgId, id, values);
+  const [row] = await (last ? tx.lastRows(sql, params) : tx.rows(sql, params));
+  return row!;
+}
+
+/** The UPDATE of one live record's fields, returning the record's columns, and the record keys it writes. */
+function updateStatement(catalog: Catalog, obj: ObjectDef, orgId: string, id: string, values: Map<string, unknown>): { sql: string; params: unknown[]; written: string[] } {
   const { idColumn, tenantColumn, searchColumn } = catalog.mapping;
   const params: unknown[] = [orgId, id];
   const sets: string[] = [];
+  const written = [...values.keys()];
   for (const [slug, value] of values) {
     const col = obj.columns.get(slug)!;
     params.push(paramValue(col, value));
@@ -355,11 +373,11 @@ async function updateRow(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string
   if (searchColumn !== null && name && values.has(name.slug)) {
     params.push(searchText(values.get(name.slug)));
     sets.push(`${quoteIdent(searchColumn)} = $${params.length}::text`);
+    written.push('search_field');
   }
   if (sets.length === 0) sets.push(`${quoteIdent(idColumn)} = ${quoteIdent(idColumn)}`);
   const sql = `UPDATE ${tableOf(catalog, obj)} SET ${sets.join(', ')} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(idColumn)} = $2${liveGuard(catalog)} RETURNING ${recordSelect(catalog, obj)}`;
-  const [row] = await tx.rows(sql, params);
-  return row!;
+  return { sql, params, written };
 }
 
 // ------------------------------------------------------------------ checks against the database

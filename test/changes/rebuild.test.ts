@@ -69,6 +69,7 @@ describe('records rebuilt from what the log kept', () => {
           const deleted: string[] = [];
           // What each write left, in the order of the writes; the records a purge removes in one batch by id.
           const want: [string, string, Record<string, unknown> | null][] = [];
+          const updates: { changed_fields: string[]; previous: Record<string, unknown> }[] = [];
           let i = 0;
           for (const o of ops) {
             i++;
@@ -78,7 +79,12 @@ describe('records rebuilt from what the log kept', () => {
               live.push(...ids);
             } else if (o.kind === 'update' && live.length > 0) {
               const id = live[o.pick % live.length]!;
-              want.push([id, 'updated', await updateRecord(server.db, 'contact', id, { name: `Renamed ${i}`, status: i % 2 ? 'active' : 'inactive' }, ctx)]);
+              const before = await get(id);
+              const after = await updateRecord(server.db, 'contact', id, { name: `Renamed ${i}`, status: i % 2 ? 'active' : 'inactive' }, ctx);
+              want.push([id, 'updated', after]);
+              // What changed, from get-one before and the answer after: fields in the record's order, with their old values.
+              const differ = Object.keys(after).filter((k) => JSON.stringify(after[k]) !== JSON.stringify(before[k]));
+              updates.push({ changed_fields: differ, previous: Object.fromEntries(differ.map((k) => [k, before[k]])) });
             } else if (o.kind === 'delete' && live.length > 0) {
               const id = live.splice(o.pick % live.length, 1)[0]!;
               const before = await get(id);
@@ -97,15 +103,18 @@ describe('records rebuilt from what the log kept', () => {
             }
           }
           const got: [string, string, Record<string, unknown> | null][] = [];
+          const gotUpdates: { changed_fields: string[] | null; previous: Record<string, unknown> | null }[] = [];
           let after = 0n;
           for (;;) {
             const page = await log.read(orgId, after, ['contact'], limit);
             got.push(...page.changes.map((c) => [c.record_id, c.operation, c.record] as [string, string, Record<string, unknown> | null]));
+            gotUpdates.push(...page.changes.filter((c) => c.operation === 'updated').map((c) => ({ changed_fields: c.changed_fields, previous: c.previous })));
             after = [...page.next_cursor.slice(1)].reduce((n, ch) => n * 36n + BigInt(parseInt(ch, 36)), 0n);
             if (!page.has_more) break;
           }
           // Key order too, with one purge's records in id order on both sides.
           expect(JSON.stringify(purgesById(got))).toBe(JSON.stringify(purgesById(want)));
+          expect(JSON.stringify(gotUpdates)).toBe(JSON.stringify(updates));
           // Each way was taken: every update, delete and restore kept its record, or none did.
           const kept = (await server.db.query<{ n: string }>('SELECT count(*)::text AS n FROM oql_service.changes WHERE org_id = $1 AND record IS NOT NULL', [orgId])).rows[0]!.n;
           expect(Number(kept)).toBe(name === 'never' ? 0 : want.filter(([, what]) => ['updated', 'deleted', 'restored'].includes(what)).length);

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Catalog } from '../../catalog/types.js';
 import { OqlError } from '../../diagnostics/diagnostic.js';
-import { undoChange, undoOf, type ChangeDraft, type ChangeOperation, type ChangeSink, type Undo } from '../../records/changes.js';
+import { diffRecords, undoChange, undoOf, type ChangeDraft, type ChangeOperation, type ChangeSink, type Undo } from '../../records/changes.js';
 import type { Tx as RecordsTx } from '../../records/db.js';
 import { loggedRecords } from '../../records/lifecycle.js';
+import { put } from '../../records/shape.js';
 import type { Database, Tx } from '../../run/database.js';
 import { SERVICE_SCHEMA } from '../migrations.js';
 
@@ -95,27 +96,58 @@ export class ChangeLog {
   /** What the record functions record a request's changes with, for this actor. */
   sink(actor: ChangeActor): ChangeSink {
     return {
-      append: async (tx, orgId, changes) => {
-        if (changes.length === 0) return;
-        const rows = logRows(changes, this.checkpoint);
-        // One statement, a function of migration 13: the organization's lock, held until the
-        // transaction ends, so that its positions follow commit order, then the rows in the drafts'
-        // order. The last statement of the write, sent with its COMMIT: the lock is held for no
-        // round trip. One row, most writes, as scalars; several as parallel arrays, not one JSON
-        // document: nothing to take apart on the server.
-        const [one] = rows;
-        if (rows.length === 1 && one!.ids.length === 1) {
-          await tx.lastRows(`SELECT ${S}.log_change($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-            [orgId, actor.user_id, actor.surface, one!.objectSlug, one!.operation, one!.ids[0], jsonText(one!.changedFields), jsonText(one!.previous), jsonText(one!.undo), jsonText(one!.record)]);
-          return;
+      append: (tx, orgId, changes) => this.write(tx, orgId, actor, logRows(changes, this.checkpoint)),
+      update: async (tx, orgId, update) => {
+        if (this.checkpoint()) {
+          // A checkpoint keeps the record after the update, known once the UPDATE has run: its
+          // row goes in a statement of its own, sent with the COMMIT.
+          const rows = await tx.rows(update.sql, update.params);
+          const after = update.record(rows[0]!);
+          const { changedFields, previous } = diffRecords(update.before, after);
+          await this.write(tx, orgId, actor, [{ objectSlug: update.objectSlug, operation: 'updated', ids: [update.recordId], changedFields, previous, undo: null, record: after }]);
+          return rows;
         }
-        await tx.lastRows(
-          `SELECT ${S}.log_changes($1, $2, $3, $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])`,
-          [orgId, actor.user_id, actor.surface,
-            rows.map((r) => r.objectSlug), rows.map((r) => r.operation), rows.map((r) => r.ids.length), rows.flatMap((r) => r.ids),
-            rows.map((r) => jsonText(r.changedFields)), rows.map((r) => jsonText(r.previous)), rows.map((r) => jsonText(r.undo)), rows.map((r) => jsonText(r.record))]);
+        // The UPDATE and its change in one statement, sent with the COMMIT: the log costs the
+        // write no statement. `log_change` takes the organization's lock and writes the row once
+        // the UPDATE has returned it; its plan is kept, where an INSERT here would be planned with
+        // every update. The row keeps the old values of every field the statement writes, and no
+        // changed_fields: a reader, who rebuilds the record after the change, finds which changed.
+        const params = [...update.params];
+        const param = (value: unknown) => {
+          params.push(value);
+          return `$${params.length}`;
+        };
+        const previous: Record<string, unknown> = {};
+        for (const k of update.written) put(previous, k, Object.hasOwn(update.before, k) ? update.before[k] : null);
+        return tx.lastRows(
+          `WITH w AS (${update.sql}),
+             logged AS MATERIALIZED (
+               SELECT ${S}.log_change(${param(orgId)}, ${param(actor.user_id)}, ${param(actor.surface)}, ${param(update.objectSlug)}, 'updated', ${param(update.recordId)}, NULL, ${param(JSON.stringify(previous))}, NULL, NULL) FROM w)
+           SELECT w.* FROM w, logged`,
+          params);
       },
     };
+  }
+
+  /** Rows of the log, as the transaction's last statement. */
+  private async write(tx: RecordsTx, orgId: string, actor: ChangeActor, rows: readonly LogRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    // One statement, a function of migration 13: the organization's lock, held until the
+    // transaction ends, so that its positions follow commit order, then the rows in the drafts'
+    // order. The last statement of the write, sent with its COMMIT: the lock is held for no
+    // round trip. One row, most writes, as scalars; several as parallel arrays, not one JSON
+    // document: nothing to take apart on the server.
+    const [one] = rows;
+    if (rows.length === 1 && one!.ids.length === 1) {
+      await tx.lastRows(`SELECT ${S}.log_change($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [orgId, actor.user_id, actor.surface, one!.objectSlug, one!.operation, one!.ids[0], jsonText(one!.changedFields), jsonText(one!.previous), jsonText(one!.undo), jsonText(one!.record)]);
+      return;
+    }
+    await tx.lastRows(
+      `SELECT ${S}.log_changes($1, $2, $3, $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])`,
+      [orgId, actor.user_id, actor.surface,
+        rows.map((r) => r.objectSlug), rows.map((r) => r.operation), rows.map((r) => r.ids.length), rows.flatMap((r) => r.ids),
+        rows.map((r) => jsonText(r.changedFields)), rows.map((r) => jsonText(r.previous)), rows.map((r) => jsonText(r.undo)), rows.map((r) => jsonText(r.record))]);
   }
 
   /**
@@ -418,15 +450,24 @@ function json<T>(v: unknown): T | null {
 
 function changeOf(f: Found, record: Record<string, unknown> | null): Change {
   const r = f.row;
+  let changedFields = json<string[]>(r.changed_fields);
+  let previous = r.operation === 'updated' ? json<Record<string, unknown>>(r.previous) : null;
+  if (r.operation === 'updated' && changedFields === null) {
+    // An update logged by its own statement kept the old values of every field it wrote: the ones
+    // that changed are those the record after it holds otherwise, in the record's order.
+    const written = previous ?? {};
+    if (record === null) changedFields = Object.keys(written);
+    else ({ changedFields, previous } = diffRecords(written, record, Object.keys(record).filter((k) => Object.hasOwn(written, k))));
+  }
   return {
     cursor: cursorOf(f.position),
     event_id: eventIdOf(f),
     object_slug: r.object_slug,
     record_id: f.recordId,
     operation: r.operation,
-    changed_fields: json<string[]>(r.changed_fields),
+    changed_fields: changedFields,
     record,
-    previous: r.operation === 'updated' ? json<Record<string, unknown>>(r.previous) : null,
+    previous,
     actor: { user_id: r.actor_user_id, surface: r.actor_surface },
     committed_at: Number(r.committed_at),
   };
