@@ -181,19 +181,24 @@ export class ChangeLog {
    * passing one that commits later.
    */
   async next(orgId: string, after: bigint, objects: readonly string[] | null, operations: readonly string[] | null): Promise<{ change: Change | null; head: bigint }> {
+    const { changes, head } = await this.upcoming(orgId, after, objects, operations, 1);
+    return { change: changes[0] ?? null, head };
+  }
+
+  /** `next`'s first `limit` changes at once, in order, for a reader that keeps them until it has taken each. */
+  async upcoming(orgId: string, after: bigint, objects: readonly string[] | null, operations: readonly string[] | null, limit: number): Promise<{ changes: Change[]; head: bigint }> {
     return this.snapshot(orgId, async (tx) => {
       const { rows } = await tx.query<ChangeRow & { head: string | null }>(
         `SELECT h.head::text AS head, c.* FROM (SELECT max(position) AS head FROM ${S}.changes WHERE org_id = $1) h
            LEFT JOIN LATERAL (
              SELECT ${COLUMNS} FROM ${S}.changes
               WHERE org_id = $1 AND position > $2::bigint AND ($3::text[] IS NULL OR object_slug = ANY($3::text[])) AND ($4::text[] IS NULL OR operation = ANY($4::text[]))
-              ORDER BY changes.position LIMIT 1) c ON true`,
-        [orgId, after.toString(), objects, operations]);
-      const row = rows[0];
-      const head = BigInt(row?.head ?? '0');
-      if (row === undefined || row.pos === null) return { change: null, head };
-      const [change] = await this.records(tx, orgId, after, expand([row], after).slice(0, 1));
-      return { change: change ?? null, head };
+              ORDER BY changes.position LIMIT $5) c ON true
+          ORDER BY c.pos::bigint`,
+        [orgId, after.toString(), objects, operations, limit]);
+      const head = BigInt(rows[0]?.head ?? '0');
+      const found = expand(rows.filter((r) => r.pos !== null), after).slice(0, limit);
+      return { changes: await this.records(tx, orgId, after, found), head };
     });
   }
 

@@ -180,6 +180,10 @@ export class WebhookSender {
     let attempt = endpoint.attempt;
     let firstFailed = endpoint.first_failed_at === null ? null : Number(endpoint.first_failed_at);
     let deadInARow = endpoint.dead_in_a_row;
+    // The endpoint's next changes, read a page at a time and taken one by one, for the objects and
+    // operations it selected when they were read: a change of them empties it.
+    let ahead: Change[] = [];
+    let aheadFor = '';
     try {
       for (let n = 0; n < PER_CLAIM && !this.stopped; n++) {
         // The endpoint as it is now: a pause, a deletion, a new URL or a rotated secret holds from the next delivery on.
@@ -188,8 +192,13 @@ export class WebhookSender {
           [endpoint.id, this.instance]);
         if (current === undefined || current.status !== 'active') return;
         endpoint = { ...endpoint, ...current };
-        const change = await this.next(endpoint, position);
-        if (change === null) return;
+        const selects = JSON.stringify([endpoint.objects, endpoint.operations]);
+        if (ahead.length === 0 || selects !== aheadFor) {
+          ahead = await this.next(endpoint, position, PER_CLAIM - n);
+          aheadFor = selects;
+        }
+        const change = ahead.shift();
+        if (change === undefined) return;
         const result = await this.deliver(endpoint, change);
         // Ended by stop(): the change stays where it is, for the next claim.
         if (this.stopped && !result.ok) return;
@@ -263,16 +272,16 @@ export class WebhookSender {
     return rows[0]!.id;
   }
 
-  /** The endpoint's next change after `position` that its objects and operations select; the position moves past the others. */
-  private async next(endpoint: EndpointRow, position: bigint): Promise<Change | null> {
-    const { change, head } = await this.log.next(endpoint.org_id, position, endpoint.objects, endpoint.operations);
-    if (change === null && head > position) {
+  /** The endpoint's next changes after `position` that its objects and operations select, at most `limit`; with none, the position moves past the others. */
+  private async next(endpoint: EndpointRow, position: bigint, limit: number): Promise<Change[]> {
+    const { changes, head } = await this.log.upcoming(endpoint.org_id, position, endpoint.objects, endpoint.operations, limit);
+    if (changes.length === 0 && head > position) {
       // None selected up to the head of the same snapshot: the position moves there, past the changes this endpoint does not want.
       await this.db.query(
         `UPDATE ${S}.webhook_endpoints SET position = greatest(position, $3::bigint) WHERE id = $1 AND claimed_by = $2 AND attempt = 0`,
         [endpoint.id, this.instance, head.toString()]);
     }
-    return change;
+    return changes;
   }
 
   /** One POST of a change, signed with every secret still valid. */
