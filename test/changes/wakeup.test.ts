@@ -109,4 +109,25 @@ describe('a reader of some objects while others change, on PostgreSQL', () => {
     expect(reads).toBe(3);
     watcher.close();
   });
+
+  it('reads nothing for a long-poll whose client went away before its first read', async () => {
+    let reads = 0;
+    const log = {
+      async read(_orgId: string, after: bigint): Promise<ChangePage> {
+        reads++;
+        return { changes: [CHANGE], next_cursor: CHANGE.cursor, has_more: false };
+      },
+    } as unknown as ChangeLog;
+    const watcher = new ChangeWatcher(log, null);
+    const feed = new ChangeFeed(log, watcher, {} as never, config, policy);
+    const controller = new AbortController();
+    controller.abort();
+    const page = await feed.read(ctx, { after: 5n, objects: ['account'], limit: 10, waitMs: 30_000 }, controller.signal);
+    expect(page).toEqual({ changes: [], next_cursor: 'c5', has_more: false });
+    expect(reads).toBe(0);
+    // The same read with its client still there reads the page.
+    expect((await feed.read(ctx, { after: 5n, objects: ['account'], limit: 10, waitMs: 0 })).changes).toEqual([CHANGE]);
+    expect(reads).toBe(1);
+    watcher.close();
+  });
 });

@@ -3,7 +3,7 @@ import { requireObject } from '../../catalog/entities.js';
 import { OqlError } from '../../diagnostics/diagnostic.js';
 import type { ServerConfig } from '../config.js';
 import type { Policy, RequestContext } from '../policy.js';
-import { positionOf, type ChangeLog, type ChangePage } from './log.js';
+import { cursorOf, positionOf, type ChangeLog, type ChangePage } from './log.js';
 import type { ChangeWatcher } from './watcher.js';
 
 export const MAX_CHANGES_LIMIT = 1000;
@@ -73,6 +73,8 @@ export class ChangeFeed {
 
   /** One page; with a wait, the first page that has a change, or an empty one when the wait ran out. */
   async read(ctx: RequestContext, request: ReadRequest, signal?: AbortSignal): Promise<ChangePage> {
+    // A client gone before the first read is given nothing, and costs no read.
+    if (signal?.aborted) return { changes: [], next_cursor: cursorOf(request.after), has_more: false };
     // Taken before each read: a commit through this instance after it ends the next wait at once.
     let seen = this.watcher.seen(ctx.org);
     const first = await this.page(ctx, request);

@@ -155,23 +155,31 @@ export class ChangeLog {
    * A cursor from before the retention pruned the organization's changes is CURSOR_EXPIRED.
    */
   async read(orgId: string, after: bigint, objects: readonly string[], limit: number): Promise<ChangePage> {
-    return this.snapshot(orgId, async (tx) => {
-      // Each row after the cursor holds at least one change after it, so the first limit + 1 rows
-      // hold the page and the one change that says there is more; of those, the rows that come
-      // after limit + 1 changes are left in the table (`before`: the changes after the cursor in
-      // the rows before this one).
-      const { rows } = await tx.query<ChangeRow>(
-        `SELECT * FROM (
-           SELECT r.*, sum(least(r.width, r.position - $2::bigint)) OVER (ORDER BY r.position) - least(r.width, r.position - $2::bigint) AS before
-             FROM (SELECT ${COLUMNS}, position FROM ${S}.changes WHERE org_id = $1 AND position > $2::bigint AND object_slug = ANY($3::text[]) ORDER BY position LIMIT $4) r) c
-          WHERE c.before < $4 ORDER BY c.position`,
-        [orgId, after.toString(), objects, limit + 1]);
-      const found = expand(rows, after).slice(0, limit + 1);
-      // In the page's snapshot: a prune that took rows this read should have had moved the horizon with them.
-      if (after > 0n) await checkHorizon(tx, orgId, after);
-      const page = await this.records(tx, orgId, after, found.slice(0, limit));
-      return { changes: page, next_cursor: page.length > 0 ? page[page.length - 1]!.cursor : cursorOf(after), has_more: found.length > limit };
-    });
+    // Each row after the cursor holds at least one change after it, so the first limit + 1 rows
+    // hold the page and the one change that says there is more; of those, the rows that come after
+    // limit + 1 changes are left in the table (`before`: the changes after the cursor in the rows
+    // before this one). The horizon in the same snapshot: a prune that took rows this read should
+    // have had moved it with them.
+    const { rows } = await this.db.query<ChangeRow & { horizon: string | null }>(
+      `SELECT h.horizon::text AS horizon, c.* FROM (SELECT (SELECT pruned_through FROM ${S}.change_horizons WHERE org_id = $1) AS horizon) h
+         LEFT JOIN LATERAL (
+           SELECT * FROM (
+             SELECT r.*, sum(least(r.width, r.position - $2::bigint)) OVER (ORDER BY r.position) - least(r.width, r.position - $2::bigint) AS before
+               FROM (SELECT ${COLUMNS}, position FROM ${S}.changes WHERE org_id = $1 AND position > $2::bigint AND object_slug = ANY($3::text[]) ORDER BY position LIMIT $4) r) w
+            WHERE w.before < $4) c ON true
+        ORDER BY c.position`,
+      [orgId, after.toString(), objects, limit + 1]);
+    const horizon = BigInt(rows[0]?.horizon ?? '0');
+    if (after > 0n && after < horizon) throw cursorExpired();
+    const found = expand(rows.filter((r) => r.pos !== null), after).slice(0, limit + 1);
+    const page = await this.records(orgId, after, horizon, found.slice(0, limit));
+    // The retention took changes of the page since it was read: the cursor has expired now, or,
+    // from the oldest change kept, the page starts later.
+    if (page === null) {
+      if (after > 0n) throw cursorExpired();
+      return this.read(orgId, after, objects, limit);
+    }
+    return { changes: page, next_cursor: page.length > 0 ? page[page.length - 1]!.cursor : cursorOf(after), has_more: found.length > limit };
   }
 
   /**
@@ -187,9 +195,10 @@ export class ChangeLog {
 
   /** `next`'s first `limit` changes at once, in order, for a reader that keeps them until it has taken each. */
   async upcoming(orgId: string, after: bigint, objects: readonly string[] | null, operations: readonly string[] | null, limit: number): Promise<{ changes: Change[]; head: bigint }> {
-    return this.snapshot(orgId, async (tx) => {
-      const { rows } = await tx.query<ChangeRow & { head: string | null }>(
-        `SELECT h.head::text AS head, c.* FROM (SELECT max(position) AS head FROM ${S}.changes WHERE org_id = $1) h
+    for (;;) {
+      const { rows } = await this.db.query<ChangeRow & { head: string | null; horizon: string | null }>(
+        `SELECT h.head::text AS head, h.horizon::text AS horizon, c.*
+           FROM (SELECT max(position) AS head, (SELECT pruned_through FROM ${S}.change_horizons WHERE org_id = $1) AS horizon FROM ${S}.changes WHERE org_id = $1) h
            LEFT JOIN LATERAL (
              SELECT ${COLUMNS} FROM ${S}.changes
               WHERE org_id = $1 AND position > $2::bigint AND ($3::text[] IS NULL OR object_slug = ANY($3::text[])) AND ($4::text[] IS NULL OR operation = ANY($4::text[]))
@@ -198,8 +207,10 @@ export class ChangeLog {
         [orgId, after.toString(), objects, operations, limit]);
       const head = BigInt(rows[0]?.head ?? '0');
       const found = expand(rows.filter((r) => r.pos !== null), after).slice(0, limit);
-      return { changes: await this.records(tx, orgId, after, found), head };
-    });
+      const changes = await this.records(orgId, after, BigInt(rows[0]?.horizon ?? '0'), found);
+      // The retention took some of them since: what is left after `after` is read again.
+      if (changes !== null) return { changes, head };
+    }
   }
 
   /** The organization's newest position: a consumer starting here gets only what commits from now on. */
@@ -249,7 +260,7 @@ export class ChangeLog {
     return pruned;
   }
 
-  /** `fn` in a read-only transaction of one snapshot: a page and the records it is rebuilt from agree. */
+  /** `fn` in a read-only transaction of one snapshot: the records as they stand and the changes a rebuild walks back agree. */
   private snapshot<T>(orgId: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
     return this.db.transaction(async (tx) => {
       await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
@@ -262,9 +273,10 @@ export class ChangeLog {
    * migration 13), or rebuilt by undoing, newest first, the record's changes from the first
    * checkpoint at or after its newest change in the page, or else from the record as it stands in
    * this snapshot (`undoChange`). A record whose row is gone without a purge in the log (removed by
-   * hand) reads as null in its changes before that.
+   * hand) reads as null in its changes before that. Null when the retention has moved past
+   * `horizon`, the one the changes were found under, since: the walk may lack changes it took.
    */
-  private async records(tx: Tx, orgId: string, after: bigint, found: readonly Found[]): Promise<Change[]> {
+  private async records(orgId: string, after: bigint, horizon: bigint, found: readonly Found[]): Promise<Change[] | null> {
     if (found.length === 0) return [];
     // The records to rebuild, and the newest of their changes in the page.
     const upto = new Map<string, { slug: string; id: string; upto: bigint }>();
@@ -275,19 +287,26 @@ export class ChangeLog {
       if (seen === undefined || seen.upto < f.position) upto.set(k, { slug: f.row.object_slug, id: f.recordId, upto: f.position });
     }
     const records = new Map<bigint, Record<string, unknown> | null>();
-    if (upto.size > 0) {
+    // The rebuild in one snapshot of its own, later than the page's or the same: the records as they
+    // stand and every change of theirs committed before, so the walk back from one passes the other.
+    if (upto.size > 0 && !(await this.snapshot(orgId, async (tx) => {
       const wanted = [...upto.values()];
       // Each record's changes after the cursor, every one but a create (a record's first, whose
       // rows alone have no record_id), up to the first that keeps its record at or after the
       // record's newest change in the page (a checkpoint): the walk starts there, or at the table.
-      const { rows: walk } = await tx.query<ChangeRow>(
-        `SELECT c.* FROM unnest($2::text[], $3::text[], $4::bigint[]) AS p(slug, id, upto)
-           CROSS JOIN LATERAL (SELECT min(position) AS q FROM ${S}.changes
-                                WHERE org_id = $1 AND record_id = p.id AND object_slug = p.slug AND position >= p.upto AND record IS NOT NULL) k
-           CROSS JOIN LATERAL (SELECT ${COLUMNS} FROM ${S}.changes
-                                WHERE org_id = $1 AND record_id = p.id AND object_slug = p.slug AND position > $5::bigint AND (k.q IS NULL OR position <= k.q)) c`,
+      // With the horizon of this snapshot: a prune since the changes were read (the horizon then,
+      // `horizon`) may have taken some the walk needs, and then nothing is rebuilt.
+      const { rows } = await tx.query<ChangeRow & { horizon: string | null }>(
+        `SELECT h.horizon::text AS horizon, c.* FROM (SELECT (SELECT pruned_through FROM ${S}.change_horizons WHERE org_id = $1) AS horizon) h
+           LEFT JOIN LATERAL (
+             SELECT c.* FROM unnest($2::text[], $3::text[], $4::bigint[]) AS p(slug, id, upto)
+               CROSS JOIN LATERAL (SELECT min(position) AS q FROM ${S}.changes
+                                    WHERE org_id = $1 AND record_id = p.id AND object_slug = p.slug AND position >= p.upto AND record IS NOT NULL) k
+               CROSS JOIN LATERAL (SELECT ${COLUMNS} FROM ${S}.changes
+                                    WHERE org_id = $1 AND record_id = p.id AND object_slug = p.slug AND position > $5::bigint AND (k.q IS NULL OR position <= k.q)) c) c ON true`,
         [orgId, wanted.map((w) => w.slug), wanted.map((w) => w.id), wanted.map((w) => w.upto.toString()), after.toString()]);
-      walk.sort((a, b) => (BigInt(b.pos) > BigInt(a.pos) ? 1 : -1));
+      if (BigInt(rows[0]?.horizon ?? '0') > horizon) return false;
+      const walk = rows.filter((r) => r.pos !== null).sort((a, b) => (BigInt(b.pos) > BigInt(a.pos) ? 1 : -1));
       // The records as they stand, for the walks no checkpoint starts.
       const fromCheckpoint = new Set(walk.filter((r) => stored(r) && BigInt(r.pos) >= upto.get(key(r.object_slug, r.record_id!))!.upto).map((r) => key(r.object_slug, r.record_id!)));
       const state = new Map<string, Record<string, unknown> | null>();
@@ -310,7 +329,8 @@ export class ChangeLog {
       }
       // What is left is each record right after its first change in the walk: a create's record.
       for (const f of found) if (!stored(f.row) && f.row.operation === 'created') records.set(f.position, state.get(key(f.row.object_slug, f.recordId)) ?? null);
-    }
+      return true;
+    }))) return null;
     return found.map((f) => changeOf(f, stored(f.row) ? json<Record<string, unknown>>(f.row.record) : records.get(f.position) ?? null));
   }
 }
@@ -406,13 +426,9 @@ function rowsOf(tx: Tx): RecordsTx {
   return { rows: async (text, params) => (await tx.query(text, params)).rows, lastRows: async (text, params) => (await tx.query(text, params)).rows };
 }
 
-async function checkHorizon(tx: Tx, orgId: string, after: bigint): Promise<void> {
-  const { rows } = await tx.query<{ h: string }>(`SELECT pruned_through::text AS h FROM ${S}.change_horizons WHERE org_id = $1`, [orgId]);
-  const h = rows[0] === undefined ? 0n : BigInt(rows[0].h);
-  if (after < h) {
-    throw OqlError.plain('CURSOR_EXPIRED', 'the cursor is older than the changes kept: some changes after it were removed by the retention',
-      'resynchronise: run a full connector sync of the objects you follow, then continue from GET /api/v1/changes/head');
-  }
+function cursorExpired(): OqlError {
+  return OqlError.plain('CURSOR_EXPIRED', 'the cursor is older than the changes kept: some changes after it were removed by the retention',
+    'resynchronise: run a full connector sync of the objects you follow, then continue from GET /api/v1/changes/head');
 }
 
 /**
