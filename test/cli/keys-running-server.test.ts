@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { call, expectEnvelope } from '../server/support.js';
-import { startServe, type ServeProcess } from '../support/serve-process.js';
+import { serve as serveProcess, type Served } from '../support/oql-serve.js';
 import { NODE_FLAGS } from '../support/node-flags.js';
 
 /**
@@ -18,7 +18,7 @@ import { NODE_FLAGS } from '../support/node-flags.js';
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'oql-keys-live-'));
-const servers: ServeProcess[] = [];
+const servers: Served[] = [];
 const children: ChildProcess[] = [];
 
 afterAll(async () => {
@@ -39,8 +39,8 @@ async function oql(...argv: string[]): Promise<Run> {
   return { code, out: io.out, err: io.err };
 }
 
-async function serve(): Promise<ServeProcess> {
-  const s = await startServe(['--data-dir', dir, '--demo']);
+async function serve(): Promise<Served> {
+  const s = await serveProcess(['--data-dir', dir, '--demo'], { OQL_LOG_LEVEL: 'warn' });
   servers.push(s);
   return s;
 }
@@ -128,7 +128,7 @@ describe('oql keys against a running oql serve', () => {
     const ws = await oql('workspaces', 'create', '--subdomain', 'elsewhere', '--org', 'org_elsewhere', '--data-dir', dir);
     expect(ws.code, ws.err).toBe(0);
     expect((await oql('workspaces', 'list', '--data-dir', dir)).out).toContain('elsewhere=org_elsewhere');
-    expect((await call(s.mcpUrl, 'POST', '/elsewhere/mcp', { body: {} })).status).toBe(401);
+    expect((await call(s.mcpAddress, 'POST', '/elsewhere/mcp', { body: {} })).status).toBe(401);
 
     // The admin host answers only the oql command of this machine, with the secret only its user can read.
     const file = join(dir, 'oql-admin.json');

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startServe, type ServeProcess } from '../support/serve-process.js';
+import { serve, type Served } from '../support/oql-serve.js';
 
 /**
  * A clean stop, as a terminal (Ctrl+C: SIGINT to the whole process group) and a supervisor
@@ -8,7 +8,7 @@ import { startServe, type ServeProcess } from '../support/serve-process.js';
  * itself and exits 0, saying nothing failed, and no database process outlives it.
  */
 
-const started: ServeProcess[] = [];
+const started: Served[] = [];
 
 afterAll(async () => {
   for (const s of started) if (s.child.exitCode === null && s.child.signalCode === null) await s.stop('SIGKILL');
@@ -54,7 +54,7 @@ describe('oql serve stops cleanly on a signal to its process group', () => {
   // The signal goes as soon as the server says it listens: its handlers are installed before that
   // line (a busy run once saw the default action end the process when they came after it).
   it.each(['SIGINT', 'SIGTERM'] as const)('%s: exit 0, no failure reported, no database process left', async (signal) => {
-    const s = await startServe(['--memory', '--demo'], {}, { ownGroup: true });
+    const s = await serve(['--memory', '--demo'], { OQL_LOG_LEVEL: 'warn' }, { ownGroup: true });
     started.push(s);
     const pid = s.child.pid!;
     const database = databaseProcesses(pid);
