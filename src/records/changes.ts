@@ -62,10 +62,10 @@ export function undoChange(after: Record<string, unknown> | null, undo: Undo | n
 }
 
 /**
- * Where a write transaction records its changes. The record functions call `append` once, as the
- * last statement of the transaction, with everything it changed, so the changes commit with the
- * write or not at all. The service's change log implements it (src/service/changes/); a library
- * user who keeps no log passes none.
+ * Where a write transaction records its changes, so they commit with the write or not at all. The
+ * record functions call `append` once, as the last statement of the transaction, with everything
+ * it changed; an update of one record goes to `update` instead when the sink has it. The service's
+ * change log implements it (src/service/changes/); a library user who keeps no log passes none.
  */
 export interface ChangeSink {
   append(tx: Tx, orgId: string, changes: readonly ChangeDraft[]): Promise<void>;

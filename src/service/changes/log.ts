@@ -81,9 +81,9 @@ const ROW_WIDTH = 1000;
  * their old values, for a delete, restore or purge what takes the record back to before it
  * (`undoOf`), for a create nothing but its id; about one change in CHECKPOINT_EVERY keeps its
  * record too. A reader rebuilds each change's record from the first checkpoint after it, or from
- * the record as it stands, undoing the record's changes in between newest first, in one snapshot
- * with the page (`records`). Rows written before migration 13 kept their record, and it is read
- * as kept.
+ * the record as it stands, undoing the record's changes in between newest first, all in one
+ * snapshot (`records`). Rows written before migration 13 kept their record, and it is read as
+ * kept.
  */
 export class ChangeLog {
   constructor(
