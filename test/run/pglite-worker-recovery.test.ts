@@ -232,6 +232,35 @@ describe('what keeps a restart short', () => {
     await db.exec('DROP TABLE bulk');
   });
 
+  it('a large write given the connection as a look at the log ends is looked at by the next look', async () => {
+    await db.exec('CREATE TABLE IF NOT EXISTS bulk (id int PRIMARY KEY, body text)');
+    // The looks the database makes every few seconds, made here at chosen moments.
+    const look = () => (db as unknown as { checkpointIfDue(): Promise<void> }).checkpointIfDue();
+    await look();
+    await db.query('SELECT 1');
+    const before = db.stats().checkpoints;
+    const checkpoints: number[] = [];
+    const recorded = nextEvent('checkpoint').then((e) => checkpoints.push(e.walBytes));
+    // The look's statement is given the connection first; the INSERT, queued behind it, as it ends,
+    // before the look has finished.
+    const first = look();
+    const write = db.query(
+      "INSERT INTO bulk SELECT g, (SELECT string_agg(md5(g::text || ':' || k), '') FROM generate_series(1, 60) k) FROM generate_series(1, 8000) g");
+    await Promise.all([first, write]);
+    // Nothing else was served since: only the INSERT can make this look, or the database's own
+    // one meanwhile, check the log.
+    await look();
+    // When the database's own look was under way, this one made none: that one decides.
+    const looking = () => (db as unknown as { checkpointing: boolean }).checkpointing;
+    while (looking()) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(db.stats().checkpoints).toBeGreaterThan(before);
+    await recorded;
+    expect(checkpoints[0]).toBeGreaterThan(8 * 1024 * 1024);
+    const { rows } = await db.query<{ bytes: number }>('SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::int8 AS bytes FROM pg_control_checkpoint()');
+    expect(Number(rows[0]!.bytes)).toBeLessThan(8 * 1024 * 1024);
+    await db.exec('DROP TABLE bulk');
+  });
+
   it('the spare warms its code up before it is needed, and the restart through it serves at once', async () => {
     await reopen();
     const ready = await nextEvent('spare-ready');

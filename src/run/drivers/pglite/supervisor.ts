@@ -114,8 +114,9 @@ export class EmbeddedDatabase {
   /** Looks at the write-ahead log every CHECKPOINT_CHECK_MS (checkpointIfDue). */
   private checkpointTimer: NodeJS.Timeout | undefined;
   private checkpointing = false;
-  /** Whether a call was served since the last look at the log: an idle database is not asked. */
-  private servedSinceLook = true;
+  /** Calls given the connection so far, and how many of them the last look at the log had seen: an idle database is not asked. */
+  private granted = 0;
+  private grantedAtLook = -1;
   private state: 'ready' | 'restarting' | 'closed' = 'ready';
   private readonly queue = new FairQueue<Waiter>();
   private leased = false;
@@ -406,7 +407,7 @@ export class EmbeddedDatabase {
       const t = this.perTenant.get(waiter.tenant) ?? { calls: 0, waitMs: 0, maxWaitMs: 0, holdMs: 0, maxHoldMs: 0 };
       this.perTenant.set(waiter.tenant, t);
       t.calls++;
-      this.servedSinceLook = true;
+      this.granted++;
       t.waitMs += now - waiter.queuedAt;
       t.maxWaitMs = Math.max(t.maxWaitMs, now - waiter.queuedAt);
       waiter.grant();
@@ -584,13 +585,16 @@ export class EmbeddedDatabase {
    * since the last look has written nothing: it is not asked.
    */
   private async checkpointIfDue(): Promise<void> {
-    if (this.checkpointing || !this.servedSinceLook || this.state !== 'ready' || this.closing !== undefined) return;
+    if (this.checkpointing || this.granted === this.grantedAtLook || this.state !== 'ready' || this.closing !== undefined) return;
     this.checkpointing = true;
+    const before = this.granted;
+    let own = 1;
     try {
       const { rows } = await this.query<{ bytes: number }>(
         'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::int8 AS bytes FROM pg_control_checkpoint()');
       const walBytes = Number(rows[0]?.bytes ?? 0);
       if (walBytes > CHECKPOINT_WAL_BYTES && this.closing === undefined) {
+        own = 2;
         await this.exec('CHECKPOINT');
         this.checkpoints++;
         this.emit({ type: 'checkpoint', walBytes });
@@ -599,8 +603,11 @@ export class EmbeddedDatabase {
       // The process was replaced meanwhile (its successor's recovery ends with a checkpoint) or
       // the database is closing: nothing to do until the next look.
     } finally {
-      // The look's own statements were served too: only calls after them count for the next.
-      this.servedSinceLook = false;
+      // The look's own statements were given the connection too, and count for nothing. A call
+      // given it meanwhile (between the look's statements, or as the first ends: a large INSERT
+      // queued behind it) counts, so the next look is made; clearing a flag here lost such a call
+      // and left its log unchecked until the next call.
+      this.grantedAtLook = before + own;
       this.checkpointing = false;
     }
   }
