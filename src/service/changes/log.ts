@@ -313,7 +313,10 @@ export class ChangeLog {
       const bySlug = new Map<string, string[]>();
       for (const [k, w] of upto) {
         state.set(k, null);
-        if (!fromCheckpoint.has(k)) bySlug.set(w.slug, [...(bySlug.get(w.slug) ?? []), w.id]);
+        if (fromCheckpoint.has(k)) continue;
+        const ids = bySlug.get(w.slug);
+        if (ids === undefined) bySlug.set(w.slug, [w.id]);
+        else ids.push(w.id);
       }
       for (const [slug, list] of bySlug) {
         const obj = this.catalog.objects.get(slug);
@@ -352,7 +355,7 @@ interface LogRow {
  * a record starts from the first checkpoint after the change it wants, or from the table, so a
  * record changed thousands of times since costs a walk of about this many rows, not thousands.
  */
-export const CHECKPOINT_EVERY = 32;
+const CHECKPOINT_EVERY = 32;
 
 /**
  * The drafts as rows of the log, in order: consecutive creates of one object share a row (at most
@@ -381,7 +384,6 @@ function logRows(changes: readonly ChangeDraft[], checkpoint: () => boolean): Lo
 /** One change of a row: its position, its record's id, the row. */
 interface Found {
   readonly position: bigint;
-  readonly index: number;
   readonly recordId: string;
   readonly row: ChangeRow;
 }
@@ -395,7 +397,7 @@ function expand(rows: readonly ChangeRow[], after: bigint): Found[] {
     for (let i = 0; i < width; i++) {
       const position = end - BigInt(width - 1 - i);
       if (position <= after) continue;
-      out.push({ position, index: i, recordId: row.record_ids === null ? row.record_id! : String(row.record_ids[i]), row });
+      out.push({ position, recordId: row.record_ids === null ? row.record_id! : String(row.record_ids[i]), row });
     }
   }
   return out;
