@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openConsent, pkcePair, postConsent } from '../oauth/support.js';
+import { freePort } from '../support/ports.js';
 import { KEYS, startHarness, type Harness } from './support.js';
 import { CONFORMANCE_VERSION, EXPECTED_FAILURES, type Era } from './conformance-baseline.js';
 
@@ -45,13 +46,6 @@ const served = new Map<string, Record<string, unknown>>();
 async function listen(server: Server): Promise<string> {
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-async function freePort(): Promise<number> {
-  const s = createHttpServer();
-  const url = await listen(s);
-  await new Promise((done) => s.close(done));
-  return Number(new URL(url).port);
 }
 
 /** Publishes a metadata document and returns its URL, the client_id. */
@@ -222,34 +216,45 @@ for (const era of ['2025-11-25', '2026-07-28'] as const) {
  * Runs the suite's authorization-server scenarios (metadata, then the authorization code grant)
  * for one client, made for the suite's callback port. The suite prints the authorization URL for a
  * person to open; this plays the person, and the redirect lands on the suite's own listener.
+ *
+ * The suite binds its callback port itself, some time after it was chosen here: should another
+ * process have taken it in between (the suite then cannot listen, and the redirect finds nobody),
+ * the run is made again on another port, with a new client.
  */
 async function authorizationScenarios(name: string, makeClient: (port: number) => Promise<string>): Promise<Map<string, Check[]>> {
-  const port = await freePort();
-  const clientId = await makeClient(port);
-  const dir = join(out, `authorization-${name}`);
-  const child = spawn(node24, [SUITE, 'authorization', '--url', `${h.baseUrl}/acme`, '--client-id', clientId,
-    '--resource', h.endpoint('acme'), '--port', String(port), '-o', dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let printed = '';
-  let followed: Promise<unknown> | undefined;
-  const prefix = `${h.baseUrl}/api/v1/acme/oauth/authorize?`;
-  child.stdout.on('data', (chunk: Buffer) => {
-    printed += chunk.toString();
-    // Whole lines only: a chunk can end in the middle of the URL.
-    const line = printed.split('\n').slice(0, -1).find((l) => l.startsWith(prefix));
-    // The redirect goes to the suite's callback listener, as a browser would deliver it. Should
-    // that fail, the suite would wait for its callback for ever: it is stopped, and the test
-    // fails with the reason below.
-    if (line && !followed) {
-      followed = approve(line.trim()).then((location) => fetch(location)).then((r) => r.text());
-      followed.catch(() => child.kill('SIGTERM'));
-    }
-  });
-  child.stderr.on('data', (chunk: Buffer) => { printed += chunk.toString(); });
-  const code = await new Promise<number | null>((done) => child.on('close', done));
-  expect(followed, `the suite printed no authorization URL:\n${printed}`).toBeDefined();
-  await followed;
-  expect([0, 1], printed).toContain(code);
-  return checksUnder(dir);
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const clientId = await makeClient(port);
+    const dir = join(out, `authorization-${name}`);
+    rmSync(dir, { recursive: true, force: true });
+    const child = spawn(node24, [SUITE, 'authorization', '--url', `${h.baseUrl}/acme`, '--client-id', clientId,
+      '--resource', h.endpoint('acme'), '--port', String(port), '-o', dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let printed = '';
+    let followed: Promise<unknown> | undefined;
+    const prefix = `${h.baseUrl}/api/v1/acme/oauth/authorize?`;
+    child.stdout.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+      // Whole lines only: a chunk can end in the middle of the URL.
+      const line = printed.split('\n').slice(0, -1).find((l) => l.startsWith(prefix));
+      // The redirect goes to the suite's callback listener, as a browser would deliver it. Should
+      // that fail, the suite would wait for its callback for ever: it is stopped, and the test
+      // fails with the reason below.
+      if (line && !followed) {
+        followed = approve(line.trim()).then((location) => fetch(location)).then((r) => r.text());
+        followed.catch(() => child.kill('SIGTERM'));
+      }
+    });
+    child.stderr.on('data', (chunk: Buffer) => { printed += chunk.toString(); });
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    expect(followed, `the suite printed no authorization URL:\n${printed}`).toBeDefined();
+    const portTaken = await followed!.then(() => false, (e: Error & { cause?: { code?: string } }) => {
+      if (attempt < 3 && (e.cause?.code === 'ECONNREFUSED' || /EADDRINUSE/.test(printed))) return true;
+      throw e;
+    });
+    if (portTaken) continue;
+    expect([0, 1], printed).toContain(code);
+    return checksUnder(dir);
+  }
 }
 
 describe('MCP conformance suite, authorization-server scenarios', () => {

@@ -1,5 +1,3 @@
-import { createServer as createHttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   Client, StreamableHTTPClientTransport, UnauthorizedError,
@@ -9,6 +7,7 @@ import {
 import { createServer } from '../../src/server/app.js';
 import { revokeToken } from '../../src/oauth/store.js';
 import { authorizeUrl, openConsent, pkcePair, postConsent } from '../oauth/support.js';
+import { freePort } from '../support/ports.js';
 import { KEYS, connect, jsonOf, startHarness, type Harness } from './support.js';
 
 /**
@@ -230,13 +229,6 @@ describe('the MCP host alone', () => {
   it('serves tokens another process\'s authorization server issued, from the same database', async () => {
     // Two services on one database: the main host (authorization server) of one, the MCP host of
     // the other, as `oql serve --only api` and `oql serve --only mcp` would run them.
-    const freePort = async () => {
-      const probe = createHttpServer();
-      await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
-      const { port } = probe.address() as AddressInfo;
-      await new Promise((done) => probe.close(done));
-      return port;
-    };
     const [apiPort, mcpPort] = [await freePort(), await freePort()];
     const baseUrl = `http://127.0.0.1:${apiPort}`;
     const mcpUrl = `http://127.0.0.1:${mcpPort}`;

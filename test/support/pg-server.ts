@@ -1,9 +1,9 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './ports.js';
 
 /**
  * A throwaway PostgreSQL 15 cluster (and, with `startReplica`, a streaming replica of it) for tests and benchmarks that need a real server
@@ -258,20 +258,6 @@ async function pgExec(asPostgres: boolean, binary: string, args: readonly string
     const err = e as Error & { stderr?: string; stdout?: string };
     throw new Error(`${binary} failed: ${err.message}\n${err.stderr ?? ''}${err.stdout ?? ''}`);
   }
-}
-
-/** A port free on 127.0.0.1 now (another process may take it before it is bound: retry). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => (port ? resolve(port) : reject(new Error('could not find a free port'))));
-    });
-  });
 }
 
 export function chownToUser(path: string, user: string): void {

@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { chownToUser, freePort, shellQuote } from './pg-server.js';
+import { chownToUser, shellQuote } from './pg-server.js';
+import { freePort } from './ports.js';
 
 /**
  * Debian's PgBouncer in front of throwaway clusters (./pg-server.ts), for tests and benchmarks of
