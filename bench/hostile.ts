@@ -9,7 +9,8 @@ import { treeRss } from './lib.js';
  * several users and keys, sends at and beyond its budget every attack the availability work
  * answers — reports that build huge strings, pages of large rows, slow correlated subqueries, long
  * LIKE patterns, floods of concurrent filters from many keys, deep JSON, NULL-typed expressions,
- * numbers beyond int8. Every request is bounded: the loops stop at the deadline.
+ * numbers beyond int8. Every request is bounded: the loops stop at the deadline (or, in the tests,
+ * once A has had its count of answers).
  */
 
 export interface Sample {
@@ -178,8 +179,15 @@ async function idsOfA(url: string, key = A_KEY): Promise<string[]> {
   return ((await res.json()) as { data: { records: Array<{ id: string }> } }).data.records.map((r) => r.id);
 }
 
-/** A alone for `idleMs`, then A beside B's attackers for `attackMs`. */
-export async function runScenario(url: string, options: { idleMs: number; attackMs: number; attackers: number }): Promise<ScenarioResult> {
+/**
+ * A alone for `idleMs`, then A beside B's attackers: for `attackMs`, or, given `answersOfA`, until
+ * A has had that many answers under attack. The count is for tests: what the window samples then
+ * does not depend on how busy the machine is.
+ */
+export async function runScenario(
+  url: string,
+  options: { idleMs: number; attackers: number } & ({ attackMs: number } | { answersOfA: number }),
+): Promise<ScenarioResult> {
   const ids = await idsOfA(url);
   let peakRss = treeRss();
   const rss = setInterval(() => {
@@ -187,22 +195,26 @@ export async function runScenario(url: string, options: { idleMs: number; attack
   }, 100);
   try {
     const mixA = steady(url, ids);
-    const loopA = async (until: number, out: Sample[]) => {
-      for (let i = 0; Date.now() < until; i++) {
+    const loopA = async (over: () => boolean, out: Sample[]) => {
+      for (let i = 0; !over(); i++) {
         out.push(await mixA[i % mixA.length]!());
         await new Promise((r) => setTimeout(r, 50));
       }
+      return out;
     };
     const idle: Sample[] = [];
-    await loopA(Date.now() + options.idleMs, idle);
-    const samples: Sample[] = [];
-    const until = Date.now() + options.attackMs;
+    const idleUntil = Date.now() + options.idleMs;
+    await loopA(() => Date.now() >= idleUntil, idle);
+    const ofA: Sample[] = [];
+    const ofB: Sample[] = [];
+    const until = 'attackMs' in options ? Date.now() + options.attackMs : Infinity;
+    const over = () => Date.now() >= until || ('answersOfA' in options && ofA.length >= options.answersOfA);
     const all = attacks(url);
     const attacker = async (n: number) => {
-      for (let i = n; Date.now() < until; i++) samples.push(...[await all[i % all.length]!(B_KEYS[n % B_KEYS.length]!)].flat());
+      for (let i = n; !over(); i++) ofB.push(...[await all[i % all.length]!(B_KEYS[n % B_KEYS.length]!)].flat());
     };
-    await Promise.all([loopA(until, samples), ...Array.from({ length: options.attackers }, (_, n) => attacker(n))]);
-    return { samples, idle, peakRss };
+    await Promise.all([loopA(over, ofA), ...Array.from({ length: options.attackers }, (_, n) => attacker(n))]);
+    return { samples: [...ofA, ...ofB], idle, peakRss };
   } finally {
     clearInterval(rss);
   }
