@@ -1,14 +1,14 @@
 #!/usr/bin/env node
-// The CRM data service over HTTP against the floor: `npm run bench:server`
-// (`node --import tsx bench/server.mjs`).
+// The CRM data service over HTTP against the floor: `npm run bench:server` (builds the package
+// when stale, then `node --import tsx bench/server.mjs`).
 //
 // For each database (embedded PGlite, then a throwaway PostgreSQL 15 server) it loads the example
-// CRM at a few tens of thousands of rows, starts `oql serve` on it as a child process (the way a
-// user runs it), and measures four workloads with autocannon on loopback: get one record,
-// bulk_create of 100 records, a filter, and an analytics report. Beside each, the floor: the same
-// rows read or written by a bare query in this process (a pg Pool of the same size as the
-// server's, or a PGlite instance holding a copy of the same data), at the same concurrency and
-// for the same time. Ratio = server / floor.
+// CRM at a few tens of thousands of rows, starts `oql serve` on it as a child process the way a
+// user runs it (the built package: `node dist/cli.js serve`), and measures four workloads with
+// autocannon on loopback: get one record, bulk_create of 100 records, a filter, and an analytics
+// report. Beside each, the floor: the same rows read or written by a bare query in this process (a
+// pg Pool of the same size as the server's, or a PGlite instance holding a copy of the same data),
+// at the same concurrency and for the same time. Ratio = server / floor.
 //
 // Bounded: each measurement stops after OQL_BENCH_SECONDS (default 8) or OQL_BENCH_MAX_REQUESTS
 // (default 20,000), whichever comes first, after a warm-up of OQL_BENCH_WARMUP_SECONDS (default 2).
@@ -17,11 +17,14 @@
 // one after the other with the same connections for the same time (bench/server/peer.mjs installs
 // PostGraphile into a cache folder the first time; OQL_BENCH_PEER=0 leaves it out).
 //
+// OQL_BENCH_SERVER_NODE_FLAGS passes Node flags to each `oql serve` (for a profile of the server
+// under the bench: `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+//
 // OQL_BENCH_CONNECTIONS (default 8) is the concurrency of both sides. OQL_BENCH_ONLY=pglite or
 // postgres runs one database. The figures replace the "HTTP service" section of
 // bench/RESULTS.md and are printed to stdout; progress goes to stderr.
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -37,6 +40,12 @@ import { writeSection } from './results-file.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH);
+/** The built command line, as `npm start` runs it (`npm run bench:server` builds it when stale). */
+const CLI = join(ROOT, 'dist/cli.js');
+if (!existsSync(CLI)) {
+  process.stderr.write('dist/cli.js is missing: run `npm run build` first (`npm run bench:server` does)\n');
+  process.exit(1);
+}
 const SECONDS = Number(process.env.OQL_BENCH_SECONDS ?? 8);
 const WARMUP_SECONDS = Number(process.env.OQL_BENCH_WARMUP_SECONDS ?? 2);
 const MAX_REQUESTS = Number(process.env.OQL_BENCH_MAX_REQUESTS ?? 20_000);
@@ -70,7 +79,8 @@ const data = {
 
 /** `oql serve` on the given database flags; resolves with its URL and a stop function. */
 async function startServer(flags, node = process.execPath) {
-  const child = spawn(node, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--port', '0', ...flags], {
+  const nodeFlags = process.env.OQL_BENCH_SERVER_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(node, [...nodeFlags, CLI, 'serve', '--port', '0', ...flags], {
     cwd: ROOT,
     // warn: the request log lines (one per request) are not part of what is measured.
     // One key drives every connection: its user's budgets are raised (stated in the results), so
@@ -293,7 +303,7 @@ function section(results, started) {
     `**The machine's cores were shared with other work while this ran** (load average ${loadavg().map((l) => l.toFixed(1)).join(' / ')} at the end): ` +
     'the absolute figures are low and noisy; the ratios are the useful part, and they too carry the noise.');
   push();
-  push(`\`oql serve\` runs as a child process (request logs at warn, so not written), its one key's user allowed ${BUDGET} requests and ${BUDGET} reports at once (OQL_MAX_CONCURRENT_REQUESTS, OQL_MAX_CONCURRENT_REPORTS; twice the connections, as a slot is given back just after its answer is sent) so that all connections are served; any answer other than a 2xx fails the run. Autocannon drives it over loopback with ${CONNECTIONS} connections, ` +
+  push(`\`oql serve\` runs as a child process from the built package (\`node dist/cli.js serve\`; request logs at warn, so not written), its one key's user allowed ${BUDGET} requests and ${BUDGET} reports at once (OQL_MAX_CONCURRENT_REQUESTS, OQL_MAX_CONCURRENT_REPORTS; twice the connections, as a slot is given back just after its answer is sent) so that all connections are served; any answer other than a 2xx fails the run. Autocannon drives it over loopback with ${CONNECTIONS} connections, ` +
     `pipelining 1, ${WARMUP_SECONDS} s of warm-up, then ${SECONDS} s or ${MAX_REQUESTS.toLocaleString('en-US')} requests, whichever comes first. ` +
     `The floor is the same rows read or written by a bare query from this process at the same concurrency for the same time: a pg Pool of ${POOL_SIZE} connections (the server's pool size) on PostgreSQL, ` +
     'a PGlite instance on a copy of the same data directory on PGlite. Data: the example CRM, ' +
