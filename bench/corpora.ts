@@ -240,7 +240,7 @@ function report(samples: Map<CorpusName, CorpusSamples>, modes: Mode[], compared
   emit('Families of report queries as users write them (bench/corpus-families.ts), each stressing one thing the compiler resolves: ' +
     '**select-chains** (one to three to-one hops in the select list, `owner.manager.manager.email`), **where-chains** (hops in WHERE), ' +
     '**group-chains** (hops as GROUP BY keys, with aggregates), **virtual** (one-to-many relations in dot notation, alone and two in one WHERE), ' +
-    '**exists** (correlated EXISTS / NOT EXISTS, hops inside), **case** (CASE and if() over hops), **dates** (the contract\'s rule 4: relative day, week and month starts ' +
+    '**exists** (correlated EXISTS / NOT EXISTS, hops inside), **case** (CASE and if() over hops), **dates** (date boundaries: relative day, week and month starts ' +
     'with AT TIME ZONE twice, date columns without zones, shown with ::date), **multiselect** (has any, has none, is empty, through hops), **mixed** (several at once). ' +
     `Over ${4 + RANDOM_CATALOGS} catalogs in rotation: the example CRM (fixtures/crm, service payload), the help desk, a real-estate CRM (regions, offices, agents, clients, properties, listings, offers, showings, inspections; compact form with audit fields, and service payload) ` +
     `and ${RANDOM_CATALOGS} random catalogs (bench/random-catalog.ts). Each round writes ${TEXTS} fresh texts per corpus (no text is given twice), ` +

@@ -11,7 +11,7 @@
  *   virtual         one-to-many relations in dot notation, alone and two in one WHERE
  *   exists          correlated EXISTS and NOT EXISTS subqueries, with hops inside
  *   case            CASE and if() over columns and hops, conditional counts
- *   dates           the contract's date boundaries (spec 4.10 rule 4): day, week, month starts in a zone, date columns without zones
+ *   dates           date boundaries: day, week, month starts in a zone (AT TIME ZONE twice), date columns without zones
  *   multiselect     multi-select arrays: has any, has none, is empty, through hops
  *   mixed           a report of several of the above at once
  *
@@ -237,7 +237,7 @@ class Writer {
       case 'bool':
         return `${written} = ${pick(r, ['1', '0', '1'])}`;
       case 'date':
-        // Rule 4: date columns take boundaries without a zone.
+        // Date columns take boundaries without a zone.
         return x < 0.5 ? `${written} >= ${this.epoch('date')}` : `${written} BETWEEN ${this.epoch('date')} AND ${this.epoch('date')}`;
       case 'datetime':
         if (x < 0.5) return `${written} >= ${this.epoch(c.kind)}`;
@@ -250,7 +250,7 @@ class Writer {
     }
   }
 
-  /** Rule 4: a relative day start in a zone, `AT TIME ZONE` twice. */
+  /** A relative day start in a zone, `AT TIME ZONE` twice. */
   dayStart(zone: string, unit = 'day'): string {
     return `date_part('epoch', date_trunc('${unit}', NOW() AT TIME ZONE '${zone}') AT TIME ZONE '${zone}')*1000`;
   }

@@ -76,7 +76,7 @@ const CODES: Record<string, number> = {
 };
 export const SYNTHETIC_TYPE_CODES: Record<string, string> = Object.fromEntries(Object.entries(CODES).map(([t, c]) => [String(c), t]));
 
-/** The service's object-list response (spec 2.2), with every field the real payload carries. */
+/** The service's object-list response, with every field the real payload carries. */
 export function servicePayloadOf(shapes: readonly Shape[]): unknown {
   let colId = 0;
   const audit = { id: 'usr_0001', name: 'Asha Rao', avatar: null };

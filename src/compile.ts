@@ -59,7 +59,7 @@ export interface CompiledQuery {
   readonly warnings: readonly Diagnostic[];
 }
 
-/** The caller may not read an object the query touches: there is nothing to run (service 4.8). */
+/** The caller may not read an object the query touches: nothing runs, and the answer is no rows and a message. */
 export interface RestrictedQuery {
   readonly kind: 'restricted';
   readonly sql?: undefined;
@@ -224,7 +224,7 @@ export interface CompiledCount {
   readonly warnings: readonly Diagnostic[];
 }
 
-/** Compiles the count of a query's rows, respecting its LIMIT (service 4.9). */
+/** Compiles the count of a query's rows, respecting its LIMIT. */
 export function compileCount(text: string, options: CompileOptions): CompiledCount | RestrictedQuery {
   checkOrg(options);
   fanoutOf(options);

@@ -545,7 +545,7 @@ class Binder {
     return { kind: 'Binary', op, left: l, right: r, type: 'boolean', span };
   }
 
-  /** Booleans may be written 0 and 1 (service rule 4.10.10): such a literal binds as a boolean. */
+  /** Booleans may be written 0 and 1 (docs/query-language.md#rules): such a literal binds as a boolean. */
   private coerce(value: B.BExpr, other: B.BExpr): B.BExpr {
     if (other.type === 'boolean' && value.kind === 'Value' && (value.value === 0 || value.value === 1) && value.pgType === 'int8') {
       return { kind: 'Value', value: value.value === 1, pgType: 'boolean', type: 'boolean', span: value.span };

@@ -4,8 +4,8 @@ import { columnPayload } from './payload-out.js';
 import { rememberSource, sourceOf } from './sources.js';
 import type { Catalog, ColumnDef, LogicalType, ObjectDef } from './types.js';
 
-// The audit fields, created_at, updated_at, created_by and updated_by: the contract shows them
-// on every record (spec 2.1), whatever columns the object's schema declares. The service keeps
+// The audit fields, created_at, updated_at, created_by and updated_by: every record shows them
+// (docs/rest.md#system-fields), whatever columns the object's schema declares. The service keeps
 // them as its own columns of every table, as it keeps the tenant and search columns: an object
 // whose schema lacks one gets it here, stored under the field's own name, written by the record
 // functions and read-only to clients.

@@ -1,7 +1,8 @@
 import type { Catalog, ColumnDef, LogicalType, ObjectDef } from './types.js';
 import { invalidSlug } from '../rules.js';
 
-// The connector form of the catalog (spec 2.3, endpoints 4.12–4.15).
+// The connector form of the catalog: the entity lists and entity schemas of the flowconnector
+// and syncconnector endpoints.
 
 export interface EntityListItem {
   entity_identifier: string;
@@ -48,7 +49,7 @@ export function entities(catalog: Catalog): EntityListItem[] {
 export interface EntitySchemaOptions {
   /**
    * List `is_deleted` and `deleted_at` after the columns: the fields every record of a records sync
-   * with include_deleted carries (the data-sync form, spec 4.15). Only for a catalog whose records
+   * with include_deleted carries (the syncconnector form). Only for a catalog whose records
    * can be deleted, and an object with no field of those names.
    */
   readonly lifecycleFields?: boolean;

@@ -25,7 +25,7 @@ export interface CatalogOptions {
 /**
  * Builds a Catalog from either payload form, detected by shape:
  *
- * - the service's object list (spec 2.2): a bare array of objects, the `{success, data}`
+ * - the service's object list: a bare array of objects, the `{success, data}`
  *   envelope around it, or a single object (the object-details response);
  * - the compact hand-written form:
  *

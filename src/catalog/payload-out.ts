@@ -3,7 +3,7 @@ import { DEFAULT_TYPE_CODES } from './payload.js';
 import { sourceOf } from './sources.js';
 import type { Catalog, ColumnDef, LogicalType, ObjectDef } from './types.js';
 
-// The catalog written back in the service's own object shape (spec 2.2): the data of
+// The catalog written back in the service's own object shape: the data of
 // POST /objects/list and GET /objects/<slug>/, which loadCatalog reads back to an equal catalog.
 
 export interface PayloadOptions {
@@ -89,7 +89,7 @@ function typeOf(col: ColumnDef): { code: number; dataType?: LogicalType } {
   }
 }
 
-/** One column in the service's column shape (spec 2.2). */
+/** One column in the service's column shape. */
 export function columnPayload(obj: ObjectDef, col: ColumnDef): Record<string, unknown> {
   const { code, dataType } = typeOf(col);
   const rel = col.relation;

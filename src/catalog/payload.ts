@@ -123,7 +123,7 @@ function serviceColumn(
     return void p.add('CATALOG_INVALID', `${where}: column_data_type ${String(code)} means ${type}, but the column has no relation`);
   }
   const options = type === 'enum' || type === 'multiselect' ? serviceOptions(where, col.enum_group, p) : null;
-  // The service marks money with properties.currency (section 2.2); its type code says only "number".
+  // The service's object payload marks money with properties.currency; its type code says only "number".
   if (type !== 'number' || isLogicalType(col.data_type)) return { ...base, type, relation: null, options };
   const money = isRecord(col.properties) && typeof col.properties.currency === 'string' && col.properties.currency !== '';
   return { ...base, type: money ? 'currency' : type, relation: null, options };

@@ -1,4 +1,4 @@
-/** Logical column types of the CRM (DESIGN.md, "Catalog"). */
+/** Logical column types of the CRM (docs/rest.md#values-by-column-type). */
 export type LogicalType =
   | 'id'
   | 'text'

@@ -104,7 +104,7 @@ ${SCHEMA_FLAGS}
   --fanout exact        count each record once per group across one-to-many relations
                         (default service: the fan-out multiplies SUM and COUNT)
   --timeout <ms>        statement timeout in milliseconds (default 20000)
-  --count               print the number of rows the query produces (service 4.9) instead
+  --count               print the number of rows the query produces, up to its LIMIT, instead
   --json                print {records, message?, elapsedMs} (or {count, elapsedMs}) as JSON
   --format <f>          table (default), json (as --json) or csv: the rows as RFC 4180 CSV
                         with a header row, formulas neutralised (docs/rest.md#csv)

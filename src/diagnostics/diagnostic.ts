@@ -4,9 +4,10 @@ import { LineMap, type SourceSpan, type Span } from './span.js';
 export type Severity = 'error' | 'warning';
 
 /**
- * One problem of a request body or a record, in the service's shape (spec section 7). `field`
- * is the column slug (or the body key); `meta_data` says where in the body, e.g. the JSON path
- * `query.filters.and[2].or[0].value`, or carries a value that helps (the allowed options).
+ * One problem of a request body or a record, in the service's shape
+ * (docs/rest.md#validation-codes). `field` is the column slug (or the body key); `meta_data` says
+ * where in the body, e.g. the JSON path `query.filters.and[2].or[0].value`, or carries a value
+ * that helps (the allowed options).
  */
 export interface ValidationError {
   readonly object_slug: string;
@@ -187,10 +188,10 @@ export class OqlError extends Error {
   }
 
   /**
-   * A request body or records failed validation: one error carrying every problem (service
-   * section 7, `VALIDATION_FAILED`). `message` is the call-level message ('Failed to create
-   * records'); the first problem's message becomes the hint so a plain `err.message` user still
-   * learns what was wrong.
+   * A request body or records failed validation: one error carrying every problem
+   * (`VALIDATION_FAILED`, docs/rest.md#errors). `message` is the call-level message ('Failed to
+   * create records'); the first problem's message becomes the hint so a plain `err.message` user
+   * still learns what was wrong.
    */
   static validation(message: string, errors: readonly ValidationError[], code: DiagnosticCode = 'VALIDATION_FAILED'): OqlError {
     if (errors.length === 0) throw new TypeError('OqlError.validation needs at least one validation error');
@@ -200,7 +201,7 @@ export class OqlError extends Error {
     return err;
   }
 
-  /** A record that does not exist for the caller (service section 7, `NOT_FOUND`). */
+  /** A record that does not exist for the caller (`NOT_FOUND`). */
   static notFound(message: string, metaData: string): OqlError {
     const err = plainError('NOT_FOUND', message);
     Object.defineProperty(err, 'metaData', { value: metaData, enumerable: true });

@@ -9,7 +9,7 @@ import {
   type Category,
 } from './values.js';
 
-/** The operators of the record filter (service 4.5). */
+/** The operators of the record filter (docs/filter.md#conditions). */
 export const OPERATORS = [
   'eq', 'neq', 'gt', 'lt', 'gte', 'lte', 'in', 'nin', 'like', 'ilike', 'starts_with', 'ends_with', 'contains', 'not_contains',
   'between', 'is_empty', 'not_empty', 'exists', 'not_exists', 'global_search', 'leq', 'nleq',
@@ -193,7 +193,7 @@ export class ConditionBuilder {
       this.problems.add('INVALID_BODY', at(path, 'value'), fieldName, `the condition has no value; '${op}' needs one`);
       ok = false;
     }
-    // Presence operators take no value (service 4.5): one given is refused rather than ignored,
+    // Presence operators take no value (docs/filter.md): one given is refused rather than ignored,
     // so a client that meant another operator hears so, and no unread value is kept or hashed.
     if (ok && NO_VALUE.has(op) && value !== undefined && value !== null) {
       this.problems.add('INVALID_VALUE', at(path, 'value'), fieldName, () => `'${op}' takes no value, not ${kindOf(value)}; leave value out or send null`);

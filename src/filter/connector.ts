@@ -22,7 +22,7 @@ export interface ConnectorOptions {
    * clock for tokens and the database's clock for the cutoff (the clock the writes are stamped by).
    */
   readonly now?: number | Date;
-  /** Records per page. Default and maximum 3000 (service section 8). */
+  /** Records per page. Default and maximum 3000 (docs/limits.md). */
   readonly pageSize?: number;
   /**
    * Records stamped at or after now − syncLagMs wait for the next sync, as do those of write
@@ -232,7 +232,7 @@ function page(r: ReadBody, cutoff: number | null, options: ConnectorOptions): Pa
 }
 
 /**
- * The SQL of one connector page (service 4.11): `pageSize + 1` rows ordered by the sync
+ * The SQL of one connector page (docs/connector.md): `pageSize + 1` rows ordered by the sync
  * timestamp and id, after the position of `next_token`. The last column (key `$sync_key`)
  * is the timestamp the next token is made from; with `include_deleted`, two more follow it
  * (./tombstones.ts).

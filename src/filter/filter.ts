@@ -260,7 +260,7 @@ export function emitFor(bound: B.BoundQuery, catalog: Catalog, orgId: string): C
 }
 
 /**
- * Compiles a record-filter body (service 4.5) to parameterized PostgreSQL for one tenant. Bad
+ * Compiles a record-filter body (docs/filter.md) to parameterized PostgreSQL for one tenant. Bad
  * bodies throw `OqlError` VALIDATION_FAILED with every problem, each with its JSON path.
  */
 export function compileFilter(body: unknown, options: FilterOptions): FinishedFilter {

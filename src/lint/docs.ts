@@ -88,7 +88,7 @@ const EXAMPLES: Partial<Record<DiagnosticCode, Example>> = {
     right: 'SELECT name, contacts.name AS contact FROM account ORDER BY name LIMIT 100',
   },
   FANOUT_OR: {
-    detail: 'The service\'s rule 12: OR across two one-to-many relations joins both; count each side with EXISTS, or add the two counts and subtract the rows matching both (inclusion-exclusion).',
+    detail: 'OR across two one-to-many relations joins both; count each side with EXISTS, or add the two counts and subtract the rows matching both (inclusion-exclusion).',
     slug: 'account',
     wrong: "SELECT COUNT(*) AS n FROM account WHERE contacts.status = 'bounced' OR opportunities.stage = 'won' LIMIT 10",
     right: "SELECT COUNT(*) AS n FROM account p WHERE (EXISTS (SELECT 1 FROM contact x WHERE x.account = p.id AND (x.status = 'bounced')) OR EXISTS (SELECT 1 FROM opportunity x WHERE x.account = p.id AND (x.stage = 'won'))) LIMIT 10",
@@ -110,7 +110,7 @@ const EXAMPLES: Partial<Record<DiagnosticCode, Example>> = {
     right: "SELECT date_trunc('month', to_timestamp(created_at / 1000) AT TIME ZONE 'UTC') AS m, COUNT(*) AS n FROM opportunity GROUP BY 1 LIMIT 10",
   },
   LIMIT_WITHOUT_ORDER: { wrong: "SELECT id, name FROM opportunity WHERE stage = 'won' LIMIT 10", right: "SELECT id, name FROM opportunity WHERE stage = 'won' ORDER BY id LIMIT 10" },
-  RELATION_ID_COMPARISON: { detail: 'The service\'s rule 5: the relation column holds the id, so comparing it needs no join. The two differ where the relation names a record the caller cannot see (deleted or missing): its .id is NULL, the column still holds the id. So --fix leaves it to a person.', wrong: "SELECT id FROM opportunity WHERE owner.id = 'usr_1' ORDER BY id LIMIT 10", right: "SELECT id FROM opportunity WHERE owner = 'usr_1' ORDER BY id LIMIT 10" },
+  RELATION_ID_COMPARISON: { detail: 'The relation column holds the id, so comparing it needs no join. The two differ where the relation names a record the caller cannot see (deleted or missing): its .id is NULL, the column still holds the id. So --fix leaves it to a person.', wrong: "SELECT id FROM opportunity WHERE owner.id = 'usr_1' ORDER BY id LIMIT 10", right: "SELECT id FROM opportunity WHERE owner = 'usr_1' ORDER BY id LIMIT 10" },
   INVALID_REPORT_FILE: { detail: 'A .sql or .oql file is one query, checked against the slug of its header comment (-- slug: opportunity), else --slug, else the object its FROM names; a .json file is the body of a report request ({"query": "...", "slug": "opportunity"}) or an array of {"name", "slug", "query"}.' },
 };
 

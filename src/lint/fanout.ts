@@ -8,7 +8,7 @@ import type * as A from '../syntax/ast.js';
 
 /**
  * Fan-out: a one-to-many (virtual) relation used in a query joins one row per child, so the
- * parent's rows are repeated. The service documents this (rule 12), but SUM, AVG and COUNT
+ * parent's rows are repeated. The service documents this, but SUM, AVG and COUNT
  * over the repeated rows give numbers that are silently too large. These rules read the plan
  * (after the planner turned what it could into semi-joins) and warn where rows are still
  * multiplied, with the rewrite that gives the true value.

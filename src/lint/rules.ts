@@ -121,7 +121,7 @@ function epochSeconds(bag: DiagnosticBag, column: B.BExpr, value: B.BExpr, show:
 
 /**
  * `owner.id = 'usr_1'` joins the user table to read a value the opportunity already holds:
- * `owner = 'usr_1'` compares the relation column itself (the service's rule 5) and needs no join.
+ * `owner = 'usr_1'` compares the relation column itself, which holds the id, and needs no join.
  */
 function relationId(bag: DiagnosticBag, column: B.BExpr, values: readonly B.BExpr[], show: (x: { span: B.BExpr['span'] }) => string): void {
   if (column.kind !== 'Column' || column.column !== 'id' || column.hops.length === 0) return;

@@ -70,7 +70,7 @@ const slugArg = z.string().min(1).max(200)
 const queryArg = z.string().min(1).max(MAX_QUERY)
   .describe('One SELECT in the object query language, ending with LIMIT n. See the rules in this tool\'s description.');
 
-/** Section 4.10 of the service contract, condensed for a model writing queries. */
+/** The rules of the query language (docs/query-language.md#rules), condensed for a model writing queries. */
 export const DIALECT_RULES = `Rules of the query language (a PostgreSQL-style SELECT over CRM objects):
 1. Exactly one SELECT. FROM names one object slug, singular, and must equal the "slug" argument. No JOIN: follow relations with dot notation instead.
 2. The query must end with LIMIT n (LIMIT 100 when unsure).

@@ -34,7 +34,7 @@ async function knownClient(ctx: OAuthContext, workspace: Workspace, clientId: st
   return resolveClient(ctx.db, ctx.clientMetadata, workspace.subdomain, clientId);
 }
 
-/** Exact string comparison with a registered URI (section 5.4): no prefix, no normalisation. */
+/** Exact string comparison with a registered URI (docs/oauth.md#rules): no prefix, no normalisation. */
 export function redirectUriMatchesExactly(client: RegisteredClient, redirectUri: string | undefined): redirectUri is string {
   return redirectUri !== undefined && client.redirect_uris.includes(redirectUri);
 }

@@ -74,7 +74,7 @@ function stringArray(body: Record<string, unknown>, name: string, fallback: read
   return [...new Set(value as string[])];
 }
 
-/** Checks a registration request against the contract's table (4.17) and returns what is stored. */
+/** Checks a registration request against the registration rules (docs/oauth.md#registration) and returns what is stored. */
 export function checkClientMetadata(body: unknown): ClientMetadata {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new MetadataError('invalid_client_metadata', 'the request body must be a JSON object of client metadata');

@@ -44,7 +44,7 @@ export function trimSlash(url: string): string {
   return url.replace(/\/+$/, '');
 }
 
-/** Every URL of one workspace, from the two public base URLs (section 4.17). */
+/** Every URL of one workspace, from the two public base URLs. */
 export function workspaceUrls(baseUrl: string, mcpUrl: string, subdomain: string): WorkspaceUrls {
   const base = trimSlash(baseUrl);
   const mcp = trimSlash(mcpUrl);

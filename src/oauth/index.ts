@@ -1,4 +1,4 @@
-/** The authorization server of the service (section 5, 4.17): plugin, metadata builders and token checks. */
+/** The authorization server of the service (docs/oauth.md): plugin, metadata builders and token checks. */
 export { oauthPlugin, DEFAULT_ACCESS_TOKEN_TTL_SECONDS, DEFAULT_CODE_TTL_SECONDS, DEFAULT_REFRESH_TOKEN_TTL_SECONDS, type OAuthOptions } from './plugin.js';
 export { authorizationServerMetadata, protectedResourceMetadata, type ProtectedResourceInput } from './metadata.js';
 export { workspaceUrls, type WorkspaceUrls } from './context.js';

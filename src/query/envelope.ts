@@ -2,7 +2,7 @@ import { OqlError, type Diagnostic, type ValidationError } from '../diagnostics/
 import type { SourceSpan } from '../diagnostics/span.js';
 import type { CountResult, ExecuteResult } from './execute.js';
 
-/** The service's response envelope (spec section 1). */
+/** The service's response envelope (docs/rest.md). */
 export interface SuccessEnvelope<T> {
   readonly success: true;
   readonly data: T;

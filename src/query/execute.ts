@@ -7,7 +7,7 @@ import { ConcurrencyLimiter, DEFAULT_CLIENT_ID, sharedLimiter } from '../run/lim
 import { readBounded, type ReadLimits } from '../run/read.js';
 import { checkTimeout, type Queryable } from '../run/transaction.js';
 
-/** The body of `reports/execute` and `reports/count` (service 4.8, 4.9). */
+/** The body of `reports/execute` and `reports/count`. */
 export interface QueryRequest {
   /** The query text. */
   readonly query: string;
@@ -64,7 +64,7 @@ export async function execute(db: Queryable | Database, request: QueryRequest, o
   return overflow === null ? { records } : { records, truncated: overflow };
 }
 
-/** Counts the rows `execute` would return, stopping at the query's LIMIT (service 4.9). */
+/** Counts the rows `execute` would return, stopping at the query's LIMIT. */
 export async function count(db: Queryable | Database, request: QueryRequest, options: RunOptions): Promise<CountResult> {
   const compiled = compileCount(request.query, compileOptions(request, options));
   if (compiled.kind === 'restricted') return { count: 0, message: compiled.message };

@@ -36,7 +36,7 @@ const MAX_PROBLEMS = 10_000;
  */
 const MAX_HINTS = 100;
 
-/** Every problem of every record, in the service's section-7 shape. */
+/** Every problem of every record, in the service's validation_errors shape. */
 export class RecordProblems {
   readonly list: ValidationError[] = [];
   private hints = 0;

@@ -85,7 +85,7 @@ export async function bulkCreate(db: Writable, slug: string, records: unknown, c
 /**
  * Each element on its own, under a savepoint: without `id` it is created, with the id of a live
  * record of the organization it is updated with the fields given, otherwise it fails with an
- * `error_message` and the others go on. The result is shaped as the service's (spec 4.2).
+ * `error_message` and the others go on. The result is shaped as the service's bulk_upsert answer.
  */
 export async function bulkUpsert(db: Writable, slug: string, body: unknown, ctx: WriteContext): Promise<UpsertResult> {
   const { obj, clock } = setUp(slug, ctx, true);

@@ -4,7 +4,7 @@ export const DEFAULT_MAX_CONCURRENT = 2;
 export const DEFAULT_CLIENT_ID = 'default';
 
 /**
- * Caps the analytics queries one client has running at once (service section 8: about 2). A call
+ * Caps the analytics queries one client has running at once (2 by default, docs/limits.md). A call
  * over the cap fails at once with 429 instead of queueing, as the service does, so a client that
  * floods the endpoint learns to back off and cannot starve others of connections.
  *

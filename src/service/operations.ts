@@ -78,7 +78,7 @@ export class Operations {
     private readonly statistics?: TableStatistics,
   ) {}
 
-  // ---- Analytics (4.8, 4.9) ----
+  // ---- Analytics: execute and count ----
 
   /** `onColumns` is told the output keys in select-list order (for CSV, which writes rows without keys). */
   execute(ctx: RequestContext, request: QueryRequest, surface: 'rest' | 'mcp' = 'rest', onColumns?: (keys: readonly string[]) => void) {
@@ -114,7 +114,7 @@ export class Operations {
     });
   }
 
-  // ---- Filter and connector (4.5, 4.11) ----
+  // ---- Filter and connector pages ----
 
   /** `onColumns` is told the page's keys in `fields` order (for CSV). */
   filter(ctx: RequestContext, slug: string, body: unknown, surface: 'rest' | 'mcp' = 'rest', onColumns?: (keys: readonly string[]) => void) {
@@ -134,7 +134,7 @@ export class Operations {
     }));
   }
 
-  // ---- Records (4.1 to 4.4) ----
+  // ---- Records: bulk create, bulk upsert, get, update ----
 
   private writeContext(ctx: RequestContext, slug: string, surface: WriteSurface) {
     this.policy.checkObject(ctx, slug);
@@ -232,7 +232,7 @@ export class Operations {
     return { cursor: cursorOf(await this.feed.head(ctx)) };
   }
 
-  // ---- Objects and entities (4.6, 4.7, 4.12 to 4.15): the catalog, no database ----
+  // ---- Objects and entities: the catalog, no database ----
 
   objects(ctx: RequestContext) {
     const readable = this.policy.readable(ctx);
@@ -249,13 +249,13 @@ export class Operations {
     return entities(this.catalog).filter((e) => readable.has(e.entity_identifier));
   }
 
-  /** The data-sync form (4.15) lists the fields a sync with include_deleted adds; the flow form (4.13) is as it was. */
+  /** The syncconnector form lists the fields a sync with include_deleted adds; the flowconnector form is as it was. */
   entitySchema(ctx: RequestContext, slug: string, form: 'flow' | 'sync' = 'flow') {
     this.policy.checkObject(ctx, slug);
     return entitySchema(this.catalog, slug, { lifecycleFields: form === 'sync' });
   }
 
-  // ---- Tool logs (4.16) ----
+  // ---- Tool logs ----
 
   toolLogs(ctx: RequestContext, pointer: string | null | undefined, filters: ToolLogFilters = {}) {
     this.policy.checkToolLogs(ctx);

@@ -145,9 +145,9 @@ export class Policy {
   }
 
   /**
-   * The tool-log listing is the Superadmin role's (contract 5.1), and it shows the calls' queries
-   * with their literals, which are records: an OAuth token needs the scope that reading records
-   * needs, as execute_query does.
+   * The tool-log listing is the Superadmin role's (docs/rest.md#authentication-and-roles), and it
+   * shows the calls' queries with their literals, which are records: an OAuth token needs the
+   * scope that reading records needs, as execute_query does.
    */
   checkToolLogs(ctx: RequestContext): void {
     if (ctx.role !== 'superadmin') throw OqlError.plain('PERMISSION_DENIED', 'only the Superadmin role may list tool logs');

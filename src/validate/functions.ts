@@ -1,8 +1,8 @@
 import type { Examples } from '../syntax/examples.js';
 
 /**
- * The function whitelist (service rule 4.10.9) with arities. `if` and `now` are part of the
- * dialect although the service lists only the first; `case` is syntax, not a function.
+ * The function whitelist (docs/query-language.md#rules) with arities. `if` and `now` are part of
+ * the dialect although the service lists only the first; `case` is syntax, not a function.
  */
 export interface FunctionSpec {
   readonly name: string;

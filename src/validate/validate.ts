@@ -7,7 +7,7 @@ import { forEachChild } from '../syntax/ast.js';
 import { FUNCTIONS, UNSUPPORTED_FUNCTIONS } from './functions.js';
 import { INT8_MAX, numberLiteral, offsetFits } from './numbers.js';
 
-/** Dialect rules that need no schema (service 4.10); hints take their example names from `catalog` when given. */
+/** Dialect rules that need no schema (docs/query-language.md#rules); hints take their example names from `catalog` when given. */
 export interface ValidateOptions extends HintSource {
   /** Largest accepted LIMIT. Default 10,000. */
   maxLimit?: number;

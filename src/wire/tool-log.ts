@@ -1,5 +1,5 @@
 /**
- * One MCP tool call as the tool-log listing (spec 2.4, 4.16) answers it: the JSON schema the
+ * One MCP tool call as the tool-log listing answers it: the JSON schema the
  * OpenAPI document and the response check use, and the type the store returns and the console's
  * page reads. One module for all three, which imports nothing, so the browser bundle may share it.
  */
@@ -7,7 +7,7 @@
 export const TOOL_LOG_SCHEMA = {
   $id: 'ToolLog',
   type: 'object',
-  description: 'One MCP tool call (spec 2.4).',
+  description: 'One MCP tool call, as the tool-log listing answers it.',
   required: ['id', 'user_id', 'tool_name', 'input_params', 'response_time', 'response_code', 'tool_call_timestamp', 'truncated', 'response', 'response_truncated'],
   additionalProperties: false,
   properties: {

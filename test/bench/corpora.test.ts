@@ -11,7 +11,7 @@ import { CORPORA, CorpusGenerator, corpusCatalogs, rngOf, type CorpusCatalog, ty
  * each family writes texts on each catalog on its own, every one compiles without an error or a
  * warning, and PostgreSQL's parser (libpg-query) reads both the text and the SQL it compiles to.
  * Then the families hold what their names say (three-hop chains, two virtual relations in one
- * WHERE, the contract's day starts...).
+ * WHERE, relative day starts in a zone...).
  */
 
 const PER_CATALOG = 24;
@@ -66,7 +66,7 @@ describe('corpora of report queries', () => {
     expect(share('exists', /\bEXISTS \(SELECT 1 FROM [a-z_]+ [a-z] WHERE [a-z]\.[a-z_]+ = [a-z]\.id\b/)).toBe(1);
     expect(all('exists').some((t) => /\bNOT EXISTS\b/.test(t))).toBe(true);
     expect(share('case', /\bCASE (WHEN|[a-z0-9_.]+ WHEN)\b|\bif\(/)).toBe(1);
-    // Rule 4: relative day starts with AT TIME ZONE twice, date columns shown with ::date.
+    // dates: relative day starts with AT TIME ZONE twice, date columns shown with ::date.
     expect(all('dates').some((t) => /date_part\('epoch', date_trunc\('day', NOW\(\) AT TIME ZONE '[^']+'\) AT TIME ZONE '[^']+'\)\*1000/.test(t))).toBe(true);
     expect(all('dates').some((t) => /to_timestamp\([a-z_.]+\/1000\)::date/.test(t))).toBe(true);
     expect(share('multiselect', /&& ARRAY\[|= ARRAY\[NULL\]/)).toBe(1);

@@ -15,7 +15,7 @@ describe('entities', () => {
     expect(entities(crm)[1]).toEqual({ entity_identifier: 'account', label: 'Account', description: expect.any(String), has_nested_entities: false, is_writable: true });
   });
 
-  it('describes the fields of an object with the section 2.3 types', () => {
+  it('describes the fields of an object with the connector entity types', () => {
     const schema = entitySchema(crm, 'contact');
     expect(schema).toMatchObject({ entity_identifier: 'contact', label: 'Contact', has_nested_entities: false, is_writable: true });
     const byName = new Map(schema.fields.map((f) => [f.field_name, f]));

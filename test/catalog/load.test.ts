@@ -57,7 +57,7 @@ describe('service payload', () => {
         } else if (c.relation) {
           expect(def).toMatchObject({ type: 'relation', column: c.slug, relation: { kind: 'to-one', object: c.relation.object_slug } });
         } else {
-          // A number with a currency property is money (spec 2.2 properties.currency).
+          // A number with a currency property (properties.currency) is money.
           const coded = typeCodes[String(c.column_data_type)];
           expect(def.type).toBe(coded === 'number' && c.properties?.currency ? 'currency' : coded);
           expect(def.column).toBe(c.slug);

@@ -7,11 +7,11 @@ import crmTypeCodes from '../../fixtures/crm/type-codes.json' with { type: 'json
 
 /**
  * Golden cases as data: a query, the exact SQL and the exact parameters. The expected SQL was
- * written from the emitter's documented format (DESIGN.md "Emitted SQL", src/emit/emit.ts):
- * tables `"schema"."table" AS "t<n>"` in order of first use, output columns `"c<i>"`, every
- * literal a `$n::type` parameter numbered in order of first appearance and reused when equal,
- * `$1` the tenant, the tenant and soft-delete guards on every table reference (in the ON
- * clause of a join), the user's WHERE in parentheses after the guards.
+ * written from the emitter's documented format (docs/query-language.md#the-sql-it-writes,
+ * src/emit/emit.ts): tables `"schema"."table" AS "t<n>"` in order of first use, output columns
+ * `"c<i>"`, every literal a `$n::type` parameter numbered in order of first appearance and
+ * reused when equal, `$1` the tenant, the tenant and soft-delete guards on every table
+ * reference (in the ON clause of a join), the user's WHERE in parentheses after the guards.
  */
 
 const NOW = '2025-06-15T20:00:00Z';

@@ -8,7 +8,7 @@ import { PROPERTY_TIMEOUT, configureFastCheck, runs } from '../props/harness.js'
 import { filterHarness, sorted } from './harness.js';
 
 /**
- * The connector (service 4.11) on PGlite: token pagination returns every record once in
+ * The connector (docs/connector.md) on PGlite: token pagination returns every record once in
  * (timestamp, id) order, datetimes as ISO strings that round-trip, the sync lag holds back
  * recent records, tokens are bound to their request and expire, and an incremental sync with
  * writes between its pages loses nothing. Expectations come from the fixture rows or from

@@ -12,7 +12,7 @@ import { KEYS, crmServiceOnPglite, liveRows, type Answer, type CrmService, type 
  * strings, odd unicode and lone surrogates, __proto__/constructor keys, and the injection payloads
  * of test/security/payloads in every identifier-like string field and path segment.
  *
- * Every answer must be a 4xx section-7 envelope (bulk_upsert: 200 with every element FAILED, as
+ * Every answer must be a 4xx error envelope (bulk_upsert: 200 with every element FAILED, as
  * the contract says), never a 5xx, a stack trace or a Postgres message; no table changes (content
  * digests of every table, before and after); and /health still answers at the end.
  *
@@ -209,15 +209,15 @@ function* badRecords(): Iterable<[string, Record<string, unknown>]> {
 
 const ENDPOINTS: readonly Endpoint[] = [
   {
-    name: 'objects list (4.7)', method: 'POST', path: () => '/api/v1/org/objects/list', slugInPath: false, idInPath: false, writes: false,
+    name: 'objects list', method: 'POST', path: () => '/api/v1/org/objects/list', slugInPath: false, idInPath: false, writes: false,
     badBodies: () => [],
   },
   {
-    name: 'object details (4.6)', method: 'GET', path: (s) => `/api/v1/org/objects/${seg(s)}/`, slugInPath: true, idInPath: false, writes: false,
+    name: 'object details', method: 'GET', path: (s) => `/api/v1/org/objects/${seg(s)}/`, slugInPath: true, idInPath: false, writes: false,
     badBodies: () => [],
   },
   {
-    name: 'bulk_create (4.1)', method: 'POST', path: (s) => `/api/v1/org/objects/${seg(s)}/record/bulk_create`, slugInPath: true, idInPath: false, writes: true,
+    name: 'bulk_create', method: 'POST', path: (s) => `/api/v1/org/objects/${seg(s)}/record/bulk_create`, slugInPath: true, idInPath: false, writes: true,
     body: () => [goodAccount()],
     badBodies: function* () {
       for (const v of [...WRONG_TYPES.filter((v) => !Array.isArray(v) || v.length > 0), 'x', { values: [goodAccount()] }]) yield [`body ${JSON.stringify(v)}`, v];
@@ -229,7 +229,7 @@ const ENDPOINTS: readonly Endpoint[] = [
     },
   },
   {
-    name: 'bulk_upsert (4.2)', method: 'POST', path: (s) => `/api/v1/org/objects/${seg(s)}/record/bulk_upsert`, slugInPath: true, idInPath: false, writes: true, judge: 'upsert',
+    name: 'bulk_upsert', method: 'POST', path: (s) => `/api/v1/org/objects/${seg(s)}/record/bulk_upsert`, slugInPath: true, idInPath: false, writes: true, judge: 'upsert',
     body: () => ({ values: [goodAccount()] }),
     badBodies: function* () {
       for (const v of [...WRONG_TYPES, 'x', [goodAccount()]]) yield [`body ${JSON.stringify(v)}`, v];
@@ -243,11 +243,11 @@ const ENDPOINTS: readonly Endpoint[] = [
     },
   },
   {
-    name: 'get record (4.3)', method: 'GET', path: (s, id) => `/api/v1/org/objects/${seg(s)}/record/${seg(id)}`, slugInPath: true, idInPath: true, writes: false,
+    name: 'get record', method: 'GET', path: (s, id) => `/api/v1/org/objects/${seg(s)}/record/${seg(id)}`, slugInPath: true, idInPath: true, writes: false,
     badBodies: () => [],
   },
   {
-    name: 'update record (4.4)', method: 'PUT', path: (s, id) => `/api/v1/org/objects/${seg(s)}/record/${seg(id)}`, slugInPath: true, idInPath: true, writes: true,
+    name: 'update record', method: 'PUT', path: (s, id) => `/api/v1/org/objects/${seg(s)}/record/${seg(id)}`, slugInPath: true, idInPath: true, writes: true,
     body: () => ({ name: 'Renamed by bad input' }),
     badBodies: function* () {
       for (const v of [...WRONG_TYPES.filter((v) => !(typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0)), 'x', [{ name: 'x' }]]) yield [`body ${JSON.stringify(v)}`, v];
@@ -257,7 +257,7 @@ const ENDPOINTS: readonly Endpoint[] = [
     },
   },
   {
-    name: 'filter (4.5)', method: 'POST', path: (s) => `/api/v1/org/objects/${seg(s)}/filter`, slugInPath: true, idInPath: false, writes: false,
+    name: 'filter', method: 'POST', path: (s) => `/api/v1/org/objects/${seg(s)}/filter`, slugInPath: true, idInPath: false, writes: false,
     body: filterBody,
     badBodies: function* () {
       const b = filterBody();
@@ -278,7 +278,7 @@ const ENDPOINTS: readonly Endpoint[] = [
     },
   },
   {
-    name: 'report execute (4.8)', method: 'POST', path: () => '/api/v1/reports/execute', slugInPath: false, idInPath: false, writes: false,
+    name: 'report execute', method: 'POST', path: () => '/api/v1/reports/execute', slugInPath: false, idInPath: false, writes: false,
     body: reportBody,
     badBodies: function* () {
       for (const v of [...WRONG_TYPES, 'x']) yield [`body ${JSON.stringify(v)}`, v];
@@ -292,7 +292,7 @@ const ENDPOINTS: readonly Endpoint[] = [
     },
   },
   {
-    name: 'report count (4.9)', method: 'POST', path: () => '/api/v1/reports/count', slugInPath: false, idInPath: false, writes: false,
+    name: 'report count', method: 'POST', path: () => '/api/v1/reports/count', slugInPath: false, idInPath: false, writes: false,
     body: reportBody,
     badBodies: function* () {
       for (const v of [...WRONG_TYPES, 'x']) yield [`body ${JSON.stringify(v)}`, v];
@@ -301,7 +301,7 @@ const ENDPOINTS: readonly Endpoint[] = [
     },
   },
   {
-    name: 'flowconnector records (4.11)', method: 'POST', path: (s) => `/api/v1/flowconnector/objects/${seg(s)}/records`, slugInPath: true, idInPath: false, writes: false,
+    name: 'flowconnector records', method: 'POST', path: (s) => `/api/v1/flowconnector/objects/${seg(s)}/records`, slugInPath: true, idInPath: false, writes: false,
     body: connectorBody,
     badBodies: function* () {
       const b = connectorBody();
@@ -314,23 +314,23 @@ const ENDPOINTS: readonly Endpoint[] = [
     },
   },
   {
-    name: 'flowconnector entities (4.12)', method: 'POST', path: () => '/api/v1/flowconnector/objects/list/', slugInPath: false, idInPath: false, writes: false,
+    name: 'flowconnector entities', method: 'POST', path: () => '/api/v1/flowconnector/objects/list/', slugInPath: false, idInPath: false, writes: false,
     badBodies: () => [],
   },
   {
-    name: 'flowconnector entity schema (4.13)', method: 'GET', path: (s) => `/api/v1/flowconnector/objects/${seg(s)}`, slugInPath: true, idInPath: false, writes: false,
+    name: 'flowconnector entity schema', method: 'GET', path: (s) => `/api/v1/flowconnector/objects/${seg(s)}`, slugInPath: true, idInPath: false, writes: false,
     badBodies: () => [],
   },
   {
-    name: 'syncconnector entities (4.14)', method: 'POST', path: () => '/api/v1/syncconnector/objects/list/', slugInPath: false, idInPath: false, writes: false,
+    name: 'syncconnector entities', method: 'POST', path: () => '/api/v1/syncconnector/objects/list/', slugInPath: false, idInPath: false, writes: false,
     badBodies: () => [],
   },
   {
-    name: 'syncconnector entity schema (4.15)', method: 'GET', path: (s) => `/api/v1/syncconnector/objects/${seg(s)}`, slugInPath: true, idInPath: false, writes: false,
+    name: 'syncconnector entity schema', method: 'GET', path: (s) => `/api/v1/syncconnector/objects/${seg(s)}`, slugInPath: true, idInPath: false, writes: false,
     badBodies: () => [],
   },
   {
-    name: 'tool logs (4.16)', method: 'POST', path: () => '/api/v1/org/tool/mcp/logs/list/', slugInPath: false, idInPath: false, writes: false,
+    name: 'tool logs', method: 'POST', path: () => '/api/v1/org/tool/mcp/logs/list/', slugInPath: false, idInPath: false, writes: false,
     body: () => ({}),
     badBodies: function* () {
       for (const v of [true, false, 0, 1.5, [], [null], 'x']) yield [`body ${JSON.stringify(v)}`, v];

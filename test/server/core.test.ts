@@ -111,7 +111,7 @@ describe('the error envelope', () => {
   });
 });
 
-describe('reports (4.8, 4.9) for two organizations', () => {
+describe('reports (execute and count) for two organizations', () => {
   it('counts and lists only the caller\'s records', async () => {
     for (const [org, k] of [['org_acme', KEYS.acmeAdmin], ['org_globex', KEYS.globexAdmin]] as const) {
       const expected = live('account', org).map((r) => r.id as string).sort();
@@ -164,7 +164,7 @@ describe('reports (4.8, 4.9) for two organizations', () => {
   });
 });
 
-describe('tool logs (4.16)', () => {
+describe('tool logs', () => {
   // Timestamps with ties, so the id breaks them.
   const calls = (org: string, n: number) => Array.from({ length: n }, (_, i) => ({
     orgId: org, userId: `u_${org}`, toolName: i % 2 ? 'execute_query' : 'list_objects',
@@ -258,7 +258,7 @@ describe('tool logs (4.16)', () => {
   }, 180_000);
 });
 
-describe('filter (4.5) for two organizations', () => {
+describe('filter for two organizations', () => {
   const path = '/api/v1/org/objects/account/filter';
   it('returns the requested fields of the caller\'s matching records only', async () => {
     for (const [org, key] of [['org_acme', KEYS.acmeAdmin], ['org_globex', KEYS.globexAdmin]] as const) {
@@ -288,7 +288,7 @@ describe('filter (4.5) for two organizations', () => {
   });
 });
 
-describe('connector records (4.11) for two organizations', () => {
+describe('connector records for two organizations', () => {
   const path = '/api/v1/flowconnector/objects/account/records';
   it('returns the caller\'s records, and only those changed since a time for an incremental sync', async () => {
     const since = 1_735_000_000_000;

@@ -29,7 +29,7 @@ let a: Served;
 let b: Served;
 
 /**
- * The ids a sync filtered on updated_at >= 0 delivers (service 4.11): stamped, and stamped
+ * The ids a connector sync filtered on updated_at >= 0 delivers: stamped, and stamped
  * before now minus the default sync lag of 5 s.
  */
 function syncedIds(rows: readonly Record<string, unknown>[]): string[] {

@@ -73,7 +73,7 @@ const byId = (a: Record<string, unknown>, b: Record<string, unknown>) => String(
 const ids = (rows: readonly Record<string, unknown>[]) => rows.map((r) => String(r['id'])).sort();
 
 describe('a typed client generated from /openapi.json', () => {
-  it('lists objects (4.6, 4.7) the role may read, with their columns', async () => {
+  it('lists the objects the role may read, with their columns', async () => {
     const all = await acme.POST('/api/v1/org/objects/list');
     expect(all.data?.data.map((o) => o.slug)).toEqual(slugs);
     const mine = await acmeMember.POST('/api/v1/org/objects/list');
@@ -87,7 +87,7 @@ describe('a typed client generated from /openapi.json', () => {
     expect([unknown.error?.data.error_code, unknown.error?.data.hint]).toEqual(['INVALID_SLUG', "did you mean 'contact'?"]);
   });
 
-  it('lists both connector families\' entities (4.12–4.15) with their fields', async () => {
+  it('lists both connector families\' entities with their fields', async () => {
     for (const family of ['flowconnector', 'syncconnector'] as const) {
       const list = family === 'flowconnector' ? await acme.POST('/api/v1/flowconnector/objects/list') : await acme.POST('/api/v1/syncconnector/objects/list');
       expect(list.data?.data.map((e) => e.entity_identifier)).toEqual(slugs);
@@ -109,7 +109,7 @@ describe('a typed client generated from /openapi.json', () => {
     expect(member.data?.data.map((e) => e.entity_identifier)).toEqual(slugs.filter((s) => MEMBER_OBJECTS.includes(s)));
   });
 
-  it('creates, reads, updates and upserts records (4.1–4.4) that the other organization never sees', async () => {
+  it('creates, reads, updates and upserts records that the other organization never sees', async () => {
     const path = { params: { path: { slug: 'contact' } } };
     const created = await acme.POST('/api/v1/org/objects/{slug}/record/bulk_create', { ...path, body: [{ name: 'Typed Client One', email: 'one@example.com' }, { name: 'Typed Client Two' }] });
     expect(created.data?.data.message).toBe('2 records created');
@@ -150,7 +150,7 @@ describe('a typed client generated from /openapi.json', () => {
     expect(denied.error?.data.error_code).toBe('PERMISSION_DENIED');
   });
 
-  it("filters records (4.5) and pages connector records (4.11) of the caller's organization only", async () => {
+  it("filters records and pages connector records of the caller's organization only", async () => {
     for (const [org, c] of [['org_acme', acme], ['org_globex', globex]] as const) {
       const live = liveRows('account', org);
       const filtered = await c.POST('/api/v1/org/objects/{slug}/filter', { params: { path: { slug: 'account' } }, body: { query: { fields: ['id'], pagination: { page: 1, page_size: 1000 } } } });
@@ -190,7 +190,7 @@ describe('a typed client generated from /openapi.json', () => {
     expect(forged.error?.data.error_code).toBe('INVALID_TOKEN');
   });
 
-  it('runs reports (4.8, 4.9) over the caller\'s records, with positions for errors in the text', async () => {
+  it('runs reports (execute and count) over the caller\'s records, with positions for errors in the text', async () => {
     for (const [org, c] of [['org_acme', acme], ['org_globex', globex]] as const) {
       const body = { query: 'SELECT id FROM account LIMIT 10000', slug: 'account' };
       const rows = await c.POST('/api/v1/reports/execute', { body });
@@ -211,7 +211,7 @@ describe('a typed client generated from /openapi.json', () => {
     expect([slug.error?.data.message, slug.error?.data.status_code]).toEqual(['Invalid slug', 400]);
   });
 
-  it("lists the organization's MCP tool calls (4.16) to its superadmins only", async () => {
+  it("lists the organization's MCP tool calls to its superadmins only", async () => {
     const call = (orgId: string, toolName: string, timestamp: number) =>
       recordToolCall(service.db, { orgId, userId: `u_${orgId}`, toolName, inputParams: { slug: 'account' }, responseTime: 12.5, responseCode: 200, timestamp });
     const acmeIds = [await call('org_acme', 'list_objects', 1_000), await call('org_acme', 'execute_query', 2_000)];

@@ -85,7 +85,7 @@ describe('the served OpenAPI document', () => {
       expect(op.tags?.length, name).toBe(1);
       expect(path, name).not.toMatch(/.\/$/);
     }
-    // The spec's 15, the API keys' 4, lint, the record lifecycle's 3, the change log's 3 and webhooks' 10.
+    // Records, filter, objects, reports, connectors and tool logs' 15, the API keys' 4, lint, the record lifecycle's 3, the change log's 3 and webhooks' 10.
     expect(ids.size).toBe(36);
     for (const id of ['listKeys', 'createKey', 'rollKey', 'revokeKey', 'lintReport', 'deleteRecord', 'bulkDeleteRecords', 'restoreRecord', 'listChanges', 'changesHead', 'streamChanges']) expect(ids.has(id), id).toBe(true);
     expect(served['security']).toEqual([{ apiKey: [] }]);

@@ -4,8 +4,8 @@ import { loadCatalog } from '../../src/catalog/index.js';
 import { KEYS, crm, crmServiceOnPglite, expectEnvelope, liveRows, type CrmService, type Running } from './support.js';
 
 /**
- * Records (4.1–4.4), objects (4.6, 4.7) and connector entities (4.12–4.15) over real HTTP on
- * PGlite, for two organizations: org_globex never reads, updates or upserts anything of org_acme.
+ * Records (bulk_create, bulk_upsert, get, update), objects (list and details) and the connector
+ * entities of both families over real HTTP on PGlite, for two organizations: org_globex never reads, updates or upserts anything of org_acme.
  */
 
 const { catalog } = crm;
@@ -34,7 +34,7 @@ async function leadsOf(key: string, company: string): Promise<{ id: string; name
   return a.json.data.records;
 }
 
-describe('bulk_create (4.1)', () => {
+describe('bulk_create', () => {
   const path = '/api/v1/org/objects/lead/record/bulk_create';
 
   it('creates every record for the caller\'s organization only, with the system fields set', async () => {
@@ -76,7 +76,7 @@ describe('bulk_create (4.1)', () => {
   });
 });
 
-describe('get and update (4.3, 4.4) across organizations', () => {
+describe('get and update across organizations', () => {
   const acmeLead = () => live('lead', 'org_acme')[0]!;
 
   it('finds a record of another organization nowhere: NOT_FOUND, as for a missing id', async () => {
@@ -108,7 +108,7 @@ describe('get and update (4.3, 4.4) across organizations', () => {
   });
 });
 
-describe('bulk_upsert (4.2)', () => {
+describe('bulk_upsert', () => {
   it('creates, updates and fails element by element, in request order, never touching another organization', async () => {
     const acmeId = live('lead', 'org_acme')[1]!.id as string;
     const globexId = live('lead', 'org_globex')[0]!.id as string;
@@ -131,7 +131,7 @@ describe('bulk_upsert (4.2)', () => {
   });
 });
 
-describe('objects (4.6, 4.7)', () => {
+describe('objects: list and details', () => {
   it('lists the objects a key may read, in the service payload shape that loadCatalog reads back', async () => {
     const all = await api.call('POST', '/api/v1/org/objects/list', { key: KEYS.acmeAdmin });
     expect(all.status).toBe(200);
@@ -156,7 +156,7 @@ describe('objects (4.6, 4.7)', () => {
   });
 });
 
-describe('connector entities (4.12–4.15)', () => {
+describe('connector entities of both families', () => {
   it('describes entities for both connector families', async () => {
     for (const family of ['flowconnector', 'syncconnector']) {
       const list = await api.call('POST', `/api/v1/${family}/objects/list/`, { key: KEYS.globexAdmin });

@@ -96,7 +96,7 @@ export async function crmServiceOnPglite(options: Omit<ServerOptions, 'db'> = {}
   };
 }
 
-/** The section-7 error envelope with exactly its five fields (plus an optional hint). */
+/** The error envelope with exactly its five fields (plus an optional hint). */
 export function expectEnvelope(answer: Answer, status: number, errorCode: string): void {
   const problems: string[] = [];
   if (answer.status !== status) problems.push(`status ${answer.status}, expected ${status}`);

@@ -14,7 +14,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Run an analytics query (4.8)
+         * Run an analytics query
          * @description The query is compiled for the caller's organization and run read-only. Errors in the text come with span, hint and every diagnostic. A query that reads an object the caller's role may not read answers no rows and a message instead of running.
          */
         post: operations["executeReport"];
@@ -34,7 +34,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Count the rows an analytics query produces, up to its LIMIT (4.9)
+         * Count the rows an analytics query produces, up to its LIMIT
          * @description Counting stops at the query's LIMIT: a count equal to it means at least that many. A query that reads an object the caller's role may not read answers no rows and a message instead of running.
          */
         post: operations["countReport"];
@@ -138,7 +138,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * List the organization's MCP tool calls, newest first, optionally of one tool, one user or a time range (4.16)
+         * List the organization's MCP tool calls, newest first, optionally of one tool, one user or a time range
          * @description For superadmins, by API key, OAuth access token holding records:read (the calls carry their queries' texts and values) or console session. Pages grow from 200 entries by 200 up to 3000; send data.next as pointer until it is null. The body may be left out for the first page. Filters narrow every page; send the same ones with each pointer to go on with the same listing.
          */
         post: operations["listToolLogs"];
@@ -158,7 +158,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Filter records with nested and/or conditions, sort and page numbers (4.5)
+         * Filter records with nested and/or conditions, sort and page numbers
          * @description Every problem of the body (unknown fields, operators, values of the wrong type) is listed at once, each with its JSON path in meta_data. Fields may follow to-one relations (`account.name`).
          */
         post: operations["filterRecords"];
@@ -178,7 +178,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Records page by page with an opaque next_token; incremental by updated_at (4.11)
+         * Records page by page with an opaque next_token; incremental by updated_at
          * @description Pages of up to 3000 records in updated_at order. Send the next_token of each page, unchanged and with the same fields, filter and include_deleted, until it is null. With include_deleted, deletions come as tombstones in the same order.
          */
         post: operations["getConnectorRecords"];
@@ -197,7 +197,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The objects as flowconnector entities (4.12) */
+        /** The objects as flowconnector entities */
         post: operations["listFlowconnectorEntities"];
         delete?: never;
         options?: never;
@@ -212,7 +212,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One flowconnector entity with its fields (4.13) */
+        /** One flowconnector entity with its fields */
         get: operations["getFlowconnectorEntity"];
         put?: never;
         post?: never;
@@ -231,7 +231,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The objects as syncconnector entities (4.14) */
+        /** The objects as syncconnector entities */
         post: operations["listSyncconnectorEntities"];
         delete?: never;
         options?: never;
@@ -246,7 +246,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One syncconnector entity with its fields (4.15) */
+        /** One syncconnector entity with its fields */
         get: operations["getSyncconnectorEntity"];
         put?: never;
         post?: never;
@@ -266,7 +266,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create records, all or none (4.1)
+         * Create records, all or none
          * @description Every value of every record is checked (types, formats, options, required columns, relations, unique values); one problem fails the call, lists every problem, and writes nothing.
          */
         post: operations["bulkCreateRecords"];
@@ -286,7 +286,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create records without id, update records with one; each element on its own (4.2)
+         * Create records without id, update records with one; each element on its own
          * @description An element that cannot be written (an unknown id, a bad value) fails alone, with an error_message in failed_records; the call still answers 200.
          */
         post: operations["bulkUpsertRecords"];
@@ -303,10 +303,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one record (4.3) */
+        /** Get one record */
         get: operations["getRecord"];
         /**
-         * Update the fields sent of one record (4.4)
+         * Update the fields sent of one record
          * @description Only the fields sent change, with updated_at and updated_by.
          */
         put: operations["updateRecord"];
@@ -579,7 +579,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The objects the key may read, with their columns (4.7) */
+        /** The objects the key may read, with their columns */
         post: operations["listObjects"];
         delete?: never;
         options?: never;
@@ -594,7 +594,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One object with its columns (4.6) */
+        /** One object with its columns */
         get: operations["getObject"];
         put?: never;
         post?: never;
@@ -614,7 +614,7 @@ export interface components {
             success: false;
             data: components["schemas"]["ErrorData"];
         };
-        /** @description The error detail of the envelope (spec section 7), plus what the service adds for query texts. */
+        /** @description The error detail of the envelope (docs/rest.md#errors), plus what the service adds for query texts. */
         ErrorData: {
             message: string;
             /** @description the HTTP status, repeated */
@@ -631,7 +631,7 @@ export interface components {
             /** @description errors about a query text: every diagnostic found, warnings included */
             diagnostics?: components["schemas"]["Diagnostic"][];
         };
-        /** @description One problem of a request body or of a record (spec section 7). */
+        /** @description One problem of a request body or of a record (docs/rest.md#validation-codes). */
         ValidationError: {
             /** @description the object of the request ('' when the path has none) */
             object_slug: string;
@@ -671,7 +671,7 @@ export interface components {
             endLine: number;
             endColumn: number;
         };
-        /** @description A record (spec 2.1): its id, every stored column by slug — text, numbers, epoch milliseconds for dates, booleans, arrays of option slugs for multi-selects, objects for json columns, null when empty — then search_field, object_id and org_id. */
+        /** @description A record: its id, every stored column by slug — text, numbers, epoch milliseconds for dates, booleans, arrays of option slugs for multi-selects, objects for json columns, null when empty — then search_field, object_id and org_id. */
         Record: {
             /** @description system-assigned, unique */
             id: string;
@@ -722,7 +722,7 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description The outcome of each element of a bulk upsert (spec 4.2). */
+        /** @description The outcome of each element of a bulk upsert. */
         UpsertResult: {
             records_created: number;
             records_updated: number;
@@ -739,7 +739,7 @@ export interface components {
         Row: {
             [key: string]: unknown;
         };
-        /** @description A connector record (spec 4.11): id and the requested fields; dates and datetimes as ISO 8601 UTC strings. With include_deleted, a deleted record is a tombstone {id, is_deleted: true, deleted_at, updated_at} and a live one ends with is_deleted false and deleted_at null. */
+        /** @description A connector record: id and the requested fields; dates and datetimes as ISO 8601 UTC strings. With include_deleted, a deleted record is a tombstone {id, is_deleted: true, deleted_at, updated_at} and a live one ends with is_deleted false and deleted_at null. */
         ConnectorRecord: {
             id: string;
             /**
@@ -757,7 +757,7 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description An object with its columns (spec 2.2); an object read from a service payload comes back as it was given, every key included. */
+        /** @description An object with its columns; an object read from a service payload comes back as it was given, every key included. */
         CrmObject: {
             id?: string;
             /** @description the object slug of every other endpoint */
@@ -768,7 +768,7 @@ export interface components {
             state?: number;
             org_object_columns: components["schemas"]["Column"][];
         };
-        /** @description A column of an object (spec 2.2). */
+        /** @description A column of an object. */
         Column: {
             id?: string;
             org_id?: string | null;
@@ -907,7 +907,7 @@ export interface components {
             name: string;
             avatar: string | null;
         };
-        /** @description An object as a connector entity (spec 2.3). */
+        /** @description An object as a connector entity. */
         Entity: {
             /** @description the object slug */
             entity_identifier: string;
@@ -916,7 +916,7 @@ export interface components {
             has_nested_entities: boolean;
             is_writable: boolean;
         };
-        /** @description An entity with its fields (spec 2.3): every stored column, the id first. */
+        /** @description An entity with its fields: every stored column, the id first. */
         EntitySchema: {
             /** @description the object slug */
             entity_identifier: string;
@@ -943,7 +943,7 @@ export interface components {
                 is_timestamp_field_for_incremental_queries: boolean;
             };
         };
-        /** @description One MCP tool call (spec 2.4). */
+        /** @description One MCP tool call, as the tool-log listing answers it. */
         ToolLog: {
             /** Format: uuid */
             id: string;

@@ -4,7 +4,7 @@
  * computed here, in plain TypeScript, from the rows as they were inserted, never from the
  * compiler's output.
  *
- * The model states the service's rules (crm-data-service.md 4.10) directly:
+ * The model states the query language's rules (docs/query-language.md) directly:
  * - a record is visible when it is live (not soft-deleted) and belongs to the caller's tenant;
  * - a to-one relation is the visible target record, or null (no value, no such record, a
  *   soft-deleted record, another tenant's record);

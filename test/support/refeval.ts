@@ -4,7 +4,7 @@ import { hopKey, predRefs, scopeColumns, type Agg, type ColRef, type GenQuery, t
 
 /**
  * A reference evaluator for the queries of querygen.ts, written from the language's rules
- * (service 4.10, DESIGN.md) over the in-memory fixture rows. It shares no code with the
+ * (docs/query-language.md) over the in-memory fixture rows. It shares no code with the
  * compiler: it reads the catalog only as a description of the schema.
  *
  * - Three-valued logic: predicates evaluate to true, false or null (unknown).

@@ -10,11 +10,11 @@ import { errorExamples, withSessionChangeErrors } from './responses.js';
  */
 
 const TAGS = [
-  { name: 'records', description: 'Create, upsert, read and update the records of an object, and filter them (spec 4.1–4.5).' },
-  { name: 'objects', description: "The organization's objects and their columns, as the service describes them (spec 4.6, 4.7)." },
-  { name: 'reports', description: 'Read-only analytics in the object query language: rows and counts (spec 4.8–4.10), and lint, which checks a query without running it.' },
-  { name: 'connectors', description: 'Records page by page for sync, and the objects as connector entities, for the two connector families (spec 4.11–4.15).' },
-  { name: 'tool logs', description: "The organization's MCP tool calls, for superadmins (spec 4.16)." },
+  { name: 'records', description: 'Create, upsert, read and update the records of an object, and filter them (docs/rest.md, docs/filter.md).' },
+  { name: 'objects', description: "The organization's objects and their columns, as the service describes them (docs/rest.md#objects-and-entities)." },
+  { name: 'reports', description: 'Read-only analytics in the object query language (docs/query-language.md): rows and counts, and lint, which checks a query without running it.' },
+  { name: 'connectors', description: 'Records page by page for sync, and the objects as connector entities, for the two connector families (docs/connector.md).' },
+  { name: 'tool logs', description: "The organization's MCP tool calls, for superadmins (docs/rest.md#tool-logs)." },
   { name: 'changes', description: "What changed: every committed create, update, delete, restore and purge of the organization's records, in commit order, as pages, long-polls or a stream (docs/changes.md)." },
   { name: 'webhooks', description: "The organization's webhook endpoints: the change log pushed to its receivers, signed as Standard Webhooks, retried, dead-lettered and replayable (docs/webhooks.md)." },
   { name: 'keys', description: "The organization's API keys: list, create, roll and revoke, within the caller's role (members manage their own keys)." },

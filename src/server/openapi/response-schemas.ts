@@ -1,7 +1,8 @@
 /**
- * The shapes the service answers with (spec sections 2 and 7), as JSON schemas with an `$id`:
- * added to each app once (`addResponseSchemas`), referenced by the routes' response schemas as
- * `{ $ref: 'Name#' }`, and written to /openapi.json as `#/components/schemas/Name`.
+ * The shapes the service answers with (its records, objects, entities and errors), as JSON
+ * schemas with an `$id`: added to each app once (`addResponseSchemas`), referenced by the routes'
+ * response schemas as `{ $ref: 'Name#' }`, and written to /openapi.json as
+ * `#/components/schemas/Name`.
  *
  * Fixed shapes close their properties (`additionalProperties: false`), so a field the code adds
  * without saying so here fails the tests that check real answers against the document. Records,
@@ -60,7 +61,7 @@ const DIAGNOSTIC = {
 const VALIDATION_ERROR = {
   $id: 'ValidationError',
   type: 'object',
-  description: 'One problem of a request body or of a record (spec section 7).',
+  description: 'One problem of a request body or of a record (docs/rest.md#validation-codes).',
   required: ['object_slug', 'field', 'message', 'error_code', 'record_index', 'meta_data'],
   additionalProperties: false,
   properties: {
@@ -76,7 +77,7 @@ const VALIDATION_ERROR = {
 const ERROR_DATA = {
   $id: 'ErrorData',
   type: 'object',
-  description: 'The error detail of the envelope (spec section 7), plus what the service adds for query texts.',
+  description: 'The error detail of the envelope (docs/rest.md#errors), plus what the service adds for query texts.',
   required: ['message', 'status_code', 'error_code', 'validation_errors', 'meta_data'],
   additionalProperties: false,
   properties: {
@@ -106,7 +107,7 @@ const RECORD = {
   $id: 'Record',
   type: 'object',
   description:
-    'A record (spec 2.1): its id, every stored column by slug — text, numbers, epoch milliseconds for dates, booleans, '
+    'A record: its id, every stored column by slug — text, numbers, epoch milliseconds for dates, booleans, '
     + 'arrays of option slugs for multi-selects, objects for json columns, null when empty — then search_field, object_id and org_id.',
   required: ['id', 'created_at', 'updated_at', 'created_by', 'updated_by', 'search_field', 'object_id', 'org_id'],
   additionalProperties: true,
@@ -168,7 +169,7 @@ const FAILED_RECORD = {
 const UPSERT_RESULT = {
   $id: 'UpsertResult',
   type: 'object',
-  description: 'The outcome of each element of a bulk upsert (spec 4.2).',
+  description: 'The outcome of each element of a bulk upsert.',
   required: ['records_created', 'records_updated', 'failed_records', 'created_records', 'updated_records', 'records'],
   additionalProperties: false,
   properties: {
@@ -195,7 +196,7 @@ const ROW = {
 const CONNECTOR_RECORD = {
   $id: 'ConnectorRecord',
   type: 'object',
-  description: 'A connector record (spec 4.11): id and the requested fields; dates and datetimes as ISO 8601 UTC strings. With include_deleted, a deleted record is a tombstone {id, is_deleted: true, deleted_at, updated_at} and a live one ends with is_deleted false and deleted_at null.',
+  description: 'A connector record: id and the requested fields; dates and datetimes as ISO 8601 UTC strings. With include_deleted, a deleted record is a tombstone {id, is_deleted: true, deleted_at, updated_at} and a live one ends with is_deleted false and deleted_at null.',
   required: ['id'],
   additionalProperties: true,
   properties: {
@@ -254,7 +255,7 @@ const texts = (...names: string[]) => Object.fromEntries(names.map((n) => [n, nu
 const COLUMN = {
   $id: 'Column',
   type: 'object',
-  description: 'A column of an object (spec 2.2).',
+  description: 'A column of an object.',
   required: ['slug'],
   properties: {
     id: { type: 'string' },
@@ -300,7 +301,7 @@ const COLUMN = {
 const OBJECT = {
   $id: 'CrmObject',
   type: 'object',
-  description: 'An object with its columns (spec 2.2); an object read from a service payload comes back as it was given, every key included.',
+  description: 'An object with its columns; an object read from a service payload comes back as it was given, every key included.',
   required: ['slug', 'org_object_columns'],
   properties: {
     id: { type: 'string' },
@@ -324,7 +325,7 @@ const ENTITY_PROPERTIES = {
 const ENTITY = {
   $id: 'Entity',
   type: 'object',
-  description: 'An object as a connector entity (spec 2.3).',
+  description: 'An object as a connector entity.',
   required: Object.keys(ENTITY_PROPERTIES),
   additionalProperties: false,
   properties: ENTITY_PROPERTIES,
@@ -360,7 +361,7 @@ const ENTITY_FIELD = {
 const ENTITY_SCHEMA = {
   $id: 'EntitySchema',
   type: 'object',
-  description: 'An entity with its fields (spec 2.3): every stored column, the id first.',
+  description: 'An entity with its fields: every stored column, the id first.',
   required: [...Object.keys(ENTITY_PROPERTIES), 'fields'],
   additionalProperties: false,
   properties: { ...ENTITY_PROPERTIES, fields: { type: 'array', items: ref('EntityField') } },

@@ -81,7 +81,7 @@ function schemaEntries(errors: readonly AjvError[], context: string, slug: strin
   });
 }
 
-/** Anything a route or Fastify threw, as the section-7 envelope; never a stack trace or a driver's text. */
+/** Anything a route or Fastify threw, as the error envelope; never a stack trace or a driver's text. */
 export function envelopeFor(err: unknown, request: FastifyRequest): ErrorEnvelope {
   if (err instanceof OqlError) return errorEnvelope(err);
   const e = err as FastifyError & { validation?: AjvError[]; validationContext?: string };

@@ -39,11 +39,11 @@ const CONNECTOR_BODY = {
   ],
 } as const;
 
-/** Connector records with token pagination and incremental sync (4.11), and the entities of both connector families (4.12–4.15). */
+/** Connector records with token pagination and incremental sync, and the entities of both connector families (docs/connector.md). */
 export async function connectorRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { slug: string }; Body: unknown }>('/api/v1/flowconnector/objects/:slug/records', {
     schema: {
-      operationId: 'getConnectorRecords', summary: 'Records page by page with an opaque next_token; incremental by updated_at (4.11)', tags: ['connectors'], params: SLUG_PARAM, body: CONNECTOR_BODY,
+      operationId: 'getConnectorRecords', summary: 'Records page by page with an opaque next_token; incremental by updated_at', tags: ['connectors'], params: SLUG_PARAM, body: CONNECTOR_BODY,
       description: 'Pages of up to 3000 records in updated_at order. Send the next_token of each page, unchanged and with the same fields, filter and include_deleted, until it is null. With include_deleted, deletions come as tombstones in the same order.',
       response: {
         200: success('One page and the token of the next (null after the last).', {
@@ -56,10 +56,9 @@ export async function connectorRoutes(app: FastifyInstance): Promise<void> {
   }, async (request) => toEnvelope(await app.oql.ops.connector(contextOf(request), request.params.slug, request.body)));
 
   for (const family of ['flowconnector', 'syncconnector'] as const) {
-    const [listSection, schemaSection] = family === 'flowconnector' ? ['4.12', '4.13'] : ['4.14', '4.15'];
     app.post(`/api/v1/${family}/objects/list/`, {
       schema: {
-        operationId: family === 'flowconnector' ? 'listFlowconnectorEntities' : 'listSyncconnectorEntities', summary: `The objects as ${family} entities (${listSection})`, tags: ['connectors'],
+        operationId: family === 'flowconnector' ? 'listFlowconnectorEntities' : 'listSyncconnectorEntities', summary: `The objects as ${family} entities`, tags: ['connectors'],
         response: {
           200: success("The entities the caller's role may read; entity_identifier is the slug of the other endpoints.", { type: 'array', items: ref('Entity') }, EXAMPLES.entities),
           ...errors('malformedJson', 'tooLarge', 'notJson'),
@@ -68,7 +67,7 @@ export async function connectorRoutes(app: FastifyInstance): Promise<void> {
     }, async (request) => toEnvelope(app.oql.ops.entities(contextOf(request))));
     app.get<{ Params: { slug: string } }>(`/api/v1/${family}/objects/:slug`, {
       schema: {
-        operationId: family === 'flowconnector' ? 'getFlowconnectorEntity' : 'getSyncconnectorEntity', summary: `One ${family} entity with its fields (${schemaSection})`, tags: ['connectors'], params: SLUG_PARAM,
+        operationId: family === 'flowconnector' ? 'getFlowconnectorEntity' : 'getSyncconnectorEntity', summary: `One ${family} entity with its fields`, tags: ['connectors'], params: SLUG_PARAM,
         response: { 200: success('The entity with its fields.', ref('EntitySchema'), EXAMPLES.entitySchema), ...errors(...PATH_ERRORS, 'objectDenied') },
       },
     }, async (request) => toEnvelope(app.oql.ops.entitySchema(contextOf(request), request.params.slug, family === 'flowconnector' ? 'flow' : 'sync')));

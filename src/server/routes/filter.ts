@@ -45,11 +45,11 @@ export const FILTER_BODY = {
   }],
 } as const;
 
-/** Filter records (4.5) through the service's operations. */
+/** Filter records (docs/filter.md) through the service's operations. */
 export async function filterRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { slug: string }; Body: unknown }>('/api/v1/org/objects/:slug/filter', {
     schema: {
-      operationId: 'filterRecords', summary: 'Filter records with nested and/or conditions, sort and page numbers (4.5)', tags: ['records'], params: SLUG_PARAM, body: FILTER_BODY,
+      operationId: 'filterRecords', summary: 'Filter records with nested and/or conditions, sort and page numbers', tags: ['records'], params: SLUG_PARAM, body: FILTER_BODY,
       description: 'Every problem of the body (unknown fields, operators, values of the wrong type) is listed at once, each with its JSON path in meta_data. Fields may follow to-one relations (`account.name`).',
       response: {
         200: successOrCsv('One page of records: the requested fields of each, null for empty values.', {

@@ -9,14 +9,15 @@ import { BODY_ERRORS, errors, LIGHT_ERRORS, PATH_ERRORS, success } from '../open
 const RECORD = { type: 'object', description: 'field slug → value; system fields are set by the server', additionalProperties: true } as const;
 
 /**
- * Records (4.1–4.4) through the library's write path. The bulk size cap sits in the schema, so an
- * oversize batch is refused before anything is parsed further, in the same envelope as the rest.
+ * Records (create, upsert, get, update) through the library's write path. The bulk size cap
+ * sits in the schema, so an oversize batch is refused before anything is parsed further, in the
+ * same envelope as the rest.
  */
 export async function recordRoutes(app: FastifyInstance): Promise<void> {
   const { maxBulkRecords } = app.oql.config;
   app.post<{ Params: { slug: string }; Body: unknown[] }>('/api/v1/org/objects/:slug/record/bulk_create', {
     schema: {
-      operationId: 'bulkCreateRecords', summary: 'Create records, all or none (4.1)', tags: ['records'], params: SLUG_PARAM,
+      operationId: 'bulkCreateRecords', summary: 'Create records, all or none', tags: ['records'], params: SLUG_PARAM,
       description: 'Every value of every record is checked (types, formats, options, required columns, relations, unique values); one problem fails the call, lists every problem, and writes nothing.',
       body: { type: 'array', items: RECORD, maxItems: maxBulkRecords, description: `at most ${maxBulkRecords} records`, examples: [[{ name: 'Asha Rao', email: 'asha@example.com', status: 'active' }, { name: 'Bo Chen' }]] },
       response: {
@@ -31,7 +32,7 @@ export async function recordRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: { slug: string }; Body: { values: unknown[] } }>('/api/v1/org/objects/:slug/record/bulk_upsert', {
     schema: {
-      operationId: 'bulkUpsertRecords', summary: 'Create records without id, update records with one; each element on its own (4.2)', tags: ['records'], params: SLUG_PARAM,
+      operationId: 'bulkUpsertRecords', summary: 'Create records without id, update records with one; each element on its own', tags: ['records'], params: SLUG_PARAM,
       description: 'An element that cannot be written (an unknown id, a bad value) fails alone, with an error_message in failed_records; the call still answers 200.',
       body: {
         type: 'object', required: ['values'],
@@ -44,14 +45,14 @@ export async function recordRoutes(app: FastifyInstance): Promise<void> {
 
   app.get<{ Params: { slug: string; id: string } }>('/api/v1/org/objects/:slug/record/:id', {
     schema: {
-      operationId: 'getRecord', summary: 'Get one record (4.3)', tags: ['records'], params: RECORD_PARAMS,
+      operationId: 'getRecord', summary: 'Get one record', tags: ['records'], params: RECORD_PARAMS,
       response: { 200: success('The record, whole.', ref('Record'), EXAMPLES.record), ...errors('notFound', ...PATH_ERRORS, 'objectDenied', ...LIGHT_ERRORS) },
     },
   }, async (request) => toEnvelope(await app.oql.ops.getRecord(contextOf(request), request.params.slug, request.params.id)));
 
   app.put<{ Params: { slug: string; id: string }; Body: Record<string, unknown> }>('/api/v1/org/objects/:slug/record/:id', {
     schema: {
-      operationId: 'updateRecord', summary: 'Update the fields sent of one record (4.4)', tags: ['records'], params: RECORD_PARAMS,
+      operationId: 'updateRecord', summary: 'Update the fields sent of one record', tags: ['records'], params: RECORD_PARAMS,
       description: 'Only the fields sent change, with updated_at and updated_by.',
       body: { ...RECORD, examples: [{ name: 'Delta Contact 10', phone: '+912203442323' }] },
       response: { 200: success('The record after the update, whole.', ref('Record'), EXAMPLES.record), ...errors('updateValidation', 'notFound', ...PATH_ERRORS, 'objectDenied', ...LIGHT_ERRORS, ...BODY_ERRORS) },

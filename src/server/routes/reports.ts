@@ -25,14 +25,14 @@ const EXECUTE_BODY = {
 const RESTRICTED = 'A query that reads an object the caller\'s role may not read answers no rows and a message instead of running.';
 
 /**
- * Analytics (4.8, 4.9) through the service's operations: the policy point admits each principal's
- * heavy requests (429 beyond its budget), bounds time (504), bytes and planner cost, and a query
- * touching an object the role may not read returns nothing with a message.
+ * Analytics (execute and count) through the service's operations: the policy point admits each
+ * principal's heavy requests (429 beyond its budget), bounds time (504), bytes and planner cost,
+ * and a query touching an object the role may not read returns nothing with a message.
  */
 export async function reportRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Body: QueryRequest & { format?: unknown } }>('/api/v1/reports/execute', {
     schema: {
-      operationId: 'executeReport', summary: 'Run an analytics query (4.8)', tags: ['reports'], body: EXECUTE_BODY,
+      operationId: 'executeReport', summary: 'Run an analytics query', tags: ['reports'], body: EXECUTE_BODY,
       description: `The query is compiled for the caller's organization and run read-only. Errors in the text come with span, hint and every diagnostic. ${RESTRICTED}`,
       response: {
         200: successOrCsv('The rows, keyed by the select-list aliases.', {
@@ -48,7 +48,7 @@ export async function reportRoutes(app: FastifyInstance): Promise<void> {
   });
   app.post<{ Body: QueryRequest }>('/api/v1/reports/count', {
     schema: {
-      operationId: 'countReport', summary: 'Count the rows an analytics query produces, up to its LIMIT (4.9)', tags: ['reports'], body: REPORT_BODY,
+      operationId: 'countReport', summary: 'Count the rows an analytics query produces, up to its LIMIT', tags: ['reports'], body: REPORT_BODY,
       description: `Counting stops at the query's LIMIT: a count equal to it means at least that many. ${RESTRICTED}`,
       response: {
         200: success('How many rows the query produces, at most its LIMIT.', {

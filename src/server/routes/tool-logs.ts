@@ -26,12 +26,12 @@ interface LogsBody {
   readonly until?: number;
 }
 
-/** MCP tool-call logs (4.16): superadmins only, by API key, OAuth token holding records:read or console session; optionally filtered. */
+/** MCP tool-call logs: superadmins only, by API key, OAuth token holding records:read or console session; optionally filtered. */
 export async function toolLogRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Body: LogsBody | null | undefined }>('/api/v1/org/tool/mcp/logs/list/', {
     config: { auth: 'any' },
     schema: {
-      operationId: 'listToolLogs', summary: 'List the organization\'s MCP tool calls, newest first, optionally of one tool, one user or a time range (4.16)', tags: ['tool logs'], body: LOGS_BODY,
+      operationId: 'listToolLogs', summary: 'List the organization\'s MCP tool calls, newest first, optionally of one tool, one user or a time range', tags: ['tool logs'], body: LOGS_BODY,
       description: 'For superadmins, by API key, OAuth access token holding records:read (the calls carry their queries\' texts and values) or console session. Pages grow from 200 entries by 200 up to 3000; send data.next as pointer until it is null. The body may be left out for the first page. Filters narrow every page; send the same ones with each pointer to go on with the same listing.',
       response: {
         200: success('One page of tool calls, newest first, and the pointer of the next (null after the last).', {

@@ -20,7 +20,7 @@ export interface ToolCall {
   readonly timestamp?: number;
 }
 
-/** A log entry as the listing returns it (spec 2.4): one type with its schema, in src/wire/. */
+/** A log entry as the listing returns it: one type with its schema, in src/wire/. */
 export type { ToolLog } from '../../wire/tool-log.js';
 
 /** Bytes of one entry's input_params (JSON), unless the service is configured otherwise (OQL_MAX_TOOL_LOG_ENTRY_BYTES). */
@@ -48,7 +48,7 @@ export async function recordToolCall(db: ServiceTx, call: ToolCall, maxInputByte
   return id;
 }
 
-/** Section 8: 200 records first, then the previous page's size plus 200, at most 3000. */
+/** Page sizes (docs/limits.md): 200 records first, then the previous page's size plus 200, at most 3000. */
 export const FIRST_PAGE = 200;
 export const PAGE_STEP = 200;
 export const MAX_PAGE = 3000;

@@ -4,9 +4,9 @@ import { api } from '../api.js';
 import { ErrorBanner } from '../components.js';
 
 /**
- * The objects the caller may read, from the public object list (4.7), read by the library's own
- * payload reader: fields with their logical types, to-one relations and virtual (one-to-many)
- * ones. A click on a field puts its name into the query.
+ * The objects the caller may read, from the public object list (POST /api/v1/org/objects/list),
+ * read by the library's own payload reader: fields with their logical types, to-one relations and
+ * virtual (one-to-many) ones. A click on a field puts its name into the query.
  */
 
 export type SchemaObject = Draft;
