@@ -228,7 +228,7 @@ async function feedRead(changeLog, catalog, url, setup) {
   // checkpoint after it (about one change in 32 keeps its record), or, in a log that kept none,
   // from the table through every change since.
   for (const [name, keeps] of [['checkpoints (the service\'s log)', undefined], ['no checkpoint, from the table', () => false]]) {
-    const log = keeps === undefined ? changeLog : new ChangeLog(setup.db, catalog, keeps);
+    const log = keeps === undefined ? changeLog : new ChangeLog(setup.db, catalog, { checkpoint: keeps });
     const ctx = { catalog, orgId: ORG, userId: 'u_bench', timeoutMs: 60_000, changes: log.sink({ user_id: 'u_bench', surface: 'rest' }) };
     const before = await changeLog.head(ORG);
     const { ids: [id] } = await bulkCreate(setup.db, 'account', contacts('hot', 1), ctx);

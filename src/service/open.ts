@@ -97,7 +97,7 @@ export async function openService(options: ServerOptions & { workspaces?: string
     const ownsLeases = options.leases === undefined;
     const leaseStore: LeaseStore = options.leases ?? leaseStoreFor(db);
     const policy = new Policy({ catalog, config, leases: leaseStore, timeoutMs, coolDownMs: db.kind === 'pglite' ? EMBEDDED_COOL_DOWN_MS : 0 });
-    const changeLog = new ChangeLog(db, catalog);
+    const changeLog = new ChangeLog(db, catalog, { timeoutMs });
     // Only this process writes an embedded database: its own commits wake its readers, no polling.
     const watcher = new ChangeWatcher(changeLog, db.kind === 'pglite' ? null : WATCH_POLL_MS);
     const feed = new ChangeFeed(changeLog, watcher, catalog, config, policy);

@@ -8,7 +8,8 @@ import { allChanges, KEYS, rawClient, startChangesService, type ChangesHarness }
  * has not committed while other writes come and readers read. With positions taken when a row is
  * written and nothing more, the later write would commit first with a larger position, a reader
  * would step past the held one, and miss it when it commits. Here the held change is read first,
- * then the later one: nothing skipped, nothing out of order.
+ * then the later one: nothing skipped, nothing out of order. And a read of the log that a held
+ * lock keeps waiting ends at the statement budget, as every read of the service does.
  */
 
 let h: ChangesHarness;
@@ -86,5 +87,35 @@ describe('positions in commit order on PostgreSQL', () => {
     const ok = await h.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'Kept Acme' }] });
     expect(ok.status).toBe(200);
     expect((await allChanges(h, KEYS.acmeAdmin, start)).changes.map((c) => c.record?.name)).toEqual(['Kept Acme']);
+  });
+});
+
+describe('a read of the log held up on PostgreSQL', () => {
+  it('ends at the statement budget with QUERY_TIMEOUT, the page and the rebuild alike, and reads on once nothing holds it', async () => {
+    const start = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
+    const made = await h.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key: KEYS.acmeAdmin, body: [{ name: 'Budget Acme' }] });
+    expect(made.status, made.text).toBe(200);
+    const [change] = (await allChanges(h, KEYS.acmeAdmin, start)).changes;
+    expect(change).toMatchObject({ operation: 'created', record: { name: 'Budget Acme' } });
+    const after = 0n;
+    const log = new ChangeLog(h.db, h.server.catalog, { timeoutMs: 300 });
+    const hold = async (table: string, read: () => Promise<unknown>) => {
+      await held.query('BEGIN');
+      await held.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+      try {
+        await expect(read()).rejects.toMatchObject({ code: 'QUERY_TIMEOUT' });
+      } finally {
+        await held.query('ROLLBACK');
+      }
+    };
+    // The page: the log itself held.
+    await hold('oql_service.changes', () => log.read('org_acme', after, ['contact'], 1000));
+    await hold('oql_service.changes', () => log.upcoming('org_acme', after, null, null, 10));
+    // The rebuild: a create keeps only its id, so its record is read from the table, held here.
+    await hold('public.contact', () => log.read('org_acme', after, ['contact'], 1000));
+    // Nothing holds them now: the same reads answer, the new contact among them.
+    const page = await log.read('org_acme', after, ['contact'], 1000);
+    expect(page.changes.map((c) => c.event_id)).toContain(change.event_id);
+    expect(page.changes.find((c) => c.event_id === change.event_id)?.record).toEqual(change.record);
   });
 });

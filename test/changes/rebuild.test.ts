@@ -57,7 +57,7 @@ let run = 0;
 
 describe('records rebuilt from what the log kept', () => {
   it('are the records each write left, whether the walk starts at a checkpoint or at the table', async () => {
-    const logs = { always: new ChangeLog(server.db, server.catalog, () => true), never: new ChangeLog(server.db, server.catalog, () => false) };
+    const logs = { always: new ChangeLog(server.db, server.catalog, { checkpoint: () => true }), never: new ChangeLog(server.db, server.catalog, { checkpoint: () => false }) };
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 4, maxLength: 24 }), fc.integer({ min: 1, max: 7 }), async (ops, limit) => {
         run++;

@@ -6,6 +6,7 @@ import type { Tx as RecordsTx } from '../../records/db.js';
 import { loggedRecords } from '../../records/lifecycle.js';
 import { put } from '../../records/shape.js';
 import type { Database, Tx } from '../../run/database.js';
+import { databaseError } from '../../run/errors.js';
 import { SERVICE_SCHEMA } from '../migrations.js';
 
 const S = SERVICE_SCHEMA;
@@ -85,13 +86,24 @@ const ROW_WIDTH = 1000;
  * snapshot (`records`). Rows written before migration 13 kept their record, and it is read as
  * kept.
  */
+export interface ChangeLogOptions {
+  /** Whether a change keeps its record, a checkpoint for readers (default: one in CHECKPOINT_EVERY, at random). */
+  readonly checkpoint?: (() => boolean) | undefined;
+  /**
+   * The statement budget of every read of an organization's changes, its records' rebuild
+   * included (the service's query budget): a read past it fails QUERY_TIMEOUT. Default: none.
+   */
+  readonly timeoutMs?: number | undefined;
+}
+
 export class ChangeLog {
-  constructor(
-    private readonly db: Database,
-    private readonly catalog: Catalog,
-    /** Whether a change keeps its record, a checkpoint for readers (default: one in CHECKPOINT_EVERY, at random). */
-    private readonly checkpoint: () => boolean = () => Math.random() * CHECKPOINT_EVERY < 1,
-  ) {}
+  private readonly checkpoint: () => boolean;
+  private readonly timeoutMs: number | undefined;
+
+  constructor(private readonly db: Database, private readonly catalog: Catalog, options: ChangeLogOptions = {}) {
+    this.checkpoint = options.checkpoint ?? (() => Math.random() * CHECKPOINT_EVERY < 1);
+    this.timeoutMs = options.timeoutMs;
+  }
 
   /** What the record functions record a request's changes with, for this actor. */
   sink(actor: ChangeActor): ChangeSink {
@@ -160,7 +172,7 @@ export class ChangeLog {
     // limit + 1 changes are left in the table (`before`: the changes after the cursor in the rows
     // before this one). The horizon in the same snapshot: a prune that took rows this read should
     // have had moved it with them.
-    const { rows } = await this.db.query<ChangeRow & { horizon: string | null }>(
+    const rows = await this.page<ChangeRow & { horizon: string | null }>(orgId,
       `SELECT h.horizon::text AS horizon, c.* FROM (SELECT (SELECT pruned_through FROM ${S}.change_horizons WHERE org_id = $1) AS horizon) h
          LEFT JOIN LATERAL (
            SELECT * FROM (
@@ -196,7 +208,7 @@ export class ChangeLog {
   /** `next`'s first `limit` changes at once, in order, for a reader that keeps them until it has taken each. */
   async upcoming(orgId: string, after: bigint, objects: readonly string[] | null, operations: readonly string[] | null, limit: number): Promise<{ changes: Change[]; head: bigint }> {
     for (;;) {
-      const { rows } = await this.db.query<ChangeRow & { head: string | null; horizon: string | null }>(
+      const rows = await this.page<ChangeRow & { head: string | null; horizon: string | null }>(orgId,
         `SELECT h.head::text AS head, h.horizon::text AS horizon, c.*
            FROM (SELECT max(position) AS head, (SELECT pruned_through FROM ${S}.change_horizons WHERE org_id = $1) AS horizon FROM ${S}.changes WHERE org_id = $1) h
            LEFT JOIN LATERAL (
@@ -260,12 +272,30 @@ export class ChangeLog {
     return pruned;
   }
 
+  /**
+   * One statement that reads an organization's changes: in a transaction of its own, for the
+   * statement budget and the organization's share of the connections; its COMMIT goes with it
+   * where the driver can send them together, so it is still one round trip.
+   */
+  private async page<T>(orgId: string, sql: string, params: readonly unknown[]): Promise<T[]> {
+    try {
+      return await this.db.transaction(async (tx) => (await (tx.commitWith ? tx.commitWith<T>(sql, params) : tx.query<T>(sql, params))).rows,
+        { tenant: orgId, timeoutMs: this.timeoutMs });
+    } catch (e) {
+      throw databaseError(e, this.timeoutMs ?? 0);
+    }
+  }
+
   /** `fn` in a read-only transaction of one snapshot: the records as they stand and the changes a rebuild walks back agree. */
-  private snapshot<T>(orgId: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.db.transaction(async (tx) => {
-      await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-      return fn(tx);
-    }, { tenant: orgId });
+  private async snapshot<T>(orgId: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    try {
+      return await this.db.transaction(async (tx) => {
+        await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+        return fn(tx);
+      }, { tenant: orgId, timeoutMs: this.timeoutMs });
+    } catch (e) {
+      throw databaseError(e, this.timeoutMs ?? 0);
+    }
   }
 
   /**
