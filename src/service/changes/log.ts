@@ -172,26 +172,28 @@ export class ChangeLog {
     // limit + 1 changes are left in the table (`before`: the changes after the cursor in the rows
     // before this one). The horizon in the same snapshot: a prune that took rows this read should
     // have had moved it with them.
-    const rows = await this.page<ChangeRow & { horizon: string | null }>(orgId,
-      `SELECT h.horizon::text AS horizon, c.* FROM (SELECT (SELECT pruned_through FROM ${S}.change_horizons WHERE org_id = $1) AS horizon) h
-         LEFT JOIN LATERAL (
-           SELECT * FROM (
-             SELECT r.*, sum(least(r.width, r.position - $2::bigint)) OVER (ORDER BY r.position) - least(r.width, r.position - $2::bigint) AS before
-               FROM (SELECT ${COLUMNS}, position FROM ${S}.changes WHERE org_id = $1 AND position > $2::bigint AND object_slug = ANY($3::text[]) ORDER BY position LIMIT $4) r) w
-            WHERE w.before < $4) c ON true
-        ORDER BY c.position`,
-      [orgId, after.toString(), objects, limit + 1]);
-    const horizon = BigInt(rows[0]?.horizon ?? '0');
-    if (after > 0n && after < horizon) throw cursorExpired();
-    const found = expand(rows.filter((r) => r.pos !== null), after).slice(0, limit + 1);
-    const page = await this.records(orgId, after, horizon, found.slice(0, limit));
-    // The retention took changes of the page since it was read: the cursor has expired now, or,
-    // from the oldest change kept, the page starts later.
-    if (page === null) {
-      if (after > 0n) throw cursorExpired();
-      return this.read(orgId, after, objects, limit);
+    for (;;) {
+      const rows = await this.page<ChangeRow & { horizon: string | null }>(orgId,
+        `SELECT h.horizon::text AS horizon, c.* FROM (SELECT (SELECT pruned_through FROM ${S}.change_horizons WHERE org_id = $1) AS horizon) h
+           LEFT JOIN LATERAL (
+             SELECT * FROM (
+               SELECT r.*, sum(least(r.width, r.position - $2::bigint)) OVER (ORDER BY r.position) - least(r.width, r.position - $2::bigint) AS before
+                 FROM (SELECT ${COLUMNS}, position FROM ${S}.changes WHERE org_id = $1 AND position > $2::bigint AND object_slug = ANY($3::text[]) ORDER BY position LIMIT $4) r) w
+              WHERE w.before < $4) c ON true
+          ORDER BY c.position`,
+        [orgId, after.toString(), objects, limit + 1]);
+      const horizon = BigInt(rows[0]?.horizon ?? '0');
+      if (after > 0n && after < horizon) throw cursorExpired();
+      const found = expand(rows.filter((r) => r.pos !== null), after).slice(0, limit + 1);
+      const page = await this.records(orgId, after, horizon, found.slice(0, limit));
+      // The retention took changes of the page since it was read: the cursor has expired now, or,
+      // from the oldest change kept, the page starts later.
+      if (page === null) {
+        if (after > 0n) throw cursorExpired();
+        continue;
+      }
+      return { changes: page, next_cursor: page.length > 0 ? page[page.length - 1]!.cursor : cursorOf(after), has_more: found.length > limit };
     }
-    return { changes: page, next_cursor: page.length > 0 ? page[page.length - 1]!.cursor : cursorOf(after), has_more: found.length > limit };
   }
 
   /**
