@@ -36,6 +36,7 @@ import { generateRows, loadFixtureCatalog, loadIntoDatabase } from '../fixtures/
 import { pgServerAvailable, startPgServer } from '../test/support/pg-server.ts';
 import { PEER_WORKLOADS, WORKLOADS, floorRunner } from './server/workloads.mjs';
 import { listening, peerNode, startPostGraphile } from './server/peer.mjs';
+import { childrenCpuMs, parentOf, postgresCpuMs, processCpuMs } from './server/cpu.mjs';
 import { writeSection } from './results-file.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
@@ -52,6 +53,7 @@ const MAX_REQUESTS = Number(process.env.OQL_BENCH_MAX_REQUESTS ?? 20_000);
 const CONNECTIONS = Number(process.env.OQL_BENCH_CONNECTIONS ?? 8);
 const POOL_SIZE = 10;
 const ONLY = process.env.OQL_BENCH_ONLY;
+const START_LOAD = loadavg()[0];
 // The one key's user may run twice the connections at once: a request's slot is given back just
 // after its answer is sent, so a connection's next request can arrive before it is.
 const BUDGET = Math.max(8, 2 * CONNECTIONS);
@@ -60,6 +62,32 @@ const KEY = 'bench-key-org-bench-superadmin-0001';
 const COUNTS = { user: 100, account: 2_000, contact: 8_000, opportunity: 20_000, lead: 4_000 };
 
 const log = (m) => process.stderr.write(`[bench:server] ${m}\n`);
+/**
+ * The PostgreSQL server's postmaster, once known: the CPU of it and its backends is read per run
+ * (bench/server/cpu.mjs). On PGlite the database is the server's child process, or the floor's own.
+ */
+let postmaster;
+
+/**
+ * CPU milliseconds so far of a side: `pid` a server (null: this process, the floor) and the
+ * database it uses: PostgreSQL's processes, or an embedded server's database process (the
+ * floor's PGlite is in this process, counted as its own).
+ */
+function cpuNow(pid) {
+  const { user, system } = process.cpuUsage();
+  const own = pid === null ? (user + system) / 1000 : processCpuMs(pid);
+  const db = postmaster !== undefined ? postgresCpuMs(postmaster) : pid === null ? 0 : childrenCpuMs(pid);
+  return { own, db };
+}
+
+/** CPU milliseconds per request between two snapshots. */
+function cpuPer(before, after, requests) {
+  return { own: (after.own - before.own) / requests, db: (after.db - before.db) / requests };
+}
+
+/** "0.31 + 0.12": CPU ms per request of the process, then of its database. */
+const cpuText = (cpu) => `${fmt(cpu.own)} + ${fmt(cpu.db)}`;
+
 const fmt = (n, digits = 2) => (n === undefined || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }));
 
 // ---- Data
@@ -107,7 +135,7 @@ const GRAPHQL = {
 };
 
 /** One autocannon run; null when the endpoint is not routed (or answers an error) on the first try. */
-async function measureServer(url, workload, how = OQL) {
+async function measureServer({ url, pid }, workload, how = OQL) {
   const probe = how.request(workload, 0);
   const first = await fetch(url + probe.path, { method: probe.method, headers: how.headers, body: probe.body });
   const text = await first.text();
@@ -144,7 +172,9 @@ async function measureServer(url, workload, how = OQL) {
   });
   const failed = (r) => r.errors + r.timeouts + r.non2xx;
   const warm = await run(WARMUP_SECONDS);
+  const before = cpuNow(pid);
   const r = await run(SECONDS, MAX_REQUESTS);
+  const cpu = cpuPer(before, cpuNow(pid), r.requests.total);
   // An answer that is not a 2xx (or a GraphQL answer with errors) is not throughput: the run fails instead of counting it.
   if (refusedBodies > 0) throw new Error(`${workload.name}: ${refusedBodies} answers held errors; the first: ${firstRefusal}`);
   if (failed(warm) + failed(r) > 0) {
@@ -159,6 +189,7 @@ async function measureServer(url, workload, how = OQL) {
     p50: r.latency.p50,
     p99: r.latency.p99,
     errors: r.errors + r.timeouts + r.non2xx,
+    cpu,
   };
 }
 
@@ -178,12 +209,14 @@ async function measureFloor(db, workload) {
   };
   await loop(performance.now() + WARMUP_SECONDS * 1000);
   const latencies = [];
+  const before = cpuNow(null);
   const started = performance.now();
   await loop(started + SECONDS * 1000, { left: MAX_REQUESTS }, latencies);
   const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuPer(before, cpuNow(null), latencies.length);
   latencies.sort((a, b) => a - b);
   const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
-  return { requests: latencies.length, seconds, rps: latencies.length / seconds, p50: pct(50), p99: pct(99) };
+  return { requests: latencies.length, seconds, rps: latencies.length / seconds, p50: pct(50), p99: pct(99), cpu };
 }
 
 // ---- The two databases
@@ -202,7 +235,7 @@ async function benchPglite() {
     const floor = await PGlite.create(floorDir);
     const server = await startServer(['--data-dir', serverDir]);
     try {
-      return await benchAll('PGlite', server.url, { kind: 'pglite', db: floor });
+      return await benchAll('PGlite', server, { kind: 'pglite', db: floor });
     } finally {
       await server.stop();
       await floor.close();
@@ -224,11 +257,12 @@ async function benchPostgres() {
   try {
     await loadIntoDatabase(pool, catalog, rows);
     await pool.query('ANALYZE');
+    postmaster = parentOf((await pool.query('SELECT pg_backend_pid() AS pid')).rows[0].pid) ?? undefined;
     // The peer first, on the rows as loaded: the bulk_create workload below adds hundreds of thousands.
     if (process.env.OQL_BENCH_PEER !== '0') peer = await benchPeer(pgServer.url, { kind: 'postgres', db: pool });
     const server = await startServer(['--database', pgServer.url]);
     try {
-      const measured = await benchAll('PostgreSQL 15', server.url, { kind: 'postgres', db: pool });
+      const measured = await benchAll('PostgreSQL 15', server, { kind: 'postgres', db: pool });
       // The read path measured, as `oql serve` said it at start: "(one round trip per read)".
       readPath = /^database {2}.*\((.+ per read)\)$/m.exec(server.output())?.[1] ?? 'not stated by oql serve';
       return measured;
@@ -236,6 +270,7 @@ async function benchPostgres() {
       await server.stop();
     }
   } finally {
+    postmaster = undefined;
     await pool.end();
     await pgServer.stop();
   }
@@ -257,7 +292,7 @@ async function benchPeer(databaseUrl, floorDb) {
   try {
     for (const workload of PEER_WORKLOADS) {
       log(`peer: ${workload.name}: PostGraphile`);
-      const theirs = await measureServer(postgraphile.url, workload, GRAPHQL);
+      const theirs = await measureServer(postgraphile, workload, GRAPHQL);
       out.rows.push({ workload, theirs });
     }
   } finally {
@@ -269,7 +304,7 @@ async function benchPeer(databaseUrl, floorDb) {
     for (const row of out.rows) {
       log(`peer: ${row.workload.name}: floor, then oql`);
       row.floor = await measureFloor(floorDb, row.workload);
-      row.ours = await measureServer(server.url, row.workload);
+      row.ours = await measureServer(server, row.workload);
       log(`peer: ${row.workload.name}: oql ${fmt(row.ours.rps, 0)} req/s, PostGraphile ${fmt(row.theirs.rps, 0)} req/s, floor ${fmt(row.floor.rps, 0)} req/s`);
     }
   } finally {
@@ -278,16 +313,16 @@ async function benchPeer(databaseUrl, floorDb) {
   return out;
 }
 
-async function benchAll(database, url, floorDb) {
+async function benchAll(database, server, floorDb) {
   const out = [];
   for (const workload of WORKLOADS) {
     log(`${database}: ${workload.name}: floor`);
     const floor = await measureFloor(floorDb, workload);
     log(`${database}: ${workload.name}: server`);
-    const server = await measureServer(url, workload);
-    out.push({ database, workload: workload.name, floorLabel: workload.floorLabel, server, floor });
-    if (server.skipped) log(`${database}: ${workload.name}: server ${server.skipped}`);
-    else log(`${database}: ${workload.name}: ${fmt(server.rps, 0)} req/s p50 ${fmt(server.p50)} ms (floor ${fmt(floor.p50)} ms)`);
+    const measured = await measureServer(server, workload);
+    out.push({ database, workload: workload.name, floorLabel: workload.floorLabel, server: measured, floor });
+    if (measured.skipped) log(`${database}: ${workload.name}: server ${measured.skipped}`);
+    else log(`${database}: ${workload.name}: ${fmt(measured.rps, 0)} req/s p50 ${fmt(measured.p50)} ms (floor ${fmt(floor.p50)} ms), CPU per request ${cpuText(measured.cpu)} (floor ${cpuText(floor.cpu)})`);
   }
   return out;
 }
@@ -299,9 +334,13 @@ function section(results, started) {
   const push = (s = '') => lines.push(s);
   push('## HTTP service (`npm run bench:server`)');
   push();
-  push(`Ran ${started.toISOString()} on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}. ` +
-    `**The machine's cores were shared with other work while this ran** (load average ${loadavg().map((l) => l.toFixed(1)).join(' / ')} at the end): ` +
-    'the absolute figures are low and noisy; the ratios are the useful part, and they too carry the noise.');
+  // The one-minute load before the bench began: above one core's worth, something else was running.
+  const shared = START_LOAD > 1;
+  push(`Ran ${started.toISOString()} on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; ` +
+    `load average ${START_LOAD.toFixed(1)} at the start, ${loadavg().map((l) => l.toFixed(1)).join(' / ')} at the end. ` +
+    (shared
+      ? '**The machine\'s cores were shared with other work while this ran**: the absolute figures are low and noisy; the ratios are the useful part, and they too carry the noise.'
+      : 'Nothing else ran on the machine: the bench, its servers and PostgreSQL share its cores between them.'));
   push();
   push(`\`oql serve\` runs as a child process from the built package (\`node dist/cli.js serve\`; request logs at warn, so not written), its one key's user allowed ${BUDGET} requests and ${BUDGET} reports at once (OQL_MAX_CONCURRENT_REQUESTS, OQL_MAX_CONCURRENT_REPORTS; twice the connections, as a slot is given back just after its answer is sent) so that all connections are served; any answer other than a 2xx fails the run. Autocannon drives it over loopback with ${CONNECTIONS} connections, ` +
     `pipelining 1, ${WARMUP_SECONDS} s of warm-up, then ${SECONDS} s or ${MAX_REQUESTS.toLocaleString('en-US')} requests, whichever comes first. ` +
@@ -313,17 +352,19 @@ function section(results, started) {
   if (readPath) push();
   push(`Concurrency: ${CONNECTIONS}, except for the report (${WORKLOADS.filter((w) => w.connections).map((w) => w.connections).join(', ')}), as a user runs two analytics queries at once by default: both sides run two.`);
   push();
-  push('| database | workload | server req/s | server p50 | server p99 | floor req/s | floor p50 | floor p99 | p50 ratio | p99 ratio | floor query |');
-  push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  push('CPU per request: milliseconds of CPU (user and system, from /proc) of the process that answered, then of its database (PostgreSQL\'s postmaster and backends; on PGlite the server\'s database process, while the floor\'s PGlite runs in the bench\'s own process and is counted there), over the measured run divided by its requests. The server\'s side leaves out autocannon, which sends the requests and reads the answers from the bench\'s process.');
+  push();
+  push('| database | workload | server req/s | server p50 | server p99 | floor req/s | floor p50 | floor p99 | p50 ratio | p99 ratio | CPU per request, server + database | CPU per request, floor + database | floor query |');
+  push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const r of results) {
     const f = r.floor;
     if (r.server.skipped) {
-      push(`| ${r.database} | ${r.workload} | ${r.server.skipped} | | | ${fmt(f.rps, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | | | ${r.floorLabel} |`);
+      push(`| ${r.database} | ${r.workload} | ${r.server.skipped} | | | ${fmt(f.rps, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | | | | ${cpuText(f.cpu)} | ${r.floorLabel} |`);
       continue;
     }
     const s = r.server;
     const errors = s.errors > 0 ? ` (${s.errors} errors)` : '';
-    push(`| ${r.database} | ${r.workload} | ${fmt(s.rps, 0)}${errors} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(f.rps, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(s.p50 / f.p50)} | ${fmt(s.p99 / f.p99)} | ${r.floorLabel} |`);
+    push(`| ${r.database} | ${r.workload} | ${fmt(s.rps, 0)}${errors} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(f.rps, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(s.p50 / f.p50)} | ${fmt(s.p99 / f.p99)} | ${cpuText(s.cpu)} | ${cpuText(f.cpu)} | ${r.floorLabel} |`);
   }
   push();
   const GOALS = { 'get one': 1.25, filter: 1.25, report: 1.3, 'bulk_create 100': 1.6 };
@@ -345,10 +386,10 @@ function section(results, started) {
       'PostGraphile reads the tenant as a condition argument, with no row-level security, and checks no key: what oql does per request on top (the key, the policy point, the budget and ceilings, the compiled tenant predicate) is not asked of it. ' +
       'A GraphQL answer that holds `errors` fails the run as a non-2xx does.');
     push();
-    push('| read | oql req/s | PostGraphile req/s | floor req/s | oql / PostGraphile | oql / floor | oql p50 / p99 | PostGraphile p50 / p99 | floor p50 / p99 | floor query |');
-    push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    push('| read | oql req/s | PostGraphile req/s | floor req/s | oql / PostGraphile | oql / floor | oql p50 / p99 | PostGraphile p50 / p99 | floor p50 / p99 | CPU per read, oql + PostgreSQL | PostGraphile + PostgreSQL | floor + PostgreSQL | floor query |');
+    push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
     for (const r of peer.rows) {
-      push(`| ${r.workload.name} | ${fmt(r.ours.rps, 0)} | ${fmt(r.theirs.rps, 0)} | ${fmt(r.floor.rps, 0)} | ${fmt(r.ours.rps / r.theirs.rps)} | ${fmt(r.ours.rps / r.floor.rps)} | ${fmt(r.ours.p50)} / ${fmt(r.ours.p99)} | ${fmt(r.theirs.p50)} / ${fmt(r.theirs.p99)} | ${fmt(r.floor.p50)} / ${fmt(r.floor.p99)} | ${r.workload.floorLabel} |`);
+      push(`| ${r.workload.name} | ${fmt(r.ours.rps, 0)} | ${fmt(r.theirs.rps, 0)} | ${fmt(r.floor.rps, 0)} | ${fmt(r.ours.rps / r.theirs.rps)} | ${fmt(r.ours.rps / r.floor.rps)} | ${fmt(r.ours.p50)} / ${fmt(r.ours.p99)} | ${fmt(r.theirs.p50)} / ${fmt(r.theirs.p99)} | ${fmt(r.floor.p50)} / ${fmt(r.floor.p99)} | ${cpuText(r.ours.cpu)} | ${cpuText(r.theirs.cpu)} | ${cpuText(r.floor.cpu)} | ${r.workload.floorLabel} |`);
     }
   }
   return `${lines.join('\n')}\n`;

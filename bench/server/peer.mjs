@@ -64,6 +64,7 @@ export async function listening(child, name) {
   child.stdout.resume();
   return {
     url,
+    pid: child.pid,
     /** What the child wrote so far, stdout and stderr. */
     output: () => seen,
     async stop() {
