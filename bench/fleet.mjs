@@ -132,7 +132,7 @@ if (!existsSync(CLI)) {
 /** `oql serve` as users run it: the built package. */
 function startOql(flags) {
   return child([CLI, 'serve', '--port', '0', ...flags], {
-    OQL_API_KEYS: KEYS.map((k, i) => `${k}=${ORG}:superadmin:u_bench_${i + 1}`).join(','), OQL_LOG_LEVEL: 'warn', OQL_TOKEN_SECRET: 'bench-token-secret-0123456789abcdef',
+    OQL_API_KEYS: KEYS.map((k, i) => `${k}=${ORG}:superadmin:u_bench_${i + 1}`).join(','), OQL_LOG_LEVEL: 'warn', OQL_TOKEN_SECRET: 'bench-token-secret-0123456789abcdef', OQL_PREPARED_STATEMENTS: '0',
   }, 'oql serve');
 }
 

@@ -14,6 +14,12 @@ export interface DatabaseOptions {
   readonly poolSize?: number | undefined;
   /** The share of the pool one organization may hold at once. Default 0.5. */
   readonly tenantShare?: number | undefined;
+  /**
+   * Named statements each PostgreSQL connection keeps for reads, so that a read repeated with new
+   * values skips its parse and, after a few runs, its plan. Default 100; 0 turns them off (behind
+   * a pooler that cannot carry them they turn off by themselves).
+   */
+  readonly preparedStatements?: number | undefined;
   /** Trigram indexes for contains, starts_with and global_search (needs pg_trgm). Default off. */
   readonly searchIndexes?: boolean | undefined;
   /**
@@ -105,7 +111,7 @@ async function openPool(url: string, options: DatabaseOptions): Promise<Database
   const size = options.poolSize ?? DEFAULT_POOL_SIZE;
   const share = checkShare(options.tenantShare ?? DEFAULT_TENANT_SHARE);
   const pool = await connectPool(url, size, '--database');
-  return poolDatabase(pool, redact(url), { ownsPool: true, poolSize: size, tenantShare: share });
+  return poolDatabase(pool, redact(url), { ownsPool: true, poolSize: size, tenantShare: share, preparedStatements: options.preparedStatements });
 }
 
 export interface ReadDatabase {
@@ -132,7 +138,7 @@ export async function openReadDatabase(url: string, options: DatabaseOptions & {
     throw OqlError.plain('DATABASE_ERROR', `cannot read the settings of ${redact(url)}: ${(e as Error).message}`, 'check that the role may connect and run SELECT');
   }
   const role = readRoleOf(row, options.timeoutMs);
-  const db = poolDatabase(pool, redact(url), { ownsPool: true, poolSize: size, tenantShare: share, readRole: true });
+  const db = poolDatabase(pool, redact(url), { ownsPool: true, poolSize: size, tenantShare: share, readRole: true, preparedStatements: options.preparedStatements });
   return { db, role };
 }
 

@@ -2,6 +2,7 @@ import type { Catalog } from '../catalog/types.js';
 import { DEFAULT_MAX_COMPILE_MS, OqlError } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/suggest.js';
 import type { DatabaseOptions } from '../run/open.js';
+import { DEFAULT_PREPARED_STATEMENTS } from '../run/drivers/pool.js';
 import type { LeaseStore } from './shared-state/leases.js';
 import { isRole, type AuthResolver, type Role, type ServiceDb } from './types.js';
 import { isObjectSlug } from '../rules.js';
@@ -53,6 +54,11 @@ export interface ServerOptions extends DatabaseOptions {
    * OQL_EMBEDDED_SLICE_MS or 500.
    */
   readonly embeddedSliceMs?: number;
+  /**
+   * PostgreSQL: named statements each connection keeps for reads (0: none; they also turn off by
+   * themselves behind a pooler that cannot carry them). Default OQL_PREPARED_STATEMENTS or 100.
+   */
+  readonly preparedStatements?: number;
   /** The most bytes of rows one response may carry (RESPONSE_TOO_LARGE beyond). Default OQL_MAX_RESPONSE_BYTES or 16 MiB. */
   readonly maxResponseBytes?: number;
   /** The planner cost above which a report or filter is refused unrun (QUERY_TOO_COSTLY); 0 turns the check off. Default OQL_MAX_QUERY_COST or 50,000,000. */
@@ -143,6 +149,7 @@ export interface ServerConfig {
   readonly queryTimeoutMs: number | undefined;
   /** Unset: the embedded database's default (500 ms). */
   readonly embeddedSliceMs: number | undefined;
+  readonly preparedStatements: number;
   readonly maxResponseBytes: number;
   readonly maxQueryCost: number;
   readonly maxCompileMs: number;
@@ -247,6 +254,7 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
     maxConcurrentRequests: positive('maxConcurrentRequests (OQL_MAX_CONCURRENT_REQUESTS)', options.maxConcurrentRequests ?? env['OQL_MAX_CONCURRENT_REQUESTS'], 8),
     queryTimeoutMs: optionalPositive('queryTimeoutMs (OQL_QUERY_TIMEOUT_MS)', options.queryTimeoutMs ?? env['OQL_QUERY_TIMEOUT_MS']),
     embeddedSliceMs: optionalPositive('embeddedSliceMs (OQL_EMBEDDED_SLICE_MS)', options.embeddedSliceMs ?? env['OQL_EMBEDDED_SLICE_MS']),
+    preparedStatements: nonNegative('preparedStatements (OQL_PREPARED_STATEMENTS)', options.preparedStatements ?? env['OQL_PREPARED_STATEMENTS'], DEFAULT_PREPARED_STATEMENTS),
     maxResponseBytes: positive('maxResponseBytes (OQL_MAX_RESPONSE_BYTES)', options.maxResponseBytes ?? env['OQL_MAX_RESPONSE_BYTES'], DEFAULT_MAX_RESPONSE_BYTES),
     maxQueryCost: nonNegative('maxQueryCost (OQL_MAX_QUERY_COST)', options.maxQueryCost ?? env['OQL_MAX_QUERY_COST'], DEFAULT_MAX_QUERY_COST),
     maxCompileMs: positive('maxCompileMs (OQL_MAX_COMPILE_MS)', options.maxCompileMs ?? env['OQL_MAX_COMPILE_MS'], DEFAULT_MAX_COMPILE_MS),

@@ -64,7 +64,7 @@ export async function openService(options: ServerOptions & { workspaces?: string
   const bootstrapKeys = config.apiKeys === undefined ? [] : parseApiKeysEnv(config.apiKeys);
   const workspaces = parseWorkspacesEnv(options.workspaces ?? (options.env ?? process.env)['OQL_WORKSPACES'] ?? '');
   const ownsDb = options.db === undefined;
-  const db = options.db ?? (await openDatabase({ ...options, embeddedSliceMs: config.embeddedSliceMs }));
+  const db = options.db ?? (await openDatabase({ ...options, embeddedSliceMs: config.embeddedSliceMs, preparedStatements: config.preparedStatements }));
   let reader: ReadDatabase | undefined;
   try {
     prepareSyntaxErrors();
@@ -90,7 +90,7 @@ export async function openService(options: ServerOptions & { workspaces?: string
     statistics?.start(MAINTENANCE_EVERY_MS);
     const timeoutMs = config.queryTimeoutMs ?? (db.kind === 'pglite' ? DEFAULT_EMBEDDED_TIMEOUT_MS : DEFAULT_QUERY_TIMEOUT_MS);
     // Its role's statement_timeout must equal the service's for a read to be one statement.
-    if (options.readDatabase !== undefined) reader = await openReadDatabase(options.readDatabase, { ...options, timeoutMs });
+    if (options.readDatabase !== undefined) reader = await openReadDatabase(options.readDatabase, { ...options, timeoutMs, preparedStatements: config.preparedStatements });
     const readDb = reader ? routeReads(db, reader.db) : db;
     // A read role on the primary itself also serves the reads that must see the latest write.
     const primaryReadDb = reader && !reader.role.standby ? readDb : db;

@@ -28,7 +28,8 @@ const API_KEYS = [
   `${KEYS.acme3}=org_acme:admin:u_acme_3`,
   `${KEYS.globex}=org_globex:admin:u_globex_1`,
 ].join(',');
-const ENV = { OQL_API_KEYS: API_KEYS };
+// Behind PgBouncer in transaction mode, without named statements (docs/fleet.md).
+const ENV = { OQL_API_KEYS: API_KEYS, OQL_PREPARED_STATEMENTS: '0' };
 /** Long enough that only a commit, never the wait running out, can answer within a test's time. */
 const WAIT_SECONDS = 25;
 
@@ -151,7 +152,7 @@ describe('the caps on waiting readers, on one instance', () => {
 
   beforeAll(async () => {
     // The per-user cap from the environment, the per-organization one from the options.
-    server = await createServer({ database: fleet.primaryUrl, apiKeys: API_KEYS, env: { OQL_MAX_WAITING_PER_USER: '2' }, maxWaitingPerOrg: 3 });
+    server = await createServer({ database: fleet.primaryUrl, apiKeys: API_KEYS, env: { OQL_MAX_WAITING_PER_USER: '2' }, maxWaitingPerOrg: 3, preparedStatements: 0 });
     await server.app.listen({ host: '127.0.0.1', port: 0 });
     url = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`;
   }, 120_000);

@@ -51,7 +51,7 @@ function plain(rows: readonly Record<string, unknown>[]): Record<string, unknown
 describe('reads on a read role through PgBouncer (transaction mode)', () => {
   it('are the statement alone when the role carries the defaults', async () => {
     const log = statementLog(fleet.primary);
-    const { db, role } = await openReadDatabase(fleet.bouncer.url('postgres', READER), { timeoutMs: BUDGET });
+    const { db, role } = await openReadDatabase(fleet.bouncer.url('postgres', READER), { timeoutMs: BUDGET, preparedStatements: 0 });
     try {
       expect(role).toMatchObject({ missing: [], standby: false, timeoutMs: BUDGET });
       for (let i = 0; i < 5; i++) expect(plain((await db.read(READ, ['org_a'], { timeoutMs: BUDGET })).rows)).toEqual(EXPECTED);
@@ -65,7 +65,7 @@ describe('reads on a read role through PgBouncer (transaction mode)', () => {
 
   it('take BEGIN READ ONLY … ROLLBACK on a role without them, with the same rows, and say what to run', async () => {
     const log = statementLog(fleet.primary);
-    const { db, role } = await openReadDatabase(fleet.bouncer.url('postgres', PLAIN), { timeoutMs: BUDGET });
+    const { db, role } = await openReadDatabase(fleet.bouncer.url('postgres', PLAIN), { timeoutMs: BUDGET, preparedStatements: 0 });
     try {
       expect(role.missing).toHaveLength(4);
       expect(role.fix).toEqual([
@@ -84,7 +84,7 @@ describe('reads on a read role through PgBouncer (transaction mode)', () => {
 
   it('take the BEGIN/SET path for a budget other than the role statement_timeout', async () => {
     const log = statementLog(fleet.primary);
-    const { db } = await openReadDatabase(fleet.bouncer.url('postgres', READER), { timeoutMs: BUDGET });
+    const { db } = await openReadDatabase(fleet.bouncer.url('postgres', READER), { timeoutMs: BUDGET, preparedStatements: 0 });
     try {
       await db.read(READ, ['org_a'], { timeoutMs: BUDGET + 500 });
       const texts = log.since().filter((s) => s.role === READER && s.text.startsWith('BEGIN READ ONLY'));
@@ -95,7 +95,7 @@ describe('reads on a read role through PgBouncer (transaction mode)', () => {
   });
 
   it('are refused any write by the database, and end by the role statement_timeout', async () => {
-    const { db } = await openReadDatabase(fleet.bouncer.url('postgres', READER), { timeoutMs: BUDGET });
+    const { db } = await openReadDatabase(fleet.bouncer.url('postgres', READER), { timeoutMs: BUDGET, preparedStatements: 0 });
     try {
       const write = await db.read("SELECT nextval('public.fleet_seq') AS n", [], { timeoutMs: BUDGET }).then(() => null, (e: Error) => e);
       expect(write).toMatchObject({ code: 'QUERY_FAILED', message: expect.stringContaining('read-only') });
@@ -110,7 +110,7 @@ describe('reads on a read role through PgBouncer (transaction mode)', () => {
 
   it('are one statement on the streaming replica too, which reports itself a standby', async () => {
     const log = statementLog(fleet.replica!);
-    const { db, role } = await openReadDatabase(fleet.readerUrl, { timeoutMs: BUDGET });
+    const { db, role } = await openReadDatabase(fleet.readerUrl, { timeoutMs: BUDGET, preparedStatements: 0 });
     try {
       expect(role).toMatchObject({ missing: [], standby: true });
       expect(plain((await db.read(READ, ['org_a'], { timeoutMs: BUDGET })).rows)).toEqual(EXPECTED);

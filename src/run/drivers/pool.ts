@@ -4,6 +4,7 @@ import { asDatabase, type Database, type ReadOptions, type Rows, type Tx, type W
 import { TenantGate } from './gate.js';
 import { assertSelect, readSettings, rowsOf, writeSettings } from './session.js';
 import { ReadRoleChecks } from './read-role.js';
+import { deallocateText, PreparedStatements, type Named } from './prepared.js';
 
 /** What the driver needs of a node-postgres Pool (the library imports no driver). */
 export interface PgPoolLike {
@@ -30,7 +31,7 @@ export interface PgClientLike {
   removeListener?(event: 'error', listener: (err: Error) => void): unknown;
   readonly processID?: number;
   readonly secretKey?: number;
-  readonly connection?: { stream?: { destroy(): void; cork?(): void; uncork?(): void } };
+  readonly connection?: { stream?: { destroy(): void; cork?(): void; uncork?(): void }; parsedStatements?: Record<string, unknown> };
 }
 
 interface PgCancellerLike {
@@ -62,7 +63,15 @@ export interface PoolDatabaseOptions {
    * statement alone, one round trip. Connections without them take the BEGIN/SET path.
    */
   readonly readRole?: boolean;
+  /**
+   * Named statements each connection keeps for reads (./prepared.ts). Default
+   * DEFAULT_PREPARED_STATEMENTS; 0 sends every read unnamed.
+   */
+  readonly preparedStatements?: number;
 }
+
+/** Named statements a connection keeps for reads, by default: the texts a service repeats. */
+export const DEFAULT_PREPARED_STATEMENTS = 100;
 
 /**
  * Queries made by `send` on a pipelined connection, corked so that they go out in one write rather
@@ -121,6 +130,7 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
   const gate = share >= 1 ? undefined : new TenantGate(Math.max(1, Math.floor(size * share)), options.maxTenantWaitMs ?? 10_000);
   let pinger: PgCancellerLike | undefined;
   const readRole = options.readRole ? new ReadRoleChecks() : undefined;
+  const prepared = new PreparedStatements(options.preparedStatements ?? DEFAULT_PREPARED_STATEMENTS);
 
   /**
    * Runs `fn` on a pooled connection within the tenant's share. A read's budget counts from the
@@ -214,17 +224,33 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
             client.connection?.stream?.destroy();
           }, budget + DROP_AFTER_MS),
         ];
-        const statement = { text: explain ? `EXPLAIN (FORMAT JSON) ${sql}` : sql, values: [...params], types: pgTypes(client.getTypeParser?.bind(client)), queryMode: 'extended' as const };
-        try {
+        const text = explain ? `EXPLAIN (FORMAT JSON) ${sql}` : sql;
+        const attempt = async (named: Named | null): Promise<Rows> => {
+          const statement = { text, values: [...params], types: pgTypes(client.getTypeParser?.bind(client)), queryMode: 'extended' as const, ...(named ? { name: named.name } : {}) };
+          // Names this connection lets go of to keep its share: sent before the statement, in its write.
+          const letGo = named && named.deallocate.length > 0 ? deallocateText(named.deallocate) : undefined;
           // Alone, the statement is its own read-only transaction with the role's timeout, zone and
           // date style; otherwise the transaction sets them, and ends in ROLLBACK, which also undoes
-          // any session setting the statement changed.
-          if (alone) return { rows: (await client.query(statement)).rows as Record<string, unknown>[] };
-          if (client.pipeline) return await pipelinedRead(client, state, readSettings(budget), statement);
-          await client.query(readSettings(budget));
+          // any session setting the statement changed (not a DEALLOCATE: that holds).
+          if (alone) {
+            if (letGo) await client.query(letGo);
+            return { rows: (await client.query(statement)).rows as Record<string, unknown>[] };
+          }
+          const settings = letGo ? `${readSettings(budget)}; ${letGo}` : readSettings(budget);
+          if (client.pipeline) return await pipelinedRead(client, state, settings, statement);
+          await client.query(settings);
           const result = await client.query(statement);
           await client.query('ROLLBACK');
           return { rows: result.rows as Record<string, unknown>[] };
+        };
+        try {
+          try {
+            return await attempt(explain ? null : prepared.name(client, text, tenant));
+          } catch (e) {
+            // A name missing or taken on the server: connections are shared below this pool. Read again unnamed.
+            if (!expired && prepared.lost(e)) return await attempt(null);
+            throw e;
+          }
         } catch (e) {
           if (expired) throw timeoutError(timeoutMs, e);
           if (!alone && !client.pipeline) {
