@@ -1,0 +1,121 @@
+#!/usr/bin/env node
+// What a read costs PostgreSQL itself, by how it is sent: `npm run bench:statement-cost`.
+//
+// The CPU of the backend serving each side (/proc, user and system), divided by the reads it
+// served: the bare statement (unnamed, then named), and oql's own read path (`Database.read` through
+// `readBounded`, as the service reads a filter page: in a read-only transaction with its settings,
+// the statement wrapped to bound its bytes) with named statements off and on. Each side has a
+// connection of its own, and the sides take turns in blocks, so that whatever else the machine
+// does falls on all of them alike. Also the plan alone (EXPLAIN) of the page as written and as
+// wrapped. Data: the example CRM, 20,000 opportunities over two organizations, as bench:server.
+//
+// OQL_BENCH_BLOCKS (default 20) rounds of every side; each round reads 40 pages or 600 records.
+// Writes the "What a read costs PostgreSQL" section of bench/RESULTS.md.
+import { cpus, loadavg } from 'node:os';
+import pg from 'pg';
+import { generateRows, loadFixtureCatalog, loadIntoDatabase } from '../fixtures/index.ts';
+import { compileFilter } from '../src/filter/index.ts';
+import { openDatabase } from '../src/run/open.ts';
+import { boundedStatement } from '../src/run/bounds.ts';
+import { readBounded } from '../src/run/read.ts';
+import { pgServerAvailable, startPgServer } from '../test/support/pg-server.ts';
+import { writeSection } from './results-file.mjs';
+import { processCpuMs } from './server/cpu.mjs';
+
+const BLOCKS = Number(process.env.OQL_BENCH_BLOCKS ?? 20);
+const ORG = 'org_bench';
+const STAGES = ['prospecting', 'qualification', 'proposal', 'negotiation', 'won', 'lost'];
+const THRESHOLDS = [0, 10_000, 50_000, 100_000];
+const FIELDS = ['id', 'name', 'amount', 'stage', 'close_date'];
+const log = (m) => process.stderr.write(`[bench:statement-cost] ${m}\n`);
+
+if (!pgServerAvailable()) {
+  log('PostgreSQL 15 binaries not found');
+  process.exit(1);
+}
+
+const catalog = loadFixtureCatalog('crm');
+const rows = generateRows(catalog, { seed: 20261123, tenants: [ORG, 'org_rival'], counts: { user: 100, account: 2_000, contact: 8_000, opportunity: 20_000, lead: 4_000 } });
+const ids = rows.get('opportunity').filter((r) => r.org_id === ORG && r.is_deleted === false).map((r) => r.id).slice(0, 1_000);
+const started = new Date();
+const startLoad = loadavg()[0];
+const server = await startPgServer({ settings: { shared_buffers: '256MB', jit: 'off' } });
+try {
+  const loader = new pg.Pool({ connectionString: server.url, max: 2 });
+  await loadIntoDatabase(loader, catalog, rows);
+  await loader.query('ANALYZE');
+  await loader.end();
+
+  /** A side's connection and the backend that serves it. */
+  const bare = new pg.Client({ connectionString: server.url });
+  await bare.connect();
+  const backendOf = async (read) => Number((await read('SELECT pg_backend_pid() AS pid')).pid);
+  const bareBackend = await backendOf(async (sql) => (await bare.query(sql)).rows[0]);
+  const oqlOf = async (preparedStatements) => {
+    const db = await openDatabase({ database: server.url, poolSize: 1, preparedStatements });
+    return { db, backend: await backendOf(async (sql) => (await db.read(sql, [], { timeoutMs: 5_000 })).rows[0]) };
+  };
+  const unnamed = await oqlOf(0);
+  const named = await oqlOf(100);
+
+  const floorSql = `SELECT ${FIELDS.join(', ')} FROM public.opportunity WHERE org_id = $1 AND NOT is_deleted AND stage = $2 AND amount >= $3 ORDER BY amount DESC NULLS LAST, id LIMIT 50`;
+  const floorParams = (i) => [ORG, STAGES[i % STAGES.length], THRESHOLDS[i % THRESHOLDS.length]];
+  const page = (i) => {
+    const c = compileFilter({ query: { fields: FIELDS, filters: { and: [{ field: 'stage', operator: 'eq', value: STAGES[i % STAGES.length] }, { field: 'amount', operator: 'gte', value: THRESHOLDS[i % THRESHOLDS.length] }] }, sort: [{ field: 'amount', direction: 'desc' }], pagination: { page: 1, page_size: 50 } } }, { catalog, slug: 'opportunity', orgId: ORG });
+    return { sql: c.sql, params: c.params, columnCount: c.columns.length };
+  };
+  // The service's limits on a filter page: 16 MiB of rows at most, 1,000 rows, no plan check (it is remembered as cheap after the first).
+  const limits = { timeoutMs: 5_000, tenant: ORG, maxBytes: 16 * 1024 * 1024, maxRows: 1_000 };
+  const getOne = 'SELECT * FROM public.opportunity WHERE org_id = $1 AND id = $2 AND NOT is_deleted';
+
+  const sides = [
+    { name: 'filter page: the bare statement, unnamed', backend: bareBackend, each: 40, run: (i) => bare.query(floorSql, floorParams(i)) },
+    { name: 'filter page: the bare statement, named', backend: bareBackend, each: 40, run: (i) => bare.query({ name: 'floor_page', text: floorSql, values: floorParams(i) }) },
+    { name: 'filter page: oql, unnamed (OQL_PREPARED_STATEMENTS=0)', backend: unnamed.backend, each: 40, run: (i) => readBounded(unnamed.db, page(i), limits) },
+    { name: 'filter page: oql, named (the default)', backend: named.backend, each: 40, run: (i) => readBounded(named.db, page(i), limits) },
+    { name: 'filter page: its plan alone, as written (EXPLAIN)', backend: bareBackend, each: 40, run: (i) => bare.query(`EXPLAIN ${page(i).sql}`, page(i).params) },
+    { name: 'filter page: its plan alone, wrapped to bound its bytes (EXPLAIN)', backend: bareBackend, each: 40, run: (i) => { const b = boundedStatement(page(i).sql, page(i).params, FIELDS.length, { maxBytes: limits.maxBytes, maxRows: limits.maxRows, blankAbove: 1024 * 1024 }); return bare.query(`EXPLAIN ${b.sql}`, b.params); } },
+    { name: 'get one: the bare statement, unnamed', backend: bareBackend, each: 600, run: (i) => bare.query(getOne, [ORG, ids[i % ids.length]]) },
+    { name: 'get one: oql, unnamed (OQL_PREPARED_STATEMENTS=0)', backend: unnamed.backend, each: 600, run: (i) => unnamed.db.read(getOne, [ORG, ids[i % ids.length]], { timeoutMs: 5_000, tenant: ORG }) },
+    { name: 'get one: oql, named (the default)', backend: named.backend, each: 600, run: (i) => named.db.read(getOne, [ORG, ids[i % ids.length]], { timeoutMs: 5_000, tenant: ORG }) },
+  ];
+  for (const side of sides) for (let i = 0; i < 20; i++) await side.run(i);
+  const totals = new Map(sides.map((s) => [s.name, { cpu: 0, reads: 0, ms: 0 }]));
+  for (let b = 0; b < BLOCKS; b++) {
+    for (const side of sides) {
+      const before = processCpuMs(side.backend);
+      const t0 = performance.now();
+      for (let i = 0; i < side.each; i++) await side.run(b * side.each + i);
+      const t = totals.get(side.name);
+      t.ms += performance.now() - t0;
+      t.cpu += processCpuMs(side.backend) - before;
+      t.reads += side.each;
+    }
+    log(`round ${b + 1} of ${BLOCKS}`);
+  }
+  await bare.end();
+  await unnamed.db.close();
+  await named.db.close();
+
+  const fmt = (n) => n.toLocaleString('en-US', { minimumFractionDigits: 3, maximumFractionDigits: 3 });
+  const lines = [];
+  const push = (s = '') => lines.push(s);
+  push('## What a read costs PostgreSQL (`npm run bench:statement-cost`)');
+  push();
+  push(`Ran ${started.toISOString()} on ${cpus().length} cores, Node ${process.version}, PostgreSQL 15; load average ${startLoad.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end. ` +
+    'The CPU (user and system, from /proc, in ticks of 10 ms) of the backend serving each side, divided by the reads it served; the sides take turns in blocks on connections of their own. ' +
+    'oql\'s filter page is read as the service reads it (`readBounded`: a read-only transaction with its settings, the statement wrapped to bound its bytes). ' +
+    `Data: the example CRM, 20,000 opportunities over two organizations; ${BLOCKS} rounds of 40 pages or 600 records a side.`);
+  push();
+  push('| read | PostgreSQL CPU per read, ms | wall per read, ms |');
+  push('| --- | --- | --- |');
+  for (const side of sides) {
+    const t = totals.get(side.name);
+    push(`| ${side.name} | ${fmt(t.cpu / t.reads)} | ${fmt(t.ms / t.reads)} |`);
+  }
+  const text = `${lines.join('\n')}\n`;
+  process.stdout.write(text);
+  writeSection('statement-cost', text);
+} finally {
+  await server.stop();
+}
