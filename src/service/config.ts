@@ -54,11 +54,6 @@ export interface ServerOptions extends DatabaseOptions {
    * OQL_EMBEDDED_SLICE_MS or 500.
    */
   readonly embeddedSliceMs?: number;
-  /**
-   * PostgreSQL: named statements each connection keeps for reads (0: none; they also turn off by
-   * themselves behind a pooler that cannot carry them). Default OQL_PREPARED_STATEMENTS or 100.
-   */
-  readonly preparedStatements?: number;
   /** The most bytes of rows one response may carry (RESPONSE_TOO_LARGE beyond). Default OQL_MAX_RESPONSE_BYTES or 16 MiB. */
   readonly maxResponseBytes?: number;
   /** The planner cost above which a report or filter is refused unrun (QUERY_TOO_COSTLY); 0 turns the check off. Default OQL_MAX_QUERY_COST or 50,000,000. */

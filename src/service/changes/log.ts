@@ -73,6 +73,16 @@ const COLUMNS = `position::text AS pos, width, event_id::text AS event_id, objec
 /** The most changes one row of the log holds (the sequence's step). */
 const ROW_WIDTH = 1000;
 
+export interface ChangeLogOptions {
+  /** Whether a change keeps its record, a checkpoint for readers (default: one in CHECKPOINT_EVERY, at random). */
+  readonly checkpoint?: (() => boolean) | undefined;
+  /**
+   * The statement budget of every read of an organization's changes, its records' rebuild
+   * included (the service's query budget): a read past it fails QUERY_TIMEOUT. Default: none.
+   */
+  readonly timeoutMs?: number | undefined;
+}
+
 /**
  * The change log of every organization: one table of the service's schema, written by the record
  * functions in each write's own transaction (`sink`), read by the feed, the stream, the MCP tool
@@ -86,16 +96,6 @@ const ROW_WIDTH = 1000;
  * snapshot (`records`). Rows written before migration 13 kept their record, and it is read as
  * kept.
  */
-export interface ChangeLogOptions {
-  /** Whether a change keeps its record, a checkpoint for readers (default: one in CHECKPOINT_EVERY, at random). */
-  readonly checkpoint?: (() => boolean) | undefined;
-  /**
-   * The statement budget of every read of an organization's changes, its records' rebuild
-   * included (the service's query budget): a read past it fails QUERY_TIMEOUT. Default: none.
-   */
-  readonly timeoutMs?: number | undefined;
-}
-
 export class ChangeLog {
   private readonly checkpoint: () => boolean;
   private readonly timeoutMs: number | undefined;
