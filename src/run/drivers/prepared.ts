@@ -44,9 +44,9 @@ const LOST = new Set(['26000', '42P05']);
 
 export class PreparedStatements {
   private on: boolean;
-  /** organization and text → name, for the reads made lately. */
+  /** The names of the reads made lately, by organization and text. */
   private readonly digests = new Map<string, string>();
-  /** Per connection: organization and text → name, in the order they were last read. */
+  /** Per connection: the names it holds, by organization and text, in the order they were last read. */
   private readonly names = new WeakMap<object, Map<string, string>>();
 
   constructor(private readonly perConnection: number) {
