@@ -72,12 +72,12 @@ try {
     { name: 'filter page: the bare statement, unnamed', backend: bareBackend, each: 40, run: (i) => bare.query(floorSql, floorParams(i)) },
     { name: 'filter page: the bare statement, named', backend: bareBackend, each: 40, run: (i) => bare.query({ name: 'floor_page', text: floorSql, values: floorParams(i) }) },
     { name: 'filter page: oql, unnamed (OQL_PREPARED_STATEMENTS=0)', backend: unnamed.backend, each: 40, run: (i) => readBounded(unnamed.db, page(i), limits) },
-    { name: 'filter page: oql, named (the default)', backend: named.backend, each: 40, run: (i) => readBounded(named.db, page(i), limits) },
+    { name: 'filter page: oql, named (OQL_PREPARED_STATEMENTS=100)', backend: named.backend, each: 40, run: (i) => readBounded(named.db, page(i), limits) },
     { name: 'filter page: its plan alone, as written (EXPLAIN)', backend: bareBackend, each: 40, run: (i) => bare.query(`EXPLAIN ${page(i).sql}`, page(i).params) },
     { name: 'filter page: its plan alone, wrapped to bound its bytes (EXPLAIN)', backend: bareBackend, each: 40, run: (i) => { const b = boundedStatement(page(i).sql, page(i).params, FIELDS.length, { maxBytes: limits.maxBytes, maxRows: limits.maxRows, blankAbove: 1024 * 1024 }); return bare.query(`EXPLAIN ${b.sql}`, b.params); } },
     { name: 'get one: the bare statement, unnamed', backend: bareBackend, each: 600, run: (i) => bare.query(getOne, [ORG, ids[i % ids.length]]) },
     { name: 'get one: oql, unnamed (OQL_PREPARED_STATEMENTS=0)', backend: unnamed.backend, each: 600, run: (i) => unnamed.db.read(getOne, [ORG, ids[i % ids.length]], { timeoutMs: 5_000, tenant: ORG }) },
-    { name: 'get one: oql, named (the default)', backend: named.backend, each: 600, run: (i) => named.db.read(getOne, [ORG, ids[i % ids.length]], { timeoutMs: 5_000, tenant: ORG }) },
+    { name: 'get one: oql, named (OQL_PREPARED_STATEMENTS=100)', backend: named.backend, each: 600, run: (i) => named.db.read(getOne, [ORG, ids[i % ids.length]], { timeoutMs: 5_000, tenant: ORG }) },
   ];
   for (const side of sides) for (let i = 0; i < 20; i++) await side.run(i);
   const totals = new Map(sides.map((s) => [s.name, { cpu: 0, reads: 0, ms: 0 }]));

@@ -16,8 +16,8 @@ export interface DatabaseOptions {
   readonly tenantShare?: number | undefined;
   /**
    * Named statements each PostgreSQL connection keeps for reads, so that a read repeated with new
-   * values skips its parse and, after a few runs, its plan. Default 100 (the service:
-   * OQL_PREPARED_STATEMENTS); 0 turns them off (behind a pooler that cannot carry them they turn
+   * values skips its parse and, after a few runs, its plan; for example 100 (the service:
+   * OQL_PREPARED_STATEMENTS). Default 0, none (behind a pooler that cannot carry them they turn
    * off by themselves).
    */
   readonly preparedStatements?: number | undefined;

@@ -280,7 +280,7 @@ describe('named statements', () => {
       // Named by their text: the same name for the same text, whichever process or connection.
       expect(held.every((r) => /^oql_[\w-]{22}$/.test(String(r.name)))).toBe(true);
       // One name per organization: the plan one organization's reads get is chosen from its own runs.
-      const perOrg = await openDatabase({ database: server.url, poolSize: 1 });
+      const perOrg = await openDatabase({ database: server.url, poolSize: 1, preparedStatements: 100 });
       try {
         for (const tenant of ['org_a', 'org_b', 'org_a']) expect((await perOrg.read(text(5), [1], { timeoutMs: BUDGET, tenant })).rows).toEqual([{ n: 6 }]);
         const names = (await perOrg.read('SELECT name FROM pg_prepared_statements WHERE statement = $1', [text(5)], { timeoutMs: BUDGET })).rows;
@@ -305,7 +305,7 @@ describe('named statements', () => {
     // PgBouncer in transaction mode with one server connection: the second client to read a text
     // finds its name there already. That read is made again unnamed, and the pool names none after.
     const shared = await startPgBouncer({ fallback: { host: '127.0.0.1', port: server.port }, poolMode: 'transaction', poolSize: 1 });
-    const db = await openDatabase({ database: shared.url(), poolSize: 2 });
+    const db = await openDatabase({ database: shared.url(), poolSize: 2, preparedStatements: 100 });
     try {
       for (let i = 0; i < 10; i++) {
         const answers = await Promise.all([db.read(text(1), [i], { timeoutMs: BUDGET }), db.read(text(1), [i + 100], { timeoutMs: BUDGET })]);

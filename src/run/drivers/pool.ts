@@ -64,14 +64,19 @@ export interface PoolDatabaseOptions {
    */
   readonly readRole?: boolean;
   /**
-   * Named statements each connection keeps for reads (./prepared.ts). Default
-   * DEFAULT_PREPARED_STATEMENTS; 0 sends every read unnamed.
+   * Named statements each connection keeps for reads (./prepared.ts), for example 100. Default
+   * DEFAULT_PREPARED_STATEMENTS (none); 0 sends every read unnamed.
    */
   readonly preparedStatements?: number;
 }
 
-/** Named statements a connection keeps for reads, by default: the texts a service repeats. */
-export const DEFAULT_PREPARED_STATEMENTS = 100;
+/**
+ * Named statements a connection keeps for reads, by default: none. With them a filter page costs
+ * PostgreSQL a sixth less CPU (bench/RESULTS.md), but they are not the default until the hostile
+ * neighbour is measured with them: a generic plan can make a neighbour's attacks heavier within
+ * its budget, and one run of the suite saw the other organization's report time out beside it.
+ */
+export const DEFAULT_PREPARED_STATEMENTS = 0;
 
 /**
  * Queries made by `send` on a pipelined connection, corked so that they go out in one write rather
