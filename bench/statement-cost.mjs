@@ -21,12 +21,13 @@ import { readBounded } from '../src/run/read.ts';
 import { pgServerAvailable, startPgServer } from '../test/support/pg-server.ts';
 import { writeSection } from './results-file.mjs';
 import { processCpuMs } from './server/cpu.mjs';
+import { WORKLOADS } from './server/workloads.mjs';
 
 const BLOCKS = Number(process.env.OQL_BENCH_BLOCKS ?? 20);
 const ORG = 'org_bench';
-const STAGES = ['prospecting', 'qualification', 'proposal', 'negotiation', 'won', 'lost'];
-const THRESHOLDS = [0, 10_000, 50_000, 100_000];
-const FIELDS = ['id', 'name', 'amount', 'stage', 'close_date'];
+/** bench:server's own workloads: the same filter page and get-one, bare and as HTTP bodies. */
+const FILTER = WORKLOADS.find((w) => w.name === 'filter');
+const GET_ONE = WORKLOADS.find((w) => w.name === 'get one');
 const log = (m) => process.stderr.write(`[bench:statement-cost] ${m}\n`);
 
 if (!pgServerAvailable()) {
@@ -36,7 +37,7 @@ if (!pgServerAvailable()) {
 
 const catalog = loadFixtureCatalog('crm');
 const rows = generateRows(catalog, { seed: 20261123, tenants: [ORG, 'org_rival'], counts: { user: 100, account: 2_000, contact: 8_000, opportunity: 20_000, lead: 4_000 } });
-const ids = rows.get('opportunity').filter((r) => r.org_id === ORG && r.is_deleted === false).map((r) => r.id).slice(0, 1_000);
+const data = { org: ORG, opportunityIds: rows.get('opportunity').filter((r) => r.org_id === ORG && r.is_deleted === false).map((r) => r.id).slice(0, 1_000) };
 const started = new Date();
 const startLoad = loadavg()[0];
 const server = await startPgServer({ settings: { shared_buffers: '256MB', jit: 'off' } });
@@ -58,26 +59,26 @@ try {
   const unnamed = await oqlOf(0);
   const named = await oqlOf(100);
 
-  const floorSql = `SELECT ${FIELDS.join(', ')} FROM public.opportunity WHERE org_id = $1 AND NOT is_deleted AND stage = $2 AND amount >= $3 ORDER BY amount DESC NULLS LAST, id LIMIT 50`;
-  const floorParams = (i) => [ORG, STAGES[i % STAGES.length], THRESHOLDS[i % THRESHOLDS.length]];
+  const floorPage = (i) => FILTER.floor(data, i);
+  // The filter request's own body, compiled as the service compiles it.
   const page = (i) => {
-    const c = compileFilter({ query: { fields: FIELDS, filters: { and: [{ field: 'stage', operator: 'eq', value: STAGES[i % STAGES.length] }, { field: 'amount', operator: 'gte', value: THRESHOLDS[i % THRESHOLDS.length] }] }, sort: [{ field: 'amount', direction: 'desc' }], pagination: { page: 1, page_size: 50 } } }, { catalog, slug: 'opportunity', orgId: ORG });
+    const c = compileFilter(JSON.parse(FILTER.request(data, i).body), { catalog, slug: 'opportunity', orgId: ORG });
     return { sql: c.sql, params: c.params, columnCount: c.columns.length };
   };
   // The service's limits on a filter page: 16 MiB of rows at most, 1,000 rows, no plan check (it is remembered as cheap after the first).
   const limits = { timeoutMs: 5_000, tenant: ORG, maxBytes: 16 * 1024 * 1024, maxRows: 1_000 };
-  const getOne = 'SELECT * FROM public.opportunity WHERE org_id = $1 AND id = $2 AND NOT is_deleted';
+  const getOne = (i) => GET_ONE.floor(data, i);
 
   const sides = [
-    { name: 'filter page: the bare statement, unnamed', backend: bareBackend, each: 40, run: (i) => bare.query(floorSql, floorParams(i)) },
-    { name: 'filter page: the bare statement, named', backend: bareBackend, each: 40, run: (i) => bare.query({ name: 'floor_page', text: floorSql, values: floorParams(i) }) },
+    { name: 'filter page: the bare statement, unnamed', backend: bareBackend, each: 40, run: (i) => bare.query(floorPage(i).sql, floorPage(i).params) },
+    { name: 'filter page: the bare statement, named', backend: bareBackend, each: 40, run: (i) => bare.query({ name: 'floor_page', text: floorPage(i).sql, values: floorPage(i).params }) },
     { name: 'filter page: oql, unnamed (OQL_PREPARED_STATEMENTS=0)', backend: unnamed.backend, each: 40, run: (i) => readBounded(unnamed.db, page(i), limits) },
     { name: 'filter page: oql, named (OQL_PREPARED_STATEMENTS=100)', backend: named.backend, each: 40, run: (i) => readBounded(named.db, page(i), limits) },
     { name: 'filter page: its plan alone, as written (EXPLAIN)', backend: bareBackend, each: 40, run: (i) => bare.query(`EXPLAIN ${page(i).sql}`, page(i).params) },
-    { name: 'filter page: its plan alone, wrapped to bound its bytes (EXPLAIN)', backend: bareBackend, each: 40, run: (i) => { const b = boundedStatement(page(i).sql, page(i).params, FIELDS.length, { maxBytes: limits.maxBytes, maxRows: limits.maxRows, blankAbove: 1024 * 1024 }); return bare.query(`EXPLAIN ${b.sql}`, b.params); } },
-    { name: 'get one: the bare statement, unnamed', backend: bareBackend, each: 600, run: (i) => bare.query(getOne, [ORG, ids[i % ids.length]]) },
-    { name: 'get one: oql, unnamed (OQL_PREPARED_STATEMENTS=0)', backend: unnamed.backend, each: 600, run: (i) => unnamed.db.read(getOne, [ORG, ids[i % ids.length]], { timeoutMs: 5_000, tenant: ORG }) },
-    { name: 'get one: oql, named (OQL_PREPARED_STATEMENTS=100)', backend: named.backend, each: 600, run: (i) => named.db.read(getOne, [ORG, ids[i % ids.length]], { timeoutMs: 5_000, tenant: ORG }) },
+    { name: 'filter page: its plan alone, wrapped to bound its bytes (EXPLAIN)', backend: bareBackend, each: 40, run: (i) => { const p = page(i); const b = boundedStatement(p.sql, p.params, p.columnCount, { maxBytes: limits.maxBytes, maxRows: limits.maxRows, blankAbove: 1024 * 1024 }); return bare.query(`EXPLAIN ${b.sql}`, b.params); } },
+    { name: 'get one: the bare statement, unnamed', backend: bareBackend, each: 600, run: (i) => bare.query(getOne(i).sql, getOne(i).params) },
+    { name: 'get one: oql, unnamed (OQL_PREPARED_STATEMENTS=0)', backend: unnamed.backend, each: 600, run: (i) => unnamed.db.read(getOne(i).sql, getOne(i).params, { timeoutMs: 5_000, tenant: ORG }) },
+    { name: 'get one: oql, named (OQL_PREPARED_STATEMENTS=100)', backend: named.backend, each: 600, run: (i) => named.db.read(getOne(i).sql, getOne(i).params, { timeoutMs: 5_000, tenant: ORG }) },
   ];
   for (const side of sides) for (let i = 0; i < 20; i++) await side.run(i);
   const totals = new Map(sides.map((s) => [s.name, { cpu: 0, reads: 0, ms: 0 }]));

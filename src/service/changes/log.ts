@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Catalog } from '../../catalog/types.js';
 import { OqlError } from '../../diagnostics/diagnostic.js';
 import { diffRecords, undoChange, undoOf, type ChangeDraft, type ChangeOperation, type ChangeSink, type Undo } from '../../records/changes.js';
-import type { Tx as RecordsTx } from '../../records/db.js';
+import { inWriteTransaction, type Tx as RecordsTx } from '../../records/db.js';
 import { loggedRecords } from '../../records/lifecycle.js';
 import { put } from '../../records/shape.js';
 import type { Database, Tx } from '../../run/database.js';
@@ -276,16 +276,11 @@ export class ChangeLog {
 
   /**
    * One statement that reads an organization's changes: in a transaction of its own, for the
-   * statement budget and the organization's share of the connections; its COMMIT goes with it
-   * where the driver can send them together, so it is still one round trip.
+   * statement budget and the organization's share of the connections; as the transaction's last
+   * statement its COMMIT goes with it where the driver can, so it is still one round trip.
    */
   private async page<T>(orgId: string, sql: string, params: readonly unknown[]): Promise<T[]> {
-    try {
-      return await this.db.transaction(async (tx) => (await (tx.commitWith ? tx.commitWith<T>(sql, params) : tx.query<T>(sql, params))).rows,
-        { tenant: orgId, timeoutMs: this.timeoutMs });
-    } catch (e) {
-      throw databaseError(e, this.timeoutMs ?? 0);
-    }
+    return await inWriteTransaction(this.db, { tenant: orgId, timeoutMs: this.timeoutMs }, (tx) => tx.lastRows(sql, params)) as T[];
   }
 
   /** `fn` in a read-only transaction of one snapshot: the records as they stand and the changes a rebuild walks back agree. */
