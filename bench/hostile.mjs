@@ -7,12 +7,14 @@
 // rows of 50-99 KB, A sends open-loop at 6 requests a second over three users) writes the
 // section "A heavier neighbour"; `before` as the fourth argument writes it to its own section,
 // kept as the figures from before the change they were taken for.
-// Run with `node --import tsx bench/hostile.mjs [pglite|postgres|both] [attack seconds] [light|heavy|both] [before]`.
+// Run with `node --import tsx bench/hostile.mjs [pglite|postgres|both] [attack seconds] [light|heavy|both] [before]`;
+// OQL_PREPARED_STATEMENTS sets the PostgreSQL server's named statements as it does for `oql serve`.
 import { cpus, loadavg, totalmem } from 'node:os';
 import { percentile, runHeavyScenario, runScenario, seed, seedHeavy, startScenarioServer } from './hostile.ts';
 import { pgServerAvailable, startPgServer } from '../test/support/pg-server.ts';
 import { writeSection } from './results-file.mjs';
 import { EmbeddedDatabase } from '../src/run/drivers/pglite/supervisor.ts';
+import { DEFAULT_PREPARED_STATEMENTS } from '../src/run/drivers/pool.ts';
 
 const only = process.argv[2];
 const attackMs = Number(process.argv[3] ?? 60) * 1000;
@@ -21,6 +23,9 @@ const before = process.argv[5] === 'before';
 /** A's open-loop rate in the heavier scenario, requests a second over its three users. */
 const HEAVY_RATE = 6;
 const TIMEOUT_MS = 2_000;
+/** Named statements on PostgreSQL, as `oql serve` reads them: OQL_PREPARED_STATEMENTS, or the service's default. */
+const PREPARED = process.env.OQL_PREPARED_STATEMENTS === undefined ? undefined : Number(process.env.OQL_PREPARED_STATEMENTS);
+const preparedNote = `Named statements on PostgreSQL: ${PREPARED === undefined ? `the default, ${DEFAULT_PREPARED_STATEMENTS}` : `OQL_PREPARED_STATEMENTS=${PREPARED}`} a connection${(PREPARED ?? DEFAULT_PREPARED_STATEMENTS) === 0 ? ' (off)' : ''}.`;
 const log = (...a) => console.error('[hostile]', ...a);
 
 const ms = (v) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '-');
@@ -30,7 +35,7 @@ const stats = (samples) => {
 };
 
 async function one(name, options, attackers, heavy) {
-  const { server, url } = await startScenarioServer({ ...options, queryTimeoutMs: TIMEOUT_MS });
+  const { server, url } = await startScenarioServer({ ...options, queryTimeoutMs: TIMEOUT_MS, ...(PREPARED === undefined ? {} : { preparedStatements: PREPARED }) });
   try {
     if (heavy) await seedHeavy(url);
     else await seed(url);
@@ -106,7 +111,7 @@ function heavySection(results) {
   return [
     before ? '### A heavier neighbour: before (`npm run bench:hostile -- both 60 heavy before`)' : '## A heavier neighbour (`npm run bench:hostile`)',
     '',
-    `Ran ${new Date().toISOString()} on ${cpus().length} cores (${cpus()[0]?.model.split(' ').slice(0, 2).join(' ')}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, on a machine shared with other work (the load average is in the table). Scenario: runHeavyScenario in bench/hostile.ts (issue 35, item 7). Organization B stores about 46 MB in 565 accounts whose city is 50-99 KB of text that does not compress, then its attackers (six keys of three users) loop without pause over the attacks of the table above, at and beyond its budget. Organization A sends its light mix (get one, a GROUP BY report, a 20-row filter page, a one-record write, /health) OPEN-LOOP at ${HEAVY_RATE} requests a second over three users, each with its own key: a request leaves at its time whether or not the earlier ones were answered. A alone for 10 s, then ${attackMs / 1000} s beside B. Statement budget ${TIMEOUT_MS / 1000} s. Targets: A's p99 <= 2 s, max <= 5 s, no refusal or error of A (no 429, no 503), /health 200.`,
+    `Ran ${new Date().toISOString()} on ${cpus().length} cores (${cpus()[0]?.model.split(' ').slice(0, 2).join(' ')}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, on a machine shared with other work (the load average is in the table). Scenario: runHeavyScenario in bench/hostile.ts (issue 35, item 7). Organization B stores about 46 MB in 565 accounts whose city is 50-99 KB of text that does not compress, then its attackers (six keys of three users) loop without pause over the attacks of the table above, at and beyond its budget. Organization A sends its light mix (get one, a GROUP BY report, a 20-row filter page, a one-record write, /health) OPEN-LOOP at ${HEAVY_RATE} requests a second over three users, each with its own key: a request leaves at its time whether or not the earlier ones were answered. A alone for 10 s, then ${attackMs / 1000} s beside B. Statement budget ${TIMEOUT_MS / 1000} s. Targets: A's p99 <= 2 s, max <= 5 s, no refusal or error of A (no 429, no 503), /health 200. ${preparedNote}`,
     '',
     ...table(results),
     '',
@@ -117,7 +122,7 @@ function section(results) {
   const lines = [
     '## A hostile neighbour (`npm run bench:hostile`)',
     '',
-    `Ran ${new Date().toISOString()} on ${cpus().length} cores (${cpus()[0]?.model.split(' ').slice(0, 2).join(' ')}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}. Scenario: bench/hostile.ts. Organization A runs a steady light mix (get one, a GROUP BY report, a 20-row filter page, a one-record write, /health; 50 ms between requests) alone for 10 s, then for ${attackMs / 1000} s beside organization B, whose attackers (six keys of three users) loop without pause over every attack of issue 19: reports that build huge strings, 1000-row pages of 99 KB texts, slow correlated subqueries, 9,000-character contains patterns, floods and bursts of concurrent filters beyond the budget, connector pages, deep JSON, NULL-typed expressions, numbers beyond int8. Statement budget ${TIMEOUT_MS / 1000} s (the option every deployment sets; the defaults are 20 s on PostgreSQL and 5 s embedded). Targets: A's p99 <= 2 s and max <= 5 s under attack, peak RSS <= 1.5 GB, every 504 within 21 s of its request.`,
+    `Ran ${new Date().toISOString()} on ${cpus().length} cores (${cpus()[0]?.model.split(' ').slice(0, 2).join(' ')}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}. Scenario: bench/hostile.ts. Organization A runs a steady light mix (get one, a GROUP BY report, a 20-row filter page, a one-record write, /health; 50 ms between requests) alone for 10 s, then for ${attackMs / 1000} s beside organization B, whose attackers (six keys of three users) loop without pause over every attack of issue 19: reports that build huge strings, 1000-row pages of 99 KB texts, slow correlated subqueries, 9,000-character contains patterns, floods and bursts of concurrent filters beyond the budget, connector pages, deep JSON, NULL-typed expressions, numbers beyond int8. Statement budget ${TIMEOUT_MS / 1000} s (the option every deployment sets; the defaults are 20 s on PostgreSQL and 5 s embedded). Targets: A's p99 <= 2 s and max <= 5 s under attack, peak RSS <= 1.5 GB, every 504 within 21 s of its request. ${preparedNote}`,
     '',
     ...table(results),
   ];

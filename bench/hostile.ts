@@ -41,9 +41,10 @@ const KEYS_ENV = [`${A_KEY}=org_a:admin:u_a`, ...A_KEYS.map((k, i) => `${k}=org_
 
 const BIG = 'x'.repeat(99_000);
 
-export async function startScenarioServer(options: { database?: string; memory?: boolean; queryTimeoutMs: number }): Promise<{ server: OqlServer; url: string; db: Database }> {
+export async function startScenarioServer(options: { database?: string; memory?: boolean; queryTimeoutMs: number; preparedStatements?: number }): Promise<{ server: OqlServer; url: string; db: Database }> {
   const server = await createServer({
     ...(options.database ? { database: options.database } : { memory: true }),
+    ...(options.preparedStatements === undefined ? {} : { preparedStatements: options.preparedStatements }),
     apiKeys: KEYS_ENV, env: {}, queryTimeoutMs: options.queryTimeoutMs, log: false,
   });
   await server.app.listen({ port: 0, host: '127.0.0.1' });
