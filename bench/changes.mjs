@@ -158,7 +158,7 @@ async function writeCost(setup) {
       append: (tx, orgId) => tx.lastRows("SELECT pg_advisory_xact_lock(hashtextextended('oql changes|' || $1, 0))", [orgId]),
       // An update as the log runs it, with the lock in its statement and no row written.
       update: (tx, orgId, u) => tx.lastRows(
-        `WITH w AS (${u.sql}), held AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtextextended('oql changes|' || $${u.params.length + 1}::text, 0)) FROM w) SELECT w.* FROM w, held`,
+        `${u.sql}, pg_advisory_xact_lock(hashtextextended('oql changes|' || $${u.params.length + 1}::text, 0)) AS held`,
         [...u.params, orgId]),
     },
   };
@@ -369,11 +369,11 @@ function section() {
     '(one writer) or block by block (four writers of one organization, whose log rows queue on the organization\'s advisory lock from their first change row to their commit).');
   push();
   push('What the log adds to a write. A create: one statement in its transaction, sent with its COMMIT (`oql_service.log_changes`, a PL/pgSQL function whose plan each server connection keeps): the organization\'s advisory lock, and the rows. ' +
-    'An update: no statement; its UPDATE, sent with the COMMIT with or without a log, also takes the lock and writes the row (in CTEs). ' +
+    'An update: no statement; its UPDATE, sent with the COMMIT with or without a log, also takes the lock and writes the row (a function call in its RETURNING list). ' +
     'A row keeps what a change did, not the record after it: a create statement\'s records of one object are one row (their ids an array, one position each), an update a row of the old values of the fields it wrote; readers rebuild the records from the table. ' +
     'About one update, delete or restore in 32 keeps its record too, a checkpoint that bounds a reader\'s rebuild (an update that does takes the statement of a create). A create\'s row takes one B-tree entry and a BRIN summary, an update\'s two and the summary; of one organization\'s writers, each holds the lock from its change rows to its commit.');
   push();
-  push('"Lock only" takes the organization\'s lock where the log takes it (a create: a statement sent with the COMMIT; an update: a CTE of its UPDATE) and writes no change row (one writer): the difference from "without" is the lock alone; the rest of "with log" is the writing of the change rows.');
+  push('"Lock only" takes the organization\'s lock where the log takes it (a create: a statement sent with the COMMIT; an update: an expression of the RETURNING list of its UPDATE) and writes no change row (one writer): the difference from "without" is the lock alone; the rest of "with log" is the writing of the change rows.');
   push();
   push('| write | calls each | with log p50 | lock only p50 | without p50 | p50 ratio | with log p99 | without p99 | p99 ratio |');
   push('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');

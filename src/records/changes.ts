@@ -80,7 +80,10 @@ export interface ChangeSink {
 
 /** An update of one record as `ChangeSink.update` runs it. */
 export interface LoggedUpdate {
-  /** `UPDATE` of the record `RETURNING` the columns of `recordSelect` (src/records/shape.ts). */
+  /**
+   * `UPDATE` of the record `RETURNING` the columns of `recordSelect` (src/records/shape.ts), the
+   * RETURNING list last: a sink may add expressions to it.
+   */
   readonly sql: string;
   readonly params: readonly unknown[];
   readonly objectSlug: string;

@@ -120,10 +120,12 @@ export class ChangeLog {
           return rows;
         }
         // The UPDATE and its change in one statement, sent with the COMMIT: the log costs the
-        // write no statement. `log_change` takes the organization's lock and writes the row once
-        // the UPDATE has returned it; its plan is kept, where an INSERT here would be planned with
-        // every update. The row keeps the old values of every field the statement writes, and no
-        // changed_fields: a reader, who rebuilds the record after the change, finds which changed.
+        // write no statement. `log_change`, one more expression of the UPDATE's RETURNING list, takes
+        // the organization's lock and writes the row once the record's row is updated; its plan is
+        // kept, where an INSERT here would be planned with every update, and no CTE or join is
+        // planned around the UPDATE. The row keeps the old values of every field the statement
+        // writes, and no changed_fields: a reader, who rebuilds the record after the change, finds
+        // which changed.
         const params = [...update.params];
         const param = (value: unknown) => {
           params.push(value);
@@ -132,10 +134,7 @@ export class ChangeLog {
         const previous: Record<string, unknown> = {};
         for (const k of update.written) put(previous, k, Object.hasOwn(update.before, k) ? update.before[k] : null);
         return tx.lastRows(
-          `WITH w AS (${update.sql}),
-             logged AS MATERIALIZED (
-               SELECT ${S}.log_change(${param(orgId)}, ${param(actor.user_id)}, ${param(actor.surface)}, ${param(update.objectSlug)}, 'updated', ${param(update.recordId)}, NULL, ${param(JSON.stringify(previous))}, NULL, NULL) FROM w)
-           SELECT w.* FROM w, logged`,
+          `${update.sql}, ${S}.log_change(${param(orgId)}, ${param(actor.user_id)}, ${param(actor.surface)}, ${param(update.objectSlug)}, 'updated', ${param(update.recordId)}, NULL, ${param(JSON.stringify(previous))}, NULL, NULL) AS logged`,
           params);
       },
     };
