@@ -27,14 +27,14 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { generateRows, loadFixtureCatalog, loadIntoDatabase } from '../fixtures/index.ts';
+import { loadFixtureCatalog, loadIntoDatabase } from '../fixtures/index.ts';
 import { compile } from '../src/compile.ts';
 import { compileFilter } from '../src/filter/index.ts';
 import { selectRecords } from '../src/records/shape.ts';
 import { startFleetDatabases } from '../test/support/fleet.ts';
 import { pgServerAvailable } from '../test/support/pg-server.ts';
 import { pgBouncerAvailable } from '../test/support/pgbouncer.ts';
-import { WORKLOADS, newOpportunities } from './server/workloads.mjs';
+import { BENCH_COUNTS, BENCH_ORG, WORKLOADS, benchRows, newOpportunities } from './server/workloads.mjs';
 import { writeSection } from './results-file.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
@@ -44,11 +44,11 @@ const WARMUP_SECONDS = Number(process.env.OQL_BENCH_WARMUP_SECONDS ?? 1);
 const MAX_REQUESTS = Number(process.env.OQL_BENCH_MAX_REQUESTS ?? 20_000);
 const CONNECTIONS = Number(process.env.OQL_BENCH_CONNECTIONS ?? 8);
 const POOL_SIZE = 10;
-const ORG = 'org_bench';
+const ORG = BENCH_ORG;
 // Four users of one organization: a user may run two reports, filter or connector pages at once
 // (the policy point's budget, shared by the instances), so eight connections take four users.
 const KEYS = [1, 2, 3, 4].map((i) => `bench-key-org-bench-superadmin-000${i}`);
-const COUNTS = { user: 100, account: 2_000, contact: 8_000, opportunity: 20_000, lead: 4_000 };
+const COUNTS = BENCH_COUNTS;
 
 const log = (m) => process.stderr.write(`[bench:fleet] ${m}\n`);
 const fmt = (n, digits = 2) => (n === undefined || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }));
@@ -62,7 +62,7 @@ if (!pgServerAvailable() || !pgBouncerAvailable()) {
 
 const catalog = loadFixtureCatalog('crm');
 log(`generating ${Object.values(COUNTS).reduce((a, b) => a + b, 0).toLocaleString('en-US')} rows for two organizations`);
-const rows = generateRows(catalog, { seed: 20261123, tenants: [ORG, 'org_rival'], counts: COUNTS });
+const rows = benchRows(catalog);
 const own = (slug) => rows.get(slug).filter((r) => r.org_id === ORG && r.is_deleted === false);
 const data = {
   org: ORG,

@@ -33,9 +33,9 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { generateRows, loadFixtureCatalog, loadIntoDatabase } from '../fixtures/index.ts';
+import { loadFixtureCatalog, loadIntoDatabase } from '../fixtures/index.ts';
 import { pgServerAvailable, startPgServer } from '../test/support/pg-server.ts';
-import { PEER_WORKLOADS, WORKLOADS, floorRunner } from './server/workloads.mjs';
+import { BENCH_COUNTS, BENCH_ORG, PEER_WORKLOADS, WORKLOADS, benchRows, floorRunner } from './server/workloads.mjs';
 import { listening, peerNode, startPostGraphile } from './server/peer.mjs';
 import { childrenCpuMs, parentOf, postgresCpuMs, processCpuMs } from './server/cpu.mjs';
 import { writeSection } from './results-file.mjs';
@@ -58,9 +58,9 @@ const START_LOAD = loadavg()[0];
 // The one key's user may run twice the connections at once: a request's slot is given back just
 // after its answer is sent, so a connection's next request can arrive before it is.
 const BUDGET = Math.max(8, 2 * CONNECTIONS);
-const ORG = 'org_bench';
+const ORG = BENCH_ORG;
 const KEY = 'bench-key-org-bench-superadmin-0001';
-const COUNTS = { user: 100, account: 2_000, contact: 8_000, opportunity: 20_000, lead: 4_000 };
+const COUNTS = BENCH_COUNTS;
 
 const log = (m) => process.stderr.write(`[bench:server] ${m}\n`);
 /**
@@ -95,7 +95,7 @@ const fmt = (n, digits = 2) => (n === undefined || Number.isNaN(n) ? '–' : n.t
 
 const catalog = loadFixtureCatalog('crm');
 log(`generating ${Object.values(COUNTS).reduce((a, b) => a + b, 0).toLocaleString('en-US')} rows for two organizations`);
-const rows = generateRows(catalog, { seed: 20261123, tenants: [ORG, 'org_rival'], counts: COUNTS });
+const rows = benchRows(catalog);
 const own = (slug) => rows.get(slug).filter((r) => r.org_id === ORG && r.is_deleted === false);
 const data = {
   org: ORG,

@@ -13,7 +13,7 @@
 // Writes the "What a read costs PostgreSQL" section of bench/RESULTS.md.
 import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
-import { generateRows, loadFixtureCatalog, loadIntoDatabase } from '../fixtures/index.ts';
+import { loadFixtureCatalog, loadIntoDatabase } from '../fixtures/index.ts';
 import { compileFilter } from '../src/filter/index.ts';
 import { openDatabase } from '../src/run/open.ts';
 import { boundedStatement } from '../src/run/bounds.ts';
@@ -21,10 +21,10 @@ import { readBounded } from '../src/run/read.ts';
 import { pgServerAvailable, startPgServer } from '../test/support/pg-server.ts';
 import { writeSection } from './results-file.mjs';
 import { processCpuMs } from './server/cpu.mjs';
-import { WORKLOADS } from './server/workloads.mjs';
+import { BENCH_ORG, WORKLOADS, benchRows } from './server/workloads.mjs';
 
 const BLOCKS = Number(process.env.OQL_BENCH_BLOCKS ?? 20);
-const ORG = 'org_bench';
+const ORG = BENCH_ORG;
 /** bench:server's own workloads: the same filter page and get-one, bare and as HTTP bodies. */
 const FILTER = WORKLOADS.find((w) => w.name === 'filter');
 const GET_ONE = WORKLOADS.find((w) => w.name === 'get one');
@@ -36,7 +36,7 @@ if (!pgServerAvailable()) {
 }
 
 const catalog = loadFixtureCatalog('crm');
-const rows = generateRows(catalog, { seed: 20261123, tenants: [ORG, 'org_rival'], counts: { user: 100, account: 2_000, contact: 8_000, opportunity: 20_000, lead: 4_000 } });
+const rows = benchRows(catalog);
 const data = { org: ORG, opportunityIds: rows.get('opportunity').filter((r) => r.org_id === ORG && r.is_deleted === false).map((r) => r.id).slice(0, 1_000) };
 const started = new Date();
 const startLoad = loadavg()[0];

@@ -1,5 +1,17 @@
 // The four workloads of bench/server.mjs: each the HTTP request autocannon sends, and the bare
-// query that reads or writes the same rows (the floor).
+// query that reads or writes the same rows (the floor); and the rows they run on, which
+// bench/server.mjs, bench/fleet.mjs and bench/statement-cost.mjs all load.
+import { generateRows } from '../../fixtures/index.ts';
+
+/** The organization the workloads read and write as; `org_rival` holds as many rows beside it. */
+export const BENCH_ORG = 'org_bench';
+/** Rows of each object, per organization. */
+export const BENCH_COUNTS = { user: 100, account: 2_000, contact: 8_000, opportunity: 20_000, lead: 4_000 };
+
+/** The example CRM's rows for BENCH_ORG and a rival organization, the same in every run. */
+export function benchRows(catalog) {
+  return generateRows(catalog, { seed: 20261123, tenants: [BENCH_ORG, 'org_rival'], counts: BENCH_COUNTS });
+}
 
 const STAGES = ['prospecting', 'qualification', 'proposal', 'negotiation', 'won', 'lost'];
 const THRESHOLDS = [0, 10_000, 50_000, 100_000];
