@@ -37,6 +37,7 @@ import { loadFixtureCatalog, loadIntoDatabase } from '../fixtures/index.ts';
 import { pgServerAvailable, startPgServer } from '../test/support/pg-server.ts';
 import { BENCH_COUNTS, BENCH_ORG, PEER_WORKLOADS, WORKLOADS, benchRows, floorRunner } from './server/workloads.mjs';
 import { listening, peerNode, startPostGraphile } from './server/peer.mjs';
+import { DEFAULT_PREPARED_STATEMENTS } from '../src/run/drivers/pool.ts';
 import { childrenCpuMs, parentOf, postgresCpuMs, processCpuMs } from './server/cpu.mjs';
 import { writeSection } from './results-file.mjs';
 
@@ -354,7 +355,7 @@ function section(results, started) {
     'a PGlite instance on a copy of the same data directory on PGlite. Data: the example CRM, ' +
     `${Object.entries(COUNTS).map(([k, v]) => `${v.toLocaleString('en-US')} ${k}`).join(', ')} rows over two organizations. Latencies in ms; ratio = server / floor.`);
   push();
-  if (readPath) push(`Reads on PostgreSQL: ${readPath} (the default deployment, \`oql serve --database <url>\` alone: no read role, no PgBouncer); named statements: ${process.env.OQL_PREPARED_STATEMENTS ? `OQL_PREPARED_STATEMENTS=${process.env.OQL_PREPARED_STATEMENTS}` : 'none (the default)'}.`);
+  if (readPath) push(`Reads on PostgreSQL: ${readPath} (the default deployment, \`oql serve --database <url>\` alone: no read role, no PgBouncer); named statements: ${process.env.OQL_PREPARED_STATEMENTS ? `OQL_PREPARED_STATEMENTS=${process.env.OQL_PREPARED_STATEMENTS}` : `the default, ${DEFAULT_PREPARED_STATEMENTS} a connection`}.`);
   if (readPath) push();
   push(`Concurrency: ${CONNECTIONS}, except for the report (${WORKLOADS.filter((w) => w.connections).map((w) => w.connections).join(', ')}), as a user runs two analytics queries at once by default: both sides run two.`);
   push();

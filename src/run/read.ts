@@ -56,7 +56,7 @@ const CHEAP_ENTRIES = 2_000;
  * Rows above this size enter the running total of a bounded read blanked (./bounds.ts): the
  * window then holds a few of them well within PostgreSQL's default work_mem (4 MB) and streams.
  */
-const BLANK_ABOVE = 1024 * 1024;
+export const BLANK_ABOVE = 1024 * 1024;
 
 export async function readBounded(db: Queryable | Database, statement: Statement, limits: ReadLimits = {}): Promise<BoundedRows> {
   const database = databaseOf(db);
