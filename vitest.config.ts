@@ -10,7 +10,8 @@ import LongestFirst from './test/support/sequencer.js';
  * worker thread that keeps its modules from file to file (`isolate: false`): a file costs its
  * tests' CPU, not a Node start, the import of its modules and the warm-up of their code, and the
  * code V8 compiled from PGlite's WebAssembly for one file serves the next (V8 keeps compiled code
- * per module bytes, process-wide). A file that leaves anything behind
+ * per module bytes, process-wide), and a PGlite one file closed is emptied and given to the next
+ * instead of opened again (test/support/pglite-template.ts). A file that leaves anything behind
  * (vi.mock, fake timers, process.env, a child process) or measures its process's CPU belongs with
  * the isolated forks below.
  */
