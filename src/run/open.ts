@@ -16,9 +16,9 @@ export interface DatabaseOptions {
   readonly tenantShare?: number | undefined;
   /**
    * Named statements each PostgreSQL connection keeps for reads, so that a read repeated with new
-   * values skips its parse and, after a few runs, its plan; for example 100 (the service:
-   * OQL_PREPARED_STATEMENTS). Default 0, none (behind a pooler that cannot carry them they turn
-   * off by themselves).
+   * values skips its parse and, after a few runs, its plan (the service: OQL_PREPARED_STATEMENTS).
+   * Default 100 (DEFAULT_PREPARED_STATEMENTS); 0 for none. Behind a pooler that cannot carry them
+   * they turn off by themselves.
    */
   readonly preparedStatements?: number | undefined;
   /** Trigram indexes for contains, starts_with and global_search (needs pg_trgm). Default off. */

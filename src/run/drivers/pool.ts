@@ -64,19 +64,22 @@ export interface PoolDatabaseOptions {
    */
   readonly readRole?: boolean;
   /**
-   * Named statements each connection keeps for reads (./prepared.ts), for example 100. Default
-   * DEFAULT_PREPARED_STATEMENTS (none); 0 sends every read unnamed.
+   * Named statements each connection keeps for reads (./prepared.ts). Default
+   * DEFAULT_PREPARED_STATEMENTS; 0 sends every read unnamed.
    */
   readonly preparedStatements?: number;
 }
 
 /**
- * Named statements a connection keeps for reads, by default: none. With them a filter page costs
- * PostgreSQL a sixth less CPU (bench/RESULTS.md), but they are not the default until the hostile
- * neighbour is measured with them: a generic plan can make a neighbour's attacks heavier within
- * its budget, and one run of the suite saw the other organization's report time out beside it.
+ * Named statements a connection keeps for reads, by default. With them a filter page costs
+ * PostgreSQL a sixth less CPU and a read by id half (bench/RESULTS.md). The hostile neighbour was
+ * measured with them before they became the default: a generic plan made no attack heavier within
+ * its budget (bench:hostile, its heavier scenario: the other organization's p99 340 ms with them,
+ * 423 ms without), and the suite's five runs in a row under load passed with them on
+ * (docs/testing.md). Behind a pooler that cannot carry them they turn off by themselves at the
+ * first read that meets it (./prepared.ts).
  */
-export const DEFAULT_PREPARED_STATEMENTS = 0;
+export const DEFAULT_PREPARED_STATEMENTS = 100;
 
 /**
  * Queries made by `send` on a pipelined connection, corked so that they go out in one write rather

@@ -5,7 +5,8 @@ import { createRequire } from 'node:module';
  * connection is bound to the statement parsed the first time, and after five runs PostgreSQL may
  * keep a generic plan for it instead of planning each run. The compiled reads repeat a handful of
  * texts with new parameters, so most reads skip the parse and the plan (docs/performance.md).
- * Off by default (DEFAULT_PREPARED_STATEMENTS says why); OQL_PREPARED_STATEMENTS turns them on.
+ * On by default (DEFAULT_PREPARED_STATEMENTS, 100 a connection); OQL_PREPARED_STATEMENTS=0 turns
+ * them off.
  *
  * A statement is named per organization: PostgreSQL chooses between a generic plan and planning
  * each run from the runs of that one name, so the plan one organization's reads get is never
