@@ -285,6 +285,80 @@ describe('transactions', () => {
     })).rejects.toMatchObject({ code: '22012' });
     expect((await db.query("SELECT 'ok' AS x")).rows).toStrictEqual([{ x: 'ok' }]);
   });
+
+  /**
+   * The answers the database process sends while `work` runs, read from the process's IPC channel
+   * (one answer per message the service sends it).
+   */
+  async function answersDuring(work: () => Promise<unknown>): Promise<number> {
+    const child = (db as unknown as { child: { spawned: { child: import('node:child_process').ChildProcess } } }).child.spawned.child;
+    let answers = 0;
+    const count = (): void => {
+      answers++;
+    };
+    child.on('message', count);
+    try {
+      await work();
+    } finally {
+      child.off('message', count);
+    }
+    return answers;
+  }
+
+  it('commitWith sends the last statement and its COMMIT as one message, and the work is kept', async () => {
+    let rows: unknown;
+    const answers = await answersDuring(() => db.transaction(async (tx) => {
+      await tx.query("INSERT INTO ledger (tenant, note) VALUES ('org_cw', 'first')");
+      rows = (await tx.commitWith<{ note: string }>("INSERT INTO ledger (tenant, note) VALUES ('org_cw', 'last') RETURNING note")).rows;
+    }, { tenant: 'org_cw' }));
+    expect(rows).toStrictEqual([{ note: 'last' }]);
+    // BEGIN with the first statement, COMMIT with the last: two messages, where three were sent.
+    expect(answers).toBe(2);
+    expect(await countOf('org_cw')).toBe(2);
+    // A transaction of one statement is one message: BEGIN, the statement, COMMIT.
+    expect(await answersDuring(() => db.transaction((tx) => tx.commitWith("INSERT INTO ledger (tenant) VALUES ('org_cw')")))).toBe(1);
+    expect(await countOf('org_cw')).toBe(3);
+  });
+
+  it('a commitWith statement that fails takes the whole transaction back, in the process, with no message more', async () => {
+    let sent: Promise<unknown> | undefined;
+    const answers = await answersDuring(async () => {
+      sent = db.transaction(async (tx) => {
+        await tx.query("INSERT INTO ledger (tenant) VALUES ('org_cx')");
+        await tx.commitWith('INSERT INTO no_such_table VALUES (1)');
+      });
+      await sent.catch(() => {});
+    });
+    await expect(sent).rejects.toMatchObject({ code: '42P01' });
+    // BEGIN with the first statement; the failed last one with its ROLLBACK: no third message.
+    expect(answers).toBe(2);
+    expect(await countOf('org_cx')).toBe(0);
+    // The process ended the transaction: the next call runs outside any transaction block, where
+    // SAVEPOINT is refused (in the failed transaction it would have been "current transaction is aborted").
+    await expect(db.exec('SAVEPOINT probe')).rejects.toMatchObject({ code: '25P01' });
+    expect(db.stats().restarts).toBe(0);
+  });
+
+  it('a COMMIT that fails (a deferred constraint) is the error of commitWith, and nothing of the transaction is kept', async () => {
+    await db.exec(`CREATE TABLE deferred_once (id int PRIMARY KEY, tenant text NOT NULL,
+      CONSTRAINT one_per_tenant UNIQUE (tenant) DEFERRABLE INITIALLY DEFERRED)`);
+    await expect(db.transaction(async (tx) => {
+      await tx.query("INSERT INTO deferred_once VALUES (1, 'org_d')");
+      // Accepted by the statement; refused at COMMIT, when the deferred check runs.
+      return tx.commitWith("INSERT INTO deferred_once VALUES (2, 'org_d')");
+    })).rejects.toMatchObject({ code: '23505', constraint: 'one_per_tenant' });
+    expect((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM deferred_once')).rows).toStrictEqual([{ n: 0 }]);
+  });
+
+  it('nothing is sent in the transaction after commitWith: a later statement is refused, and the commit stands', async () => {
+    let later: Error | undefined;
+    await db.transaction(async (tx) => {
+      await tx.commitWith("INSERT INTO ledger (tenant) VALUES ('org_cy')");
+      later = await failure(tx.query("INSERT INTO ledger (tenant) VALUES ('org_cy')"));
+    });
+    expect(later?.message).toContain('the transaction has ended');
+    expect(await countOf('org_cy')).toBe(1);
+  });
 });
 
 describe('the queue', () => {

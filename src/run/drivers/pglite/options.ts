@@ -64,6 +64,12 @@ export interface CallOptions {
 export interface EmbeddedTx {
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: { timeoutMs?: number }): Promise<QueryResult<T>>;
   exec(sql: string, options?: { timeoutMs?: number }): Promise<QueryResult[]>;
+  /**
+   * The transaction's last statement and its COMMIT, in one message to the process. Nothing may
+   * be sent in the transaction after it. When the statement fails, the process rolls back and its
+   * error is thrown; nothing of the transaction is kept.
+   */
+  commitWith<T = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: { timeoutMs?: number }): Promise<QueryResult<T>>;
   /** Rolls back now; `transaction` then answers fn's value without committing. */
   rollback(): Promise<void>;
 }

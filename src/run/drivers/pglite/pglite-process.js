@@ -17,7 +17,7 @@
 //   rawOids: the types the service decodes itself (its parsers are functions, which cannot cross
 //   to another process); their values are sent as the text Postgres wrote.
 // Messages come and go over the IPC channel (serialization 'advanced': the structured clone).
-// Messages in:  { op: 'open', dataDir } (a spare, once) | { id, op: 'query', sql, params, begin } | { id, op: 'exec', sql, begin }
+// Messages in:  { op: 'open', dataDir } (a spare, once) | { id, op: 'query', sql, params, begin, commit } | { id, op: 'exec', sql, begin }
 //               | { id, op: 'read', settings, sql, params } | { id, op: 'close' }
 //   read: a whole read in one message (one crossing instead of four): BEGIN, the settings (one
 //   exec), the query, and ROLLBACK, run here in sequence; its result is the query's. The
@@ -25,6 +25,10 @@
 //   connection in an unknown state: the reply says so (broken: true), and the service replaces the
 //   process.
 //   begin: true on a query or exec runs BEGIN before it: a transaction's first statement.
+//   commit: true on a query runs COMMIT after it: a transaction's last statement (one crossing
+//   instead of two). When the query fails, ROLLBACK ends the transaction and the query's error is
+//   the reply; a COMMIT that fails (a deferred constraint) has ended it too, and its error is the
+//   reply. A ROLLBACK that fails answers broken: true, as a read's does.
 // Messages out: { type: 'ready', openMs, warmStatements } | { type: 'open-failed', error }
 //               | { type: 'warm', statements, ms } (a spare, once its warm-up is done)
 //               | { id, ok: true, result } | { id, ok: false, error }
@@ -229,6 +233,26 @@ async function read(id, { settings: setup, sql, params }) {
   return reply;
 }
 
+async function last(id, { sql, params }) {
+  let result;
+  try {
+    result = await db.query(sql, params, options);
+  } catch (e) {
+    try {
+      await db.exec('ROLLBACK');
+    } catch (rollbackError) {
+      return { id, ok: false, error: plainError(rollbackError), broken: true };
+    }
+    return { id, ok: false, error: plainError(e) };
+  }
+  try {
+    await db.exec('COMMIT');
+  } catch (e) {
+    return { id, ok: false, error: plainError(e) };
+  }
+  return { id, ok: true, result: resultOf(result) };
+}
+
 let db;
 try {
   db = await open();
@@ -244,7 +268,8 @@ if (db !== undefined) {
     try {
       // begin: the first statement of a transaction brings its BEGIN along.
       if (message.begin === true) await db.exec('BEGIN');
-      if (op === 'query') reply = { id, ok: true, result: resultOf(await db.query(message.sql, message.params, options)) };
+      if (op === 'query' && message.commit === true) reply = await last(id, message);
+      else if (op === 'query') reply = { id, ok: true, result: resultOf(await db.query(message.sql, message.params, options)) };
       else if (op === 'read') reply = await read(id, message);
       else if (op === 'exec') reply = { id, ok: true, result: (await db.exec(message.sql, options)).map(resultOf) };
       else if (op === 'close') {

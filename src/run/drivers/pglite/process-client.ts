@@ -272,9 +272,14 @@ export class PgliteProcess {
     }
   }
 
-  /** `begin`: the process runs BEGIN first, in the same message (a transaction's first statement). */
-  query<T = Record<string, unknown>>(sql: string, params: readonly unknown[], begin = false): Promise<QueryResult<T>> {
-    return this.send({ op: 'query', sql, params, begin }).then((r) => decodeResult(r as WireResult) as QueryResult<T>);
+  /**
+   * `begin`: the process runs BEGIN first, in the same message (a transaction's first statement).
+   * `commit`: it runs COMMIT after the query, in the same message (a transaction's last statement);
+   * when the query fails, ROLLBACK instead, and the query's error is answered. Either way the
+   * transaction is over when this settles; ConnectionBroken when it could not be ended.
+   */
+  query<T = Record<string, unknown>>(sql: string, params: readonly unknown[], begin = false, commit = false): Promise<QueryResult<T>> {
+    return this.send({ op: 'query', sql, params, begin, commit }).then((r) => decodeResult(r as WireResult) as QueryResult<T>);
   }
 
   /**

@@ -47,7 +47,8 @@ export function workerDatabase(db: EmbeddedDatabase): Database {
       }
     },
     transaction<T>(fn: (tx: Tx) => Promise<T>, options: WriteOptions = {}): Promise<T> {
-      return db.transaction((tx) => fn({ query: (sql, params = []) => tx.query(sql, params) }), { tenant: options.tenant, timeoutMs: options.timeoutMs });
+      return db.transaction((tx) => fn({ query: (sql, params = []) => tx.query(sql, params), commitWith: (sql, params = []) => tx.commitWith(sql, params) }),
+        { tenant: options.tenant, timeoutMs: options.timeoutMs });
     },
     /**
      * Calls are served: the process is up, or being replaced while the calls waiting for it are

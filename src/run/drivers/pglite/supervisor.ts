@@ -241,6 +241,8 @@ export class EmbeddedDatabase {
       ended ??= { error };
     };
     let rolledBack = false;
+    // Set once commitWith's message is sent: the process ends the transaction, COMMIT or ROLLBACK.
+    let finished = false;
     let chain: Promise<unknown> = Promise.resolve();
     let idleTimer: NodeJS.Timeout | undefined;
     let abandon: () => void = () => {};
@@ -268,6 +270,7 @@ export class EmbeddedDatabase {
         // The process was replaced between two statements (it died): the transaction went with it.
         if (this.generation !== generation) end(lostError(this.label, this.expectedRestartSeconds()));
         if (ended) throw ended.error;
+        if (finished) throw endedError();
         clearTimeout(idleTimer);
         try {
           return await this.statement(run, this.budget(ms ?? timeoutMs));
@@ -275,7 +278,7 @@ export class EmbeddedDatabase {
           if (this.generation !== generation) end(e);
           throw e;
         } finally {
-          if (!ended) armIdle();
+          if (!ended && !finished) armIdle();
         }
       });
       chain = next.catch(() => {});
@@ -284,6 +287,10 @@ export class EmbeddedDatabase {
     const tx: EmbeddedTx = {
       query: (sql, params = [], o = {}) => step((t) => t.query(sql, params, first()), o.timeoutMs),
       exec: (sql, o = {}) => step((t) => t.exec(sql, first()), o.timeoutMs),
+      commitWith: (sql, params = [], o = {}) => step((t) => {
+        finished = true;
+        return t.query(sql, params, first(), true);
+      }, o.timeoutMs),
       rollback: async () => {
         if (begun) await step((t) => t.exec('ROLLBACK'), undefined);
         rolledBack = true;
@@ -297,14 +304,17 @@ export class EmbeddedDatabase {
       await chain; // statements fn started without awaiting them
       if (rolledBack) return result;
       if (ended) throw ended.error;
-      if (begun) await step((t) => t.exec('COMMIT'), timeoutMs);
+      if (begun && !finished) await step((t) => t.exec('COMMIT'), timeoutMs);
       return result;
     } catch (e) {
       end(e);
       clearTimeout(idleTimer);
       await chain;
-      // In the process it began in, the transaction is still open; a new process never saw it.
-      if (begun && !rolledBack && this.generation === generation && this.state === 'ready') {
+      // commitWith's transaction could not be ended: the connection cannot serve the next call.
+      if (e instanceof ConnectionBroken && this.generation === generation) this.restart('crash', options.tenant, e);
+      // In the process it began in, the transaction is still open; a new process never saw it. Not
+      // after commitWith: the process has ended it.
+      else if (begun && !rolledBack && !finished && this.generation === generation && this.state === 'ready') {
         await this.statement((t) => t.exec('ROLLBACK'), timeoutMs).catch((rollbackError: unknown) => {
           // A connection that cannot roll back is in an unknown state: replace it.
           this.restart('crash', options.tenant, rollbackError as Error);
