@@ -53,6 +53,7 @@ const THREAD_FILES = [
   'test/filter/operators.test.ts',
   'test/filter/props.test.ts',
   'test/filter/validation.test.ts',
+  'test/fixtures/empty-pglite.test.ts',
   'test/fixtures/generate.test.ts',
   'test/fuzz/fuzz.test.ts',
   'test/lint/catalog-hints.test.ts',
