@@ -56,7 +56,12 @@ const CHEAP_ENTRIES = 2_000;
  * Rows above this size enter the running total of a bounded read blanked (./bounds.ts): the
  * window then holds a few of them well within PostgreSQL's default work_mem (4 MB) and streams.
  */
-export const BLANK_ABOVE = 1024 * 1024;
+const BLANK_ABOVE = 1024 * 1024;
+
+/** The size above which the first read of a bounded read blanks a row, under `maxBytes`. */
+export function blankAbove(maxBytes: number): number {
+  return Math.min(maxBytes, BLANK_ABOVE);
+}
 
 export async function readBounded(db: Queryable | Database, statement: Statement, limits: ReadLimits = {}): Promise<BoundedRows> {
   const database = databaseOf(db);
@@ -87,7 +92,7 @@ export async function readBounded(db: Queryable | Database, statement: Statement
   };
   let first: ReturnType<typeof cutRows>;
   try {
-    first = cutRows(await read({ ...bounds, blankAbove: Math.min(bounds.maxBytes, BLANK_ABOVE) }, timeoutMs), bounds);
+    first = cutRows(await read({ ...bounds, blankAbove: blankAbove(bounds.maxBytes) }, timeoutMs), bounds);
   } catch (e) {
     // The database stopped at the row after the first one over the ceiling (./bounds.ts).
     const marker = stoppedAt(e);
