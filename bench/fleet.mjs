@@ -34,7 +34,7 @@ import { selectRecords } from '../src/records/shape.ts';
 import { startFleetDatabases } from '../test/support/fleet.ts';
 import { pgServerAvailable } from '../test/support/pg-server.ts';
 import { pgBouncerAvailable } from '../test/support/pgbouncer.ts';
-import { BENCH_COUNTS, BENCH_ORG, WORKLOADS, benchRows, newOpportunities } from './server/workloads.mjs';
+import { BENCH_COUNTS as COUNTS, BENCH_ORG as ORG, WORKLOADS, benchRows, newOpportunities } from './server/workloads.mjs';
 import { writeSection } from './results-file.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
@@ -44,11 +44,9 @@ const WARMUP_SECONDS = Number(process.env.OQL_BENCH_WARMUP_SECONDS ?? 1);
 const MAX_REQUESTS = Number(process.env.OQL_BENCH_MAX_REQUESTS ?? 20_000);
 const CONNECTIONS = Number(process.env.OQL_BENCH_CONNECTIONS ?? 8);
 const POOL_SIZE = 10;
-const ORG = BENCH_ORG;
 // Four users of one organization: a user may run two reports, filter or connector pages at once
 // (the policy point's budget, shared by the instances), so eight connections take four users.
 const KEYS = [1, 2, 3, 4].map((i) => `bench-key-org-bench-superadmin-000${i}`);
-const COUNTS = BENCH_COUNTS;
 
 const log = (m) => process.stderr.write(`[bench:fleet] ${m}\n`);
 const fmt = (n, digits = 2) => (n === undefined || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }));

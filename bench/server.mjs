@@ -35,7 +35,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { loadFixtureCatalog, loadIntoDatabase } from '../fixtures/index.ts';
 import { pgServerAvailable, startPgServer } from '../test/support/pg-server.ts';
-import { BENCH_COUNTS, BENCH_ORG, PEER_WORKLOADS, WORKLOADS, benchRows, floorRunner } from './server/workloads.mjs';
+import { BENCH_COUNTS as COUNTS, BENCH_ORG as ORG, PEER_WORKLOADS, WORKLOADS, benchRows, floorRunner } from './server/workloads.mjs';
 import { listening, peerNode, startPostGraphile } from './server/peer.mjs';
 import { DEFAULT_PREPARED_STATEMENTS } from '../src/run/drivers/pool.ts';
 import { childrenCpuMs, parentOf, postgresCpuMs, processCpuMs } from './server/cpu.mjs';
@@ -59,9 +59,7 @@ const START_LOAD = loadavg()[0];
 // The one key's user may run twice the connections at once: a request's slot is given back just
 // after its answer is sent, so a connection's next request can arrive before it is.
 const BUDGET = Math.max(8, 2 * CONNECTIONS);
-const ORG = BENCH_ORG;
 const KEY = 'bench-key-org-bench-superadmin-0001';
-const COUNTS = BENCH_COUNTS;
 
 const log = (m) => process.stderr.write(`[bench:server] ${m}\n`);
 /**

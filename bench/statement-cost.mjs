@@ -22,10 +22,9 @@ import { DEFAULT_MAX_RESPONSE_BYTES } from '../src/service/config.ts';
 import { pgServerAvailable, startPgServer } from '../test/support/pg-server.ts';
 import { writeSection } from './results-file.mjs';
 import { processCpuMs } from './server/cpu.mjs';
-import { BENCH_ORG, WORKLOADS, benchRows } from './server/workloads.mjs';
+import { BENCH_ORG as ORG, WORKLOADS, benchRows } from './server/workloads.mjs';
 
 const BLOCKS = Number(process.env.OQL_BENCH_BLOCKS ?? 20);
-const ORG = BENCH_ORG;
 /** bench:server's own workloads: the same filter page and get-one, bare and as HTTP bodies. */
 const FILTER = WORKLOADS.find((w) => w.name === 'filter');
 const GET_ONE = WORKLOADS.find((w) => w.name === 'get one');

@@ -55,14 +55,15 @@ function open(options: Omit<PGliteOptions, 'loadDataDir' | 'dataDir'>): Promise<
   return PGlite.create({ ...options, loadDataDir: template });
 }
 
+/** Catalogs whose row counts a fingerprint reads. */
+const COUNTED = ['pg_class', 'pg_proc', 'pg_type', 'pg_operator', 'pg_cast', 'pg_collation', 'pg_conversion', 'pg_ts_config',
+  'pg_ts_dict', 'pg_language', 'pg_am', 'pg_opclass', 'pg_opfamily', 'pg_trigger', 'pg_event_trigger', 'pg_policy', 'pg_rewrite',
+  'pg_constraint', 'pg_sequence', 'pg_publication', 'pg_foreign_data_wrapper', 'pg_foreign_server', 'pg_user_mapping',
+  'pg_largeobject_metadata', 'pg_db_role_setting', 'pg_default_acl', 'pg_statistic_ext', 'pg_inherits', 'pg_attrdef', 'pg_enum',
+  'pg_range', 'pg_transform', 'pg_aggregate', 'pg_description', 'pg_shdescription', 'pg_seclabel', 'pg_tablespace', 'pg_auth_members'];
+
 /** What a file may change in a database, as one text: equal texts, equally empty databases. */
-async function fingerprint(db: PGlite): Promise<string> {
-  const counted = ['pg_class', 'pg_proc', 'pg_type', 'pg_operator', 'pg_cast', 'pg_collation', 'pg_conversion', 'pg_ts_config',
-    'pg_ts_dict', 'pg_language', 'pg_am', 'pg_opclass', 'pg_opfamily', 'pg_trigger', 'pg_event_trigger', 'pg_policy', 'pg_rewrite',
-    'pg_constraint', 'pg_sequence', 'pg_publication', 'pg_foreign_data_wrapper', 'pg_foreign_server', 'pg_user_mapping',
-    'pg_largeobject_metadata', 'pg_db_role_setting', 'pg_default_acl', 'pg_statistic_ext', 'pg_inherits', 'pg_attrdef', 'pg_enum',
-    'pg_range', 'pg_transform', 'pg_aggregate', 'pg_description', 'pg_shdescription', 'pg_seclabel', 'pg_tablespace', 'pg_auth_members'];
-  const { rows } = await db.query<{ print: string }>(`SELECT concat_ws(' | ',
+const FINGERPRINT = `SELECT concat_ws(' | ',
     (SELECT string_agg(nspname || ' ' || coalesce(nspacl::text, ''), ',' ORDER BY nspname) FROM pg_namespace
       WHERE nspname NOT LIKE 'pg\\_temp\\_%' AND nspname NOT LIKE 'pg\\_toast\\_temp\\_%'),
     (SELECT string_agg(rolname || ' ' || rolsuper || rolcanlogin, ',' ORDER BY rolname) FROM pg_roles),
@@ -72,8 +73,10 @@ async function fingerprint(db: PGlite): Promise<string> {
       WHERE source NOT IN ('default', 'override') AND name NOT LIKE 'transaction\\_%'),
     (SELECT md5(string_agg(coalesce(proacl::text, ''), ',' ORDER BY oid)) FROM pg_proc),
     (SELECT md5(string_agg(coalesce(relacl::text, ''), ',' ORDER BY oid)) FROM pg_class),
-    ${counted.map((c) => `(SELECT count(*) FROM ${c})`).join(', ')}) AS print`);
-  return rows[0]!.print;
+    ${COUNTED.map((c) => `(SELECT count(*) FROM ${c})`).join(', ')}) AS print`;
+
+async function fingerprint(db: PGlite): Promise<string> {
+  return (await db.query<{ print: string }>(FINGERPRINT)).rows[0]!.print;
 }
 
 /**
