@@ -133,3 +133,39 @@ describe('the data directory lock', () => {
     }
   });
 });
+
+describe('the directories of in-memory databases whose service was killed', () => {
+  it('are removed by the next in-memory start when their process is gone; live, lockless and foreign ones stay', async () => {
+    const memoryDir = (): string => {
+      const dir = mkdtempSync(join(tmpdir(), 'oql-pglite-'));
+      dirs.push(dir);
+      writeFileSync(join(dir, 'PG_VERSION'), '17\n');
+      return dir;
+    };
+    // A service killed with SIGKILL: its lock stays, naming a process that is gone.
+    const abandoned = memoryDir();
+    const dead = locker(abandoned);
+    expect(await dead.said).toBe('locked');
+    await killed(dead.child);
+    // A service still running; a directory whose lock is not written yet; another host's.
+    const live = memoryDir();
+    const running = locker(live);
+    expect(await running.said).toBe('locked');
+    const lockless = memoryDir();
+    const foreign = memoryDir();
+    writeFileSync(join(foreign, LOCK_FILE), JSON.stringify({ pid: 2 ** 30, host: 'elsewhere.example', startedAt: '' }));
+    // Not an in-memory database's name, though its lock is stale.
+    const other = mkdtempSync(join(tmpdir(), 'oql-pglite-other-'));
+    dirs.push(other);
+    writeFileSync(join(other, LOCK_FILE), JSON.stringify({ pid: 2 ** 30, host: hostname(), startedAt: '' }));
+
+    const db = await EmbeddedDatabase.open({ memory: true });
+    try {
+      expect(existsSync(abandoned)).toBe(false);
+      for (const kept of [live, lockless, foreign, other]) expect(existsSync(join(kept, 'PG_VERSION')) || existsSync(join(kept, LOCK_FILE))).toBe(true);
+      expect(dataDirOwner(live)).toEqual({ pid: running.child.pid, host: hostname() });
+    } finally {
+      await db.close();
+    }
+  });
+});

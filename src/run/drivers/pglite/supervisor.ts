@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { OqlError } from '../../../diagnostics/diagnostic.js';
-import { lockDataDir } from '../../data-dir-lock.js';
+import { dataDirOwner, LOCK_FILE, lockDataDir } from '../../data-dir-lock.js';
 import { makePrivate } from '../../data-dir-mode.js';
 import { describeSeconds, runtimeError, timeoutError } from '../../errors.js';
 import { FairQueue } from '../fair-queue.js';
@@ -97,6 +97,35 @@ const CHECKPOINT_WAL_BYTES = 8 * 1024 * 1024;
 const MAX_RETRY_DELAY_MS = 30_000;
 const NO_TENANT = '';
 
+/** An in-memory database's directory: this prefix and mkdtemp's six characters, in the temporary directory. */
+const MEMORY_DIR = /^oql-pglite-[A-Za-z0-9]{6}$/;
+
+/**
+ * Removes the directories of in-memory databases whose service ended without removing them
+ * (killed with SIGKILL, by the out-of-memory killer, or with the machine): each holds a copy of a
+ * database, tens of megabytes, that nobody can open again. A directory goes only when its lock
+ * names a process of this host that is gone (dataDirOwner); one without a lock is being made at
+ * this moment, and one of another user cannot be read and is left alone.
+ */
+function removeAbandonedMemoryDirs(): void {
+  const temp = tmpdir();
+  let names: string[];
+  try {
+    names = readdirSync(temp);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!MEMORY_DIR.test(name)) continue;
+    const dir = join(temp, name);
+    try {
+      if (existsSync(join(dir, LOCK_FILE)) && dataDirOwner(dir) === null) rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // Another start removed it first, or it is not ours to remove: the next start looks again.
+    }
+  }
+}
+
 /** Databases open in this process: their locks and temporary directories go when it exits. */
 const openDatabases = new Set<EmbeddedDatabase>();
 let exitHook = false;
@@ -158,6 +187,7 @@ export class EmbeddedDatabase {
   /** Starts the process and opens PGlite in it; DATABASE_ERROR when the directory is held or cannot be opened. */
   static async open(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
     const settings = checkOptions(options);
+    if (settings.memory) removeAbandonedMemoryDirs();
     const dataDir = settings.memory ? mkdtempSync(join(tmpdir(), 'oql-pglite-')) : resolve(options.dataDir!);
     const label = settings.memory ? 'embedded PostgreSQL (PGlite) in memory' : `embedded PostgreSQL (PGlite) in ${options.dataDir}`;
     let unlock: (() => void) | undefined;
