@@ -1,6 +1,7 @@
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { onTestFinished } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { compile, type CompileOptions, type CompiledQuery } from '../../src/index.js';
 import { DEMO_ORGANIZATIONS, demoData } from '../../src/demo/demo.js';
@@ -29,9 +30,13 @@ export async function cli(argv: readonly string[], options: { cwd?: string; tty?
   return { code, stdout, stderr };
 }
 
-/** A temporary directory holding the given files (paths relative to it). */
+/**
+ * A temporary directory holding the given files (paths relative to it), removed when the test that
+ * made it finishes.
+ */
 export function tempTree(files: Readonly<Record<string, string>>): string {
   const root = mkdtempSync(join(tmpdir(), 'oql-cli-'));
+  onTestFinished(() => rmSync(root, { recursive: true, force: true }));
   for (const [path, text] of Object.entries(files)) {
     const abs = join(root, path);
     mkdirSync(dirname(abs), { recursive: true });
