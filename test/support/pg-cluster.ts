@@ -45,7 +45,10 @@ export async function startPgDatabase(): Promise<PgServer> {
   // The worker's pid keeps the name apart from the files run beside this one.
   const name = `oql_${process.pid}_${++created}`;
   const base = `postgres://postgres@${cluster.host}:${cluster.port}`;
-  await admin(`${base}/postgres`, `CREATE DATABASE ${name}`);
+  // FILE_COPY copies template1's files (and checkpoints, cheap without fsync); PostgreSQL 15's
+  // default writes every block of it to the WAL instead: 0.1 s of the cluster's CPU a database
+  // against 0.03 s.
+  await admin(`${base}/postgres`, `CREATE DATABASE ${name} STRATEGY FILE_COPY`);
   let dropped = false;
   return {
     url: `${base}/${name}`,
