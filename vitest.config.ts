@@ -1,6 +1,11 @@
 import { defineConfig } from 'vitest/config';
 import { NODE_FLAGS } from './test/support/node-flags.js';
 import LongestFirst from './test/support/sequencer.js';
+import { useMemoryTempDir } from './test/support/temp-dir.js';
+
+// The run's temporary files on tmpfs where there is one with room (test/support/temp-dir.ts):
+// set here, before any worker starts, so that every process of the run inherits it.
+useMemoryTempDir();
 
 /**
  * The files whose work stays inside their own tests: they compile, lint and parse, query a PGlite
@@ -55,6 +60,7 @@ const THREAD_FILES = [
   'test/filter/validation.test.ts',
   'test/fixtures/empty-pglite.test.ts',
   'test/fixtures/generate.test.ts',
+  'test/fixtures/temp-dir.test.ts',
   'test/fuzz/fuzz.test.ts',
   'test/lint/catalog-hints.test.ts',
   'test/lint/docs.test.ts',
