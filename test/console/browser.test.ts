@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,20 +9,19 @@ import { databaseOf } from '../../src/run/database-of.js';
 import { issueApiKey } from '../../src/service/store/api-keys.js';
 import { recordToolCall } from '../../src/service/store/tool-logs.js';
 import { KEYS, call, liveRows, type Running } from '../server/support.js';
-import { openWorld, type ConsoleWorld } from './support.js';
+import { openWorld, screenshot, type ConsoleWorld } from './support.js';
 
 /**
  * The console in a real browser (Debian's chromium, driven by playwright-core), for two
  * organizations: sign-in, API keys made and revoked in the page and used over REST, a member's
  * view, the playground's diagnostics, fix and results, record values as text, CSRF, tool logs,
- * the Connect page's snippets run as pasted, sign-out. Each page is photographed at 1280x800
- * into docs/console/.
+ * the Connect page's snippets run as pasted, sign-out. With OQL_SCREENSHOTS=1 (`npm run
+ * screenshots`), each page is photographed at 1280x800 into docs/console/.
  */
 
 const CHROMIUM = process.env.OQL_CHROMIUM ?? '/usr/bin/chromium';
 // A browser on a busy two-core machine can take far longer than Playwright's 30-second default.
 const BROWSER_WAIT = 120_000;
-const SHOTS = join(process.cwd(), 'docs/console');
 const XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">';
 const run = promisify(execFile);
 /** A tool's answer longer than the 1 KiB entry the test logs it in. */
@@ -39,7 +37,6 @@ beforeAll(async () => {
     throw new Error(`Chromium is missing at ${CHROMIUM}: the console tests need a real browser. `
       + "Run `sh scripts/ensure-postgres.sh` as root (it installs Debian's chromium), or `apt-get install -y chromium`, or point OQL_CHROMIUM at a Chromium binary.");
   }
-  mkdirSync(SHOTS, { recursive: true });
   world = await openWorld();
   server = await world.start();
   await server.server.mcpApp.listen({ port: 0, host: '127.0.0.1' });
@@ -163,7 +160,7 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     const { context, page, problems } = await open('/');
     const field = page.getByLabel('API key', { exact: true });
     await field.waitFor();
-    await page.screenshot({ path: join(SHOTS, 'sign-in.png') });
+    await screenshot(page, 'sign-in.png');
     await field.focus();
     await page.keyboard.type(KEYS.acmeAdmin);
     await page.keyboard.press('Enter');
@@ -184,7 +181,7 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     const expires = (await call(server.url, 'GET', '/api/v1/keys', { key: KEYS.acmeAdmin })).json.data.keys.find((k: { name: string | null }) => k.name === 'CI export').expires_at;
     expect(expires - Date.now()).toBeGreaterThan(29 * 86_400_000);
     expect(await clippedKeys(page)).toEqual([]);
-    await page.screenshot({ path: join(SHOTS, 'api-keys.png') });
+    await screenshot(page, 'api-keys.png');
     await page.getByRole('button', { name: 'Done' }).click();
     expect(await page.getByLabel('New API key').count()).toBe(0);
 
@@ -198,7 +195,7 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     await page.keyboard.press('Enter');
     const dialog = page.getByRole('dialog', { name: 'Revoke CI export?' });
     await dialog.waitFor();
-    await page.screenshot({ path: join(SHOTS, 'api-keys-revoke.png') });
+    await screenshot(page, 'api-keys-revoke.png');
     await expect.poll(() => page.evaluate('document.activeElement.textContent')).toBe('Cancel');
     await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');
@@ -257,7 +254,7 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     await unknown.getByRole('button', { name: 'Line 1, column 12' }).waitFor();
     expect(await unknown.textContent()).toContain("'nme'");
     expect(await page.locator('.backdrop mark.error').allTextContents()).toContain('nme');
-    await page.screenshot({ path: join(SHOTS, 'playground-diagnostics.png') });
+    await screenshot(page, 'playground-diagnostics.png');
 
     const missingLimit = problemsList.getByRole('listitem').filter({ hasText: 'MISSING_LIMIT' });
     await missingLimit.getByRole('button', { name: 'Apply fix' }).click();
@@ -281,7 +278,7 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     await page.getByText(`${rows} rows in`).waitFor();
     expect(await page.locator('.results tbody tr').count()).toBe(rows);
     expect(await page.locator('.results thead th').allTextContents()).toEqual(['id', 'name']);
-    await page.screenshot({ path: join(SHOTS, 'playground.png') });
+    await screenshot(page, 'playground.png');
     await page.getByRole('button', { name: 'Count', exact: true }).click();
     await page.getByText(`Count: ${rows}`).waitFor();
     expect(await unnamedControls(page)).toEqual([]);
@@ -318,7 +315,7 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     }
     // The top bar of the longer organization and user, with every page's link, is one line in the window.
     expect(await page.evaluate(`(() => { const top = document.querySelector('.top'); return [top.getBoundingClientRect().height, top.scrollWidth <= innerWidth]; })()`)).toEqual([56, true]);
-    await page.screenshot({ path: join(SHOTS, 'playground-unknown-column.png') });
+    await screenshot(page, 'playground-unknown-column.png');
 
     // The fix is the diagnostic's own, as the lint endpoint gives it to any client.
     const linted = (await call(server.url, 'POST', '/api/v1/reports/lint', { key: KEYS.globexAdmin, body: { query: bad } })).json.data.diagnostics;
@@ -379,7 +376,7 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     expect([otherName, otherOwner]).toEqual([`Warehouse sync${namedId}`, 'u_acme_admin']);
     expect(await clippedKeys(page)).toEqual([]);
     await row.scrollIntoViewIfNeeded();
-    await page.screenshot({ path: join(SHOTS, 'api-keys-cli.png') });
+    await screenshot(page, 'api-keys-cli.png');
     await context.close();
 
     // The other organization sees neither.
@@ -449,7 +446,7 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     await signIn(page, KEYS.acmeAdmin);
     const table = page.getByRole('table');
     await page.getByText('9 calls shown').waitFor();
-    await page.screenshot({ path: join(SHOTS, 'tool-logs.png') });
+    await screenshot(page, 'tool-logs.png');
     await page.getByLabel('Tool', { exact: true }).fill('lint_query');
     await page.getByLabel('User', { exact: true }).fill('u_acme_admin');
     await page.getByRole('button', { name: 'Apply filters' }).click();
@@ -467,7 +464,7 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     expect(await dialog.getByLabel('Response', { exact: true }).textContent()).toBe(listed.response);
     expect(await dialog.locator('pre i, pre b').count()).toBe(0);
     expect(await dialog.getByText(/^Cut to the log's entry size/).count()).toBe(0);
-    await page.screenshot({ path: join(SHOTS, 'tool-log-entry.png') });
+    await screenshot(page, 'tool-log-entry.png');
     await dialog.getByRole('button', { name: 'Close' }).click();
     expect(await page.getByText('list_objects').count()).toBe(0);
     expect(await unnamedControls(page)).toEqual([]);
@@ -488,7 +485,7 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     expect(LONG_ANSWER.startsWith(kept)).toBe(true);
     expect(Buffer.byteLength(kept)).toBeLessThanOrEqual(1024);
     expect(kept.length).toBeGreaterThan(1000);
-    await globex.page.screenshot({ path: join(SHOTS, 'tool-log-entry-cut.png') });
+    await screenshot(globex.page, 'tool-log-entry-cut.png');
     expect(globex.problems).toEqual([]);
     await globex.context.close();
   });
@@ -501,7 +498,7 @@ describe('the console in Chromium', { timeout: 4 * BROWSER_WAIT, retry: 1 }, () 
     expect(await url.inputValue()).toBe(`${mcpUrl}/acme/mcp`);
     const curl = page.locator('pre[aria-labelledby="snippet-curl"]');
     const text = (await curl.textContent())!;
-    await page.screenshot({ path: join(SHOTS, 'connect.png') });
+    await screenshot(page, 'connect.png');
     const { stdout } = await run('sh', ['-c', text], { env: { ...process.env, OQL_API_KEY: KEYS.globexAdmin } });
     const answer = JSON.parse(stdout);
     expect(answer.success).toBe(true);

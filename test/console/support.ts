@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -83,4 +83,18 @@ export async function signIn(url: string, apiKey: string, headers: Record<string
 export function asSession(url: string, s: Browserish, method: string, path: string, o: CallOptions & { csrf?: boolean | string } = {}): Promise<Answer> {
   const token: Record<string, string> = o.csrf === false ? {} : { 'x-csrf-token': typeof o.csrf === 'string' ? o.csrf : s.csrf };
   return call(url, method, path, { ...o, headers: { cookie: s.cookie, ...token, ...o.headers } });
+}
+
+/** Where the console's screenshots are kept, for docs/console.md. */
+const SHOTS = join(process.cwd(), 'docs/console');
+
+/**
+ * Writes the page as docs/console/<name> when the run is asked for screenshots
+ * (`npm run screenshots`, OQL_SCREENSHOTS=1); otherwise nothing, so that a test run leaves the
+ * clone's files as they were.
+ */
+export async function screenshot(page: { screenshot(options: { path: string }): Promise<unknown> }, name: string): Promise<void> {
+  if (process.env['OQL_SCREENSHOTS'] !== '1') return;
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: join(SHOTS, name) });
 }

@@ -1,11 +1,10 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, call, type Running } from '../server/support.js';
 import { eventually, Receiver } from '../webhooks/support.js';
-import { openWorld, type ConsoleWorld } from './support.js';
+import { openWorld, screenshot, type ConsoleWorld } from './support.js';
 
 /**
  * The console's Webhooks page in a real browser (Debian's chromium, driven by playwright-core),
@@ -13,12 +12,12 @@ import { openWorld, type ConsoleWorld } from './support.js';
  * window scaled down to about 2 s): an endpoint added with its secret shown once and copied, a
  * refused URL's error, the delivery log with a dead letter, its retry, a replay, a test ping, a
  * rotated secret, pause and resume, deletion; another organization's admin never sees the
- * endpoint and a member never sees the page. Photographed at 1280x800 into docs/console/.
+ * endpoint and a member never sees the page. With OQL_SCREENSHOTS=1, photographed at 1280x800
+ * into docs/console/.
  */
 
 const CHROMIUM = process.env.OQL_CHROMIUM ?? '/usr/bin/chromium';
 const BROWSER_WAIT = 120_000;
-const SHOTS = join(process.cwd(), 'docs/console');
 
 let world: ConsoleWorld;
 let server: Running;
@@ -27,7 +26,6 @@ const receiver = new Receiver();
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM}: apt-get install -y chromium, or point OQL_CHROMIUM at a Chromium binary.`);
-  mkdirSync(SHOTS, { recursive: true });
   await receiver.start();
   world = await openWorld();
   server = await world.start({ webhookAllowPrivate: true, webhookRetryScale: 0.00002, webhookTimeoutMs: 30_000 });
@@ -106,7 +104,7 @@ describe('the Webhooks page in Chromium', { timeout: 6 * BROWSER_WAIT }, () => {
     await row.getByText('none yet').waitFor();
     expect(await page.getByRole('row').filter({ hasText: 'Globex ledger' }).count()).toBe(0);
     expect(await page.locator('main').textContent()).not.toContain(theirs.json.data.id);
-    await page.screenshot({ path: join(SHOTS, 'webhooks.png') });
+    await screenshot(page, 'webhooks.png');
     await page.getByRole('button', { name: 'Done' }).click();
     expect(await secretField.count()).toBe(0);
 
@@ -130,7 +128,7 @@ describe('the Webhooks page in Chromium', { timeout: 6 * BROWSER_WAIT }, () => {
     expect(await deadRow.textContent()).toContain('the receiver answered HTTP 500');
     expect(await deadRow.textContent()).toContain(dead.event_id);
     await page.getByRole('heading', { level: 2, name: /^Deliveries to/ }).evaluate((h) => h.scrollIntoView());
-    await page.screenshot({ path: join(SHOTS, 'webhooks-deliveries.png') });
+    await screenshot(page, 'webhooks-deliveries.png');
     await page.getByLabel('Show', { exact: true }).selectOption('dead_lettered');
     await expect.poll(() => log.locator('tbody tr').count()).toBe(1);
 
