@@ -97,8 +97,9 @@ const CHECKPOINT_WAL_BYTES = 8 * 1024 * 1024;
 const MAX_RETRY_DELAY_MS = 30_000;
 const NO_TENANT = '';
 
-/** An in-memory database's directory: this prefix and mkdtemp's six characters, in the temporary directory. */
-const MEMORY_DIR = /^oql-pglite-[A-Za-z0-9]{6}$/;
+/** An in-memory database's directory, in the temporary directory: this prefix and mkdtemp's six characters. */
+const MEMORY_DIR_PREFIX = 'oql-pglite-';
+const MEMORY_DIR = new RegExp(`^${MEMORY_DIR_PREFIX}[A-Za-z0-9]{6}$`);
 
 /**
  * Removes the directories of in-memory databases whose service ended without removing them
@@ -188,7 +189,7 @@ export class EmbeddedDatabase {
   static async open(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
     const settings = checkOptions(options);
     if (settings.memory) removeAbandonedMemoryDirs();
-    const dataDir = settings.memory ? mkdtempSync(join(tmpdir(), 'oql-pglite-')) : resolve(options.dataDir!);
+    const dataDir = settings.memory ? mkdtempSync(join(tmpdir(), MEMORY_DIR_PREFIX)) : resolve(options.dataDir!);
     const label = settings.memory ? 'embedded PostgreSQL (PGlite) in memory' : `embedded PostgreSQL (PGlite) in ${options.dataDir}`;
     let unlock: (() => void) | undefined;
     try {
