@@ -99,6 +99,7 @@ const THREAD_FILES = [
   'test/records/write.test.ts',
   'test/rules.test.ts',
   'test/run/big-numbers.test.ts',
+  'test/run/decode.test.ts',
   'test/run/fair-queue.test.ts',
   'test/security/injection.test.ts',
   'test/server/audit-fields.test.ts',

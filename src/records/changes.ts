@@ -1,5 +1,5 @@
 import type { Tx } from './db.js';
-import { put } from './shape.js';
+import { put } from '../run/decode.js';
 
 /** What a committed write did to one record. */
 export type ChangeOperation = 'created' | 'updated' | 'deleted' | 'restored' | 'purged';

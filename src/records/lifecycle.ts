@@ -6,7 +6,8 @@ import { databaseOf } from '../run/database-of.js';
 import type { ChangeDraft, ChangeSink } from './changes.js';
 import { tableColumns } from './audit-columns.js';
 import { inWriteTransaction, type Tx, type Writable } from './db.js';
-import { cast, put, recordSelect, tableOf, toRecord } from './shape.js';
+import { put } from '../run/decode.js';
+import { cast, recordSelect, tableOf, toRecord } from './shape.js';
 import { RecordProblems } from './values.js';
 import {
   appendChanges, checkCount, checkUnique, isId, lockForUnique, notFoundIds, setUp, uniqueViolation, updateValues, type WriteContext,

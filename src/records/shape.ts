@@ -1,7 +1,7 @@
 import { columnSqlType } from '../catalog/ddl.js';
 import { quoteIdent, quoteQualified } from '../catalog/quote.js';
 import type { Catalog, ColumnDef, ObjectDef } from '../catalog/types.js';
-import { decodeValue } from '../run/decode.js';
+import { decodeValue, put } from '../run/decode.js';
 
 // The statements of the record functions, built from the catalog's physical names only (through
 // quoteIdent) with every value a bind parameter. `$1` is always the organization, and every
@@ -62,11 +62,6 @@ export function toRecord(obj: ObjectDef, row: Record<string, unknown>): Record<s
   put(out, 'object_id', obj.objectId);
   put(out, 'org_id', row.org);
   return out;
-}
-
-/** Defines rather than assigns, so a key such as `__proto__` is an ordinary field. */
-export function put(target: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** The column whose value names the record: the primary column, else `name`. */

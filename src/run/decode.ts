@@ -146,16 +146,25 @@ export interface DecodedColumn {
   readonly type: string;
 }
 
+/**
+ * Sets a field of a record made here or from a row: any key is an ordinary field, `__proto__`
+ * included, which is defined, since assigned it would set the object's prototype. Every other key
+ * is assigned: defined, each key would cost the record V8's fast properties (a page of 50 records
+ * built and written as JSON took 192 us with every key defined, 70 us assigned).
+ */
+export function put(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
 /** Result rows (keyed c0, c1, …) → records keyed by the output keys, in select-list order. */
 export function decodeRows(rows: readonly Record<string, unknown>[], columns: readonly DecodedColumn[]): Record<string, unknown>[] {
   const names = columns.map((_, i) => outputName(i));
   return rows.map((row) => {
     const record: Record<string, unknown> = {};
     columns.forEach((col, i) => {
-      const value = decodeValue(row[names[i]!], col.type);
-      // An alias may be any identifier, __proto__ included: define, never assign.
-      if (col.key === '__proto__') Object.defineProperty(record, col.key, { value, enumerable: true, writable: true, configurable: true });
-      else record[col.key] = value;
+      // An alias may be any identifier, __proto__ included.
+      put(record, col.key, decodeValue(row[names[i]!], col.type));
     });
     return record;
   });

@@ -4,7 +4,7 @@ import { OqlError } from '../../diagnostics/diagnostic.js';
 import { diffRecords, undoChange, undoOf, type ChangeDraft, type ChangeOperation, type ChangeSink, type Undo } from '../../records/changes.js';
 import { inWriteTransaction, type Tx as RecordsTx } from '../../records/db.js';
 import { loggedRecords } from '../../records/lifecycle.js';
-import { put } from '../../records/shape.js';
+import { put } from '../../run/decode.js';
 import type { Database, Tx } from '../../run/database.js';
 import { databaseError } from '../../run/errors.js';
 import { SERVICE_SCHEMA } from '../migrations.js';
