@@ -22,7 +22,8 @@
 // under the bench: `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 //
 // OQL_BENCH_CONNECTIONS (default 8) is the concurrency of both sides. OQL_BENCH_ONLY=pglite or
-// postgres runs one database. The figures replace the "HTTP service" section of
+// postgres runs one database; OQL_BENCH_WORKLOADS=filter,report (names as in the results) runs
+// those workloads only, as for a profile of one of them. The figures replace the "HTTP service" section of
 // bench/RESULTS.md and are printed to stdout; progress goes to stderr.
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -55,6 +56,12 @@ const MAX_REQUESTS = Number(process.env.OQL_BENCH_MAX_REQUESTS ?? 200_000);
 const CONNECTIONS = Number(process.env.OQL_BENCH_CONNECTIONS ?? 8);
 const POOL_SIZE = 10;
 const ONLY = process.env.OQL_BENCH_ONLY;
+const ONLY_WORKLOADS = process.env.OQL_BENCH_WORKLOADS?.split(',').map((w) => w.trim()).filter(Boolean);
+const unknownWorkloads = ONLY_WORKLOADS?.filter((w) => !WORKLOADS.some((x) => x.name === w)) ?? [];
+if (unknownWorkloads.length > 0) {
+  process.stderr.write(`OQL_BENCH_WORKLOADS: no workload ${unknownWorkloads.map((w) => JSON.stringify(w)).join(', ')}; the workloads are ${WORKLOADS.map((w) => w.name).join(', ')}\n`);
+  process.exit(1);
+}
 const START_LOAD = loadavg()[0];
 // The one key's user may run twice the connections at once: a request's slot is given back just
 // after its answer is sent, so a connection's next request can arrive before it is.
@@ -320,7 +327,7 @@ async function benchPeer(databaseUrl, floorDb) {
 
 async function benchAll(database, server, floorDb) {
   const out = [];
-  for (const workload of WORKLOADS) {
+  for (const workload of WORKLOADS.filter((w) => ONLY_WORKLOADS === undefined || ONLY_WORKLOADS.includes(w.name))) {
     log(`${database}: ${workload.name}: floor`);
     const floor = await measureFloor(floorDb, workload);
     log(`${database}: ${workload.name}: server`);
