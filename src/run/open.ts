@@ -53,7 +53,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   if (options.dataDir !== undefined && options.memory) {
     throw OqlError.plain('INVALID_OPTIONS', '--data-dir and --memory exclude each other', 'drop --memory to keep data in the directory');
   }
-  return openPglite(options.memory ? undefined : options.dataDir ?? DEFAULT_DATA_DIR, options.embeddedSliceMs);
+  return openPglite(options.memory ? undefined : options.dataDir ?? DEFAULT_DATA_DIR, options.embeddedSliceMs, options.preparedStatements);
 }
 
 /**
@@ -61,10 +61,10 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
  * budget ends the process, which reopens on the same directory, so a runaway query cannot freeze
  * the service; `memory` uses a temporary directory for the same reason.
  */
-async function openPglite(dataDir: string | undefined, sliceMs: number | undefined): Promise<Database> {
+async function openPglite(dataDir: string | undefined, sliceMs: number | undefined, preparedStatements: number | undefined): Promise<Database> {
   const { EmbeddedDatabase } = await import('./drivers/pglite/supervisor.js');
   const { EMBEDDED_SESSION_SQL, workerDatabase } = await import('./drivers/pglite/service-database.js');
-  const db = await EmbeddedDatabase.open({ ...(dataDir === undefined ? { memory: true } : { dataDir }), sessionSql: EMBEDDED_SESSION_SQL, sliceMs });
+  const db = await EmbeddedDatabase.open({ ...(dataDir === undefined ? { memory: true } : { dataDir }), sessionSql: EMBEDDED_SESSION_SQL, sliceMs, preparedStatements });
   return workerDatabase(db);
 }
 

@@ -450,6 +450,76 @@ describe('as the service\'s Database', () => {
   });
 });
 
+describe('named statements of reads', () => {
+  const service = () => workerDatabase(db);
+  const inThread = () => pgliteDatabase(local as unknown as PgliteLike, 'PGlite');
+  /** The statements the process's session holds with this text (PostgreSQL's own view of them). */
+  const kept = async (on: EmbeddedDatabase, text: string) =>
+    (await on.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1', [text])).rows[0]!.n;
+
+  it('a text read again is one statement per organization, and reads what the in-thread driver reads, parameters of every kind', async () => {
+    const sql = 'SELECT id, t, b, n, flag, tags FROM every_type WHERE id = ANY($1::int[]) AND (t IS NULL OR t <> $2) AND ($3::boolean IS NULL OR $3) AND b IS DISTINCT FROM $4::bigint AND n IS DISTINCT FROM $5::numeric ORDER BY id';
+    const params: unknown[][] = [[[1, 2, 3], 'x', null, 5, '1.5'], [[2], "O'Brien", true, 9007199254740993n, null], [[], '', false, null, 'NaN']];
+    for (const tenant of ['org_n1', 'org_n2', 'org_n1']) {
+      for (const p of params) {
+        const [mine, theirs] = [await service().read(sql, p, { timeoutMs: 60_000, tenant }), await inThread().read(sql, p, { timeoutMs: 60_000 })];
+        expect(mine.rows, `${tenant} ${JSON.stringify(p, (_, v) => (typeof v === 'bigint' ? String(v) : v))}`).toStrictEqual(theirs.rows);
+      }
+    }
+    expect(await kept(db, sql)).toBe(2);
+  });
+
+  it('an EXPLAIN is read unnamed, and a text that does not parse is not kept', async () => {
+    await service().read('SELECT id FROM every_type WHERE id = $1', [1], { timeoutMs: 60_000, explain: true, tenant: 'org_n1' });
+    expect(await kept(db, 'EXPLAIN (FORMAT JSON) SELECT id FROM every_type WHERE id = $1')).toBe(0);
+    expect((await failure(service().read('SELECT id FROM every_type WHERE', [], { timeoutMs: 60_000, tenant: 'org_n1' }))).code).toBe('QUERY_FAILED');
+    expect(await kept(db, 'SELECT id FROM every_type WHERE')).toBe(0);
+  });
+
+  it('a parameter its type refuses fails that read alone: no transaction is left open and the statement serves the next read', async () => {
+    const sql = 'SELECT $1::int + 1 AS x';
+    expect((await service().read(sql, [1], { timeoutMs: 60_000, tenant: 'org_n1' })).rows).toStrictEqual([{ x: 2 }]);
+    const e = await failure(service().read(sql, ['not a number'], { timeoutMs: 60_000, tenant: 'org_n1' }));
+    expect(e.code).toBe('QUERY_FAILED');
+    const after = await db.query<{ ro: string }>("SELECT current_setting('transaction_read_only') AS ro");
+    expect(after.rows).toStrictEqual([{ ro: 'off' }]);
+    expect((await service().read(sql, [41], { timeoutMs: 60_000, tenant: 'org_n1' })).rows).toStrictEqual([{ x: 42 }]);
+    expect(await kept(db, sql)).toBe(1);
+  });
+
+  it("a column whose type changes under a kept statement is read with its new type", async () => {
+    await db.exec('CREATE TABLE altered (id int PRIMARY KEY, v int); INSERT INTO altered VALUES (1, 5)');
+    const sql = 'SELECT v FROM altered WHERE id = $1';
+    for (let i = 0; i < 6; i++) expect((await service().read(sql, [1], { timeoutMs: 60_000, tenant: 'org_n1' })).rows).toStrictEqual([{ v: 5 }]);
+    await db.exec("ALTER TABLE altered ALTER v TYPE text USING v::text || ' (text)'");
+    const restarts = db.stats().restarts;
+    expect((await service().read(sql, [1], { timeoutMs: 60_000, tenant: 'org_n1' })).rows).toStrictEqual([{ v: '5 (text)' }]);
+    expect(await kept(db, sql)).toBe(1);
+    expect(db.stats().restarts).toBe(restarts);
+  });
+
+  it('keeps at most preparedStatements, the least recently read closed first; with 0, none', async () => {
+    const [two, none] = await Promise.all([
+      EmbeddedDatabase.open({ memory: true, timeoutMs: 60_000, openTimeoutMs: 600_000, preparedStatements: 2 }),
+      EmbeddedDatabase.open({ memory: true, timeoutMs: 60_000, openTimeoutMs: 600_000, preparedStatements: 0 }),
+    ]);
+    try {
+      const texts = ['SELECT $1::int AS a', 'SELECT $1::int AS b', 'SELECT $1::int AS c'];
+      const read = (on: EmbeddedDatabase, i: number) => workerDatabase(on).read(texts[i]!, [i], { timeoutMs: 60_000, tenant: 'org_n1' });
+      for (const i of [0, 1, 0, 2]) expect((await read(two, i)).rows).toStrictEqual([{ [texts[i]!.slice(-1)]: i }]);
+      // 1 was read least recently when 2 came: it went, 0 and 2 stayed.
+      expect(await Promise.all(texts.map((t) => kept(two, t)))).toStrictEqual([1, 0, 1]);
+      expect((await read(two, 1)).rows).toStrictEqual([{ b: 1 }]);
+      expect(await Promise.all(texts.map((t) => kept(two, t)))).toStrictEqual([0, 1, 1]);
+      for (const i of [0, 1, 2, 0]) expect((await read(none, i)).rows).toStrictEqual([{ [texts[i]!.slice(-1)]: i }]);
+      expect(await Promise.all(texts.map((t) => kept(none, t)))).toStrictEqual([0, 0, 0]);
+    } finally {
+      await Promise.all([two.close(), none.close()]);
+    }
+    await expect(EmbeddedDatabase.open({ memory: true, preparedStatements: -1 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+  });
+});
+
 describe('opening and closing', () => {
   it('refuses inconsistent options before starting anything', async () => {
     expect((await failure(EmbeddedDatabase.open({ memory: true, dataDir: '/tmp/x' }))).code).toBe('INVALID_OPTIONS');

@@ -1,6 +1,7 @@
 import { runtimeError } from '../../errors.js';
 import type { ProcessOptions, QueryResult } from './process-client.js';
 import { checkTimeout } from '../../transaction.js';
+import { DEFAULT_PREPARED_STATEMENTS } from '../pool.js';
 
 /** The options and shapes of EmbeddedDatabase (supervisor.ts), and the checks of those options. */
 
@@ -42,6 +43,12 @@ export interface EmbeddedDatabaseOptions {
    * more kills that process (the call rejects, the process is replaced), not the service. Default 1024.
    */
   readonly maxHeapMb?: number;
+  /**
+   * Named statements the process keeps for reads (`read()` with a tenant), by organization and
+   * text, as the PostgreSQL pool keeps them per connection (../prepared.ts). Default
+   * DEFAULT_PREPARED_STATEMENTS; 0 reads every statement unnamed.
+   */
+  readonly preparedStatements?: number;
   /** Restarts and failures, for the service's log. */
   readonly onEvent?: (event: EmbeddedDatabaseEvent) => void;
 }
@@ -113,6 +120,7 @@ export interface EmbeddedSettings {
   readonly sliceMs: number;
   readonly openTimeoutMs: number;
   readonly maxHeapMb: number;
+  readonly preparedStatements: number;
   readonly onEvent: ((event: EmbeddedDatabaseEvent) => void) | undefined;
 }
 
@@ -144,6 +152,7 @@ export function checkOptions(options: EmbeddedDatabaseOptions): EmbeddedSettings
     sliceMs: whole('sliceMs', options.sliceMs ?? DEFAULTS.sliceMs, 1),
     openTimeoutMs: whole('openTimeoutMs', options.openTimeoutMs ?? DEFAULTS.openTimeoutMs, 1),
     maxHeapMb: whole('maxHeapMb', options.maxHeapMb ?? DEFAULTS.maxHeapMb, 64),
+    preparedStatements: whole('preparedStatements', options.preparedStatements ?? DEFAULT_PREPARED_STATEMENTS, 0),
     onEvent: options.onEvent,
   };
 }
@@ -157,5 +166,5 @@ function whole(name: string, value: unknown, min: number): number {
 }
 
 export function processOptions(settings: EmbeddedSettings): Omit<ProcessOptions, 'dataDir'> {
-  return { extensions: settings.extensions, openTimeoutMs: settings.openTimeoutMs, maxHeapMb: settings.maxHeapMb, sessionSql: settings.sessionSql };
+  return { extensions: settings.extensions, openTimeoutMs: settings.openTimeoutMs, maxHeapMb: settings.maxHeapMb, sessionSql: settings.sessionSql, preparedStatements: settings.preparedStatements };
 }

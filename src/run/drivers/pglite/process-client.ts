@@ -43,6 +43,8 @@ export interface ProcessOptions {
   readonly sessionSql: string | undefined;
   /** The process's JavaScript heap (rows are built there): past it that process dies, not the service. */
   readonly maxHeapMb: number;
+  /** Named statements kept for reads (`read` with a statement key); 0 reads every one unnamed. */
+  readonly preparedStatements: number;
 }
 
 /** The process stopped (killed, crashed, closed) before it answered: the statement's fate is unknown. */
@@ -130,7 +132,7 @@ const live = new Set<ChildProcess>();
 function spawn(options: Omit<ProcessOptions, 'dataDir'>, dataDir: string | null): Child {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    OQL_PGLITE_PROCESS: JSON.stringify({ dataDir, extensions: options.extensions, rawOids: RAW_OIDS, sessionSql: options.sessionSql, parent: process.pid }),
+    OQL_PGLITE_PROCESS: JSON.stringify({ dataDir, extensions: options.extensions, rawOids: RAW_OIDS, sessionSql: options.sessionSql, parent: process.pid, preparedStatements: options.preparedStatements }),
   };
   // The script needs no loader: whatever the service was started with (tsx, vitest) stays there.
   delete env['NODE_OPTIONS'];
@@ -284,11 +286,13 @@ export class PgliteProcess {
 
   /**
    * A whole read in one message: BEGIN, `settings`, the query and ROLLBACK, run by the process in
-   * sequence (one crossing instead of four). Rejects with the query's error after the process has
-   * rolled back, or with ConnectionBroken when the rollback itself failed.
+   * sequence (one crossing instead of four). `statement`: the organization whose named statement of
+   * this text the process reads it as (kept there, parsed once); null reads it unnamed. Rejects with
+   * the query's error after the process has rolled back, or with ConnectionBroken when the rollback
+   * itself failed.
    */
-  read<T = Record<string, unknown>>(settings: string, sql: string, params: readonly unknown[]): Promise<QueryResult<T>> {
-    return this.send({ op: 'read', settings, sql, params }).then((r) => decodeResult(r as WireResult) as QueryResult<T>);
+  read<T = Record<string, unknown>>(settings: string, sql: string, params: readonly unknown[], statement: string | null = null): Promise<QueryResult<T>> {
+    return this.send({ op: 'read', settings, sql, params, statement }).then((r) => decodeResult(r as WireResult) as QueryResult<T>);
   }
 
   exec(sql: string, begin = false): Promise<QueryResult[]> {

@@ -38,9 +38,11 @@ export function workerDatabase(db: EmbeddedDatabase): Database {
     async read(sql: string, params: readonly unknown[], { timeoutMs, tenant, explain }: ReadOptions): Promise<Rows> {
       assertSelect(sql);
       try {
-        // One message to the process: BEGIN, the settings, the query and ROLLBACK run there in sequence.
+        // One message to the process: BEGIN, the settings, the query and ROLLBACK run there in
+        // sequence, the query as the organization's named statement of its text (an EXPLAIN, run
+        // once a minute at most per text, unnamed).
         const settings = db.sessionSql === EMBEDDED_SESSION_SQL ? SERVICE_READ_SETTINGS : readSettings(timeoutMs).replace(/^BEGIN READ ONLY/, 'SET TRANSACTION READ ONLY');
-        const { rows } = await db.read(settings, explain ? `EXPLAIN (FORMAT JSON) ${sql}` : sql, params, { tenant, timeoutMs });
+        const { rows } = await db.read(settings, explain ? `EXPLAIN (FORMAT JSON) ${sql}` : sql, params, { tenant, timeoutMs, named: explain !== true });
         return { rows };
       } catch (e) {
         throw databaseError(e, timeoutMs);

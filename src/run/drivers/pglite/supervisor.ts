@@ -228,13 +228,15 @@ export class EmbeddedDatabase {
    * A read: BEGIN, `settings` (statements without parameters, e.g. SET TRANSACTION READ ONLY), the
    * query, then ROLLBACK, sent to the process as one message and run there in sequence. The same
    * turn in the queue and the same budget as query(): past it the process is replaced, which ends
-   * the transaction with it. Nothing the query did is kept.
+   * the transaction with it. Nothing the query did is kept. `named`: the process reads the text as
+   * a named statement of the tenant's (`preparedStatements`), kept for the next read of it; false
+   * for a text read once (an EXPLAIN).
    */
-  async read<T = Record<string, unknown>>(settings: string, sql: string, params: readonly unknown[] = [], options: CallOptions = {}): Promise<QueryResult<T>> {
+  async read<T = Record<string, unknown>>(settings: string, sql: string, params: readonly unknown[] = [], options: CallOptions & { readonly named?: boolean } = {}): Promise<QueryResult<T>> {
     const timeoutMs = this.budget(options.timeoutMs);
     await this.acquire(options.tenant);
     try {
-      return await this.statement((t) => t.read<T>(settings, sql, params), timeoutMs, options.tenant);
+      return await this.statement((t) => t.read<T>(settings, sql, params, options.named === false ? null : options.tenant ?? ''), timeoutMs, options.tenant);
     } catch (e) {
       // Its transaction could not be ended: the connection cannot serve the next call.
       if (e instanceof ConnectionBroken) this.restart('crash', options.tenant, e);
