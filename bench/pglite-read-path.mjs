@@ -10,7 +10,11 @@
 //   statement       the same SELECT 1 on this thread: what Postgres itself costs
 //   read, 4 msgs    a read as it was sent before: BEGIN, the settings, the query, ROLLBACK, each a
 //                   message of its own (EmbeddedDatabase.transaction)
-//   read, 1 msg     the same read as one message (EmbeddedDatabase.read)
+//   read, 1 msg     the same read as one message (EmbeddedDatabase.read), as the service reads:
+//                   in the process one exchange with PGlite, the query a named statement of the
+//                   organization's, parsed once (pglite-process.js, namedRead)
+//   read, 1 msg, unnamed  the same message read unnamed (`named: false`, as an EXPLAIN is): in the
+//                   process, BEGIN and the settings, the query, and ROLLBACK, three calls to PGlite
 //   read, floor     the same four statements on PGlite in this thread
 //
 // The read is the service's get-one: one row of five columns by primary key. The figures replace
@@ -60,6 +64,7 @@ try {
       return r;
     }, { tenant: 'org_a', timeoutMs: TIMEOUT_MS }),
     'read, 1 message': (id) => db.read(SETTINGS, ROW_SQL, [id], { tenant: 'org_a', timeoutMs: TIMEOUT_MS }),
+    'read, 1 message, unnamed (three calls to PGlite in the process)': (id) => db.read(SETTINGS, ROW_SQL, [id], { tenant: 'org_a', timeoutMs: TIMEOUT_MS, named: false }),
     'read, floor (the same statements on this thread)': async (id) => {
       await local.exec(`BEGIN; ${SETTINGS}`);
       const r = await local.query(ROW_SQL, [id], { parsers });
@@ -87,7 +92,10 @@ try {
     '## Embedded database: the read path (`node --import tsx bench/pglite-read-path.mjs`)',
     '',
     `Ran ${started.toISOString()} on ${cpus().length} cores, Node ${process.version}. Load average ${loadBefore.map((x) => x.toFixed(1)).join(' / ')} at the start, ` +
-      `${load.map((x) => x.toFixed(1)).join(' / ')} at the end: **the machine was shared with other work** (other test suites ran beside it), so absolute times are inflated; the variants ran in alternating blocks of ${BLOCK}, so their ratios are comparable.`,
+      `${load.map((x) => x.toFixed(1)).join(' / ')} at the end` +
+      // The one-minute load before the bench began: above one core's worth, something else was running.
+      (loadBefore[0] > 1 ? ': **the machine was shared with other work**, so absolute times are inflated' : '; nothing else ran on the machine') +
+      `. The variants ran in alternating blocks of ${BLOCK}, so their ratios are comparable.`,
     '',
     `| variant (${QUERIES} each, one after the other) | p50 ms | p99 ms | p50 / read floor |`,
     '| --- | --- | --- | --- |',
@@ -95,6 +103,7 @@ try {
     '',
     `One crossing to the process and back costs about ${fmt(p50('round trip (SELECT 1 through the process)') - p50('statement (SELECT 1 on this thread)'))} ms (round trip minus statement, medians). ` +
       'A read sent as four messages paid it four times, plus a timer per statement and the transaction\'s idle timer; as one message it pays it once. ' +
+      `In the process, the read as one exchange with PGlite on a named statement took ${fmt(p50('read, 1 message'))} ms at the median against ${fmt(p50('read, 1 message, unnamed (three calls to PGlite in the process)'))} ms for the same message read unnamed in three calls. ` +
       'The read is one row of five columns (int, text, numeric, timestamptz, text[]) by primary key, decoded with TEXT_PARSERS on both sides.',
   ];
   const text = `${lines.join('\n')}\n`;
