@@ -314,8 +314,9 @@ function bindValues(params, types) {
 /**
  * A read as one exchange with PGlite: BEGIN and the settings, the named statement bound, described
  * and run, Sync, then ROLLBACK, in one buffer. PGlite's query() makes six calls into PostgreSQL for
- * a statement and exec() two, so a read of three was ten; measured on a read by primary key on this
- * thread, 380 us became 190 (docs/embedded-database.md). A statement whose result's shape changed
+ * a statement and exec() two, so a read of three was ten. A read by primary key through this process
+ * took 0.51 ms at the median in three calls and 0.33 ms in one exchange (bench/pglite-read-path.mjs,
+ * bench/RESULTS.md). A statement whose result's shape changed
  * under it (0A000: a column's type altered) is parsed again, once.
  */
 async function namedRead(id, { settings: setup, sql, params, statement: organization }, again = true) {
