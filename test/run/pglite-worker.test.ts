@@ -487,6 +487,18 @@ describe('named statements of reads', () => {
     expect(await kept(db, sql)).toBe(1);
   });
 
+  it('a parameter its type cannot write fails that read alone, as on this thread, and nothing restarts', async () => {
+    // PGlite's writer of timestamps takes a Date, a string or a number, and throws on anything else.
+    const sql = 'SELECT $1::timestamp AS t';
+    const restarts = db.stats().restarts;
+    const [mine, theirs] = [await failure(service().read(sql, [{ not: 'a date' }], { timeoutMs: 60_000, tenant: 'org_n1' })), await failure(inThread().read(sql, [{ not: 'a date' }], { timeoutMs: 60_000 }))];
+    expect(theirs.code).toEqual(expect.any(String));
+    expect({ code: mine.code, message: mine.message }).toStrictEqual({ code: theirs.code, message: theirs.message });
+    const good = ['2024-05-01 13:14:15'];
+    expect((await service().read(sql, good, { timeoutMs: 60_000, tenant: 'org_n1' })).rows).toStrictEqual((await inThread().read(sql, good, { timeoutMs: 60_000 })).rows);
+    expect(db.stats().restarts).toBe(restarts);
+  });
+
   it("a column whose type changes under a kept statement is read with its new type", async () => {
     await db.exec('CREATE TABLE altered (id int PRIMARY KEY, v int); INSERT INTO altered VALUES (1, 5)');
     const sql = 'SELECT v FROM altered WHERE id = $1';

@@ -276,14 +276,18 @@ const errorIn = (messages) => messages.find((m) => m?.name === 'error');
 /** Whether the exchange ended outside a transaction: its last message is ReadyForQuery, idle. */
 const idle = (messages) => messages.at(-1)?.name === 'readyForQuery' && messages.at(-1).status === 'I';
 
-/** The named statement of this organization and text, parsed now when it is not kept yet. */
+/**
+ * The named statement of this organization and text, parsed now when it is not kept yet:
+ * { statement } or { error } (the text does not parse). Throws when PGlite itself failed or the
+ * session was left in a transaction: the connection's state is then unknown.
+ */
 async function statementFor(organization, sql) {
   const key = `${organization}\u0000${sql}`;
   const kept = statements.get(key);
   if (kept !== undefined) {
     statements.delete(key);
     statements.set(key, kept);
-    return kept;
+    return { statement: kept };
   }
   const { serialize } = wire;
   const parts = [];
@@ -296,10 +300,11 @@ async function statementFor(organization, sql) {
   parts.push(serialize.parse({ name, text: sql }), serialize.describe({ type: 'S', name }), serialize.sync());
   const messages = await exchange(parts);
   const error = errorIn(messages);
-  if (error !== undefined) throw error;
+  if (!idle(messages)) throw error ?? new Error('parsing a statement left the session in a transaction');
+  if (error !== undefined) return { error };
   const statement = { name, types: wire.parseDescribeStatementResults(messages) };
   statements.set(key, statement);
-  return statement;
+  return { statement };
 }
 
 /** A statement's parameters as text, by its parameters' types, as PGlite's own query() writes them. */
@@ -321,17 +326,26 @@ function bindValues(params, types) {
  */
 async function namedRead(id, { settings: setup, sql, params, statement: organization }, again = true) {
   const { serialize } = wire;
-  let statement;
+  let found;
   try {
-    statement = await statementFor(organization, sql);
+    found = await statementFor(organization, sql);
   } catch (e) {
+    return { id, ok: false, error: plainError(e), broken: true };
+  }
+  if (found.error !== undefined) return { id, ok: false, error: plainError(found.error) };
+  const { statement } = found;
+  let values;
+  try {
+    values = bindValues(params, statement.types);
+  } catch (e) {
+    // A value its type's writer refuses: nothing was sent, the error is this call's alone.
     return { id, ok: false, error: plainError(e) };
   }
   let messages;
   try {
     messages = await exchange([
       serialize.query(setup ? `BEGIN; ${setup}` : 'BEGIN'),
-      serialize.bind({ statement: statement.name, values: bindValues(params, statement.types) }),
+      serialize.bind({ statement: statement.name, values }),
       serialize.describe({ type: 'P' }),
       serialize.execute({}),
       serialize.sync(),
@@ -346,7 +360,11 @@ async function namedRead(id, { settings: setup, sql, params, statement: organiza
   if (error !== undefined) {
     if (error.code === '0A000' && again) {
       statements.delete(`${organization}\u0000${sql}`);
-      await exchange([serialize.close({ type: 'S', name: statement.name }), serialize.sync()]);
+      try {
+        await exchange([serialize.close({ type: 'S', name: statement.name }), serialize.sync()]);
+      } catch (e) {
+        return { id, ok: false, error: plainError(e), broken: true };
+      }
       return namedRead(id, { settings: setup, sql, params, statement: organization }, false);
     }
     return { id, ok: false, error: plainError(error) };
