@@ -321,8 +321,8 @@ function bindValues(params, types) {
  * and run, Sync, then ROLLBACK, in one buffer. PGlite's query() makes six calls into PostgreSQL for
  * a statement and exec() two, so a read of three was ten. A read by primary key through this process
  * took 0.51 ms at the median in three calls and 0.33 ms in one exchange (bench/pglite-read-path.mjs,
- * bench/RESULTS.md). A statement whose result's shape changed
- * under it (0A000: a column's type altered) is parsed again, once.
+ * bench/RESULTS.md). A statement whose result's shape changed under it (a column's type altered:
+ * PostgreSQL refuses to run its cached plan) is parsed again, once.
  */
 async function namedRead(id, { settings: setup, sql, params, statement: organization }, again = true) {
   const { serialize } = wire;
@@ -358,7 +358,7 @@ async function namedRead(id, { settings: setup, sql, params, statement: organiza
   const error = errorIn(messages);
   if (!idle(messages)) return { id, ok: false, error: plainError(error ?? new Error('the read did not end its transaction')), broken: true };
   if (error !== undefined) {
-    if (error.code === '0A000' && again) {
+    if (again && error.code === '0A000' && /cached plan must not change result type/.test(error.message)) {
       statements.delete(`${organization}\u0000${sql}`);
       try {
         await exchange([serialize.close({ type: 'S', name: statement.name }), serialize.sync()]);
