@@ -135,6 +135,17 @@ describe('a body over the limit', () => {
     }
   });
 
+  /** Resolves on the request's next 'drain' or its 'close', and leaves no listener behind for the other. */
+  const drainedOrClosed = (req: ReturnType<typeof request>) => new Promise<void>((resolve) => {
+    const settle = () => {
+      req.off('drain', settle);
+      req.off('close', settle);
+      resolve();
+    };
+    req.once('drain', settle);
+    req.once('close', settle);
+  });
+
   it('is read only up to a bound: a client that keeps sending is cut off', async () => {
     const chunk = body(4 * 1024 * 1024);
     // 256 MiB offered, chunked; the server stops reading after 64 MiB, answers and closes.
@@ -149,7 +160,7 @@ describe('a body over the limit', () => {
         for (const c of chunks) {
           if (req.destroyed) return;
           written += c.length;
-          if (!req.write(c)) await new Promise((r) => { req.once('drain', r); req.once('close', r); });
+          if (!req.write(c)) await drainedOrClosed(req);
         }
         req.end();
       })();
