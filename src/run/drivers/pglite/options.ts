@@ -44,7 +44,7 @@ export interface EmbeddedDatabaseOptions {
    */
   readonly maxHeapMb?: number;
   /**
-   * Named statements the process keeps for reads (`read()` with a tenant), by organization and
+   * Named statements the process keeps for reads (`read()`, unless `named: false`), by organization and
    * text, as the PostgreSQL pool keeps them per connection (../prepared.ts). Default
    * DEFAULT_PREPARED_STATEMENTS; 0 reads every statement unnamed.
    */
