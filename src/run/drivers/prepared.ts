@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 
 /**
- * Named (prepared) statements for the reads of a node-postgres pool: a text read again on the same
+ * Named (prepared) statements for the reads of a node-postgres pool, and of the embedded database's
+ * process (its one connection: pglite/process-client.ts): a text read again on the same
  * connection is bound to the statement parsed the first time, and after five runs PostgreSQL may
  * keep a generic plan for it instead of planning each run. The compiled reads repeat a handful of
  * texts with new parameters, so most reads skip the parse and the plan (docs/performance.md).

@@ -166,5 +166,5 @@ function whole(name: string, value: unknown, min: number): number {
 }
 
 export function processOptions(settings: EmbeddedSettings): Omit<ProcessOptions, 'dataDir'> {
-  return { extensions: settings.extensions, openTimeoutMs: settings.openTimeoutMs, maxHeapMb: settings.maxHeapMb, sessionSql: settings.sessionSql, preparedStatements: settings.preparedStatements };
+  return { extensions: settings.extensions, openTimeoutMs: settings.openTimeoutMs, maxHeapMb: settings.maxHeapMb, sessionSql: settings.sessionSql };
 }

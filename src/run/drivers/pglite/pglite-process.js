@@ -9,9 +9,7 @@
 // package), none of which can give it a TypeScript loader. Keep it ASCII, like every built file.
 //
 // Its settings come as JSON in the environment variable OQL_PGLITE_PROCESS:
-//   { dataDir: string | null, extensions: string[], rawOids: number[], sessionSql: string | undefined, parent: number,
-//     preparedStatements: number }
-//   preparedStatements: the named statements kept for reads (namedRead below); 0 reads every one unnamed.
+//   { dataDir: string | null, extensions: string[], rawOids: number[], sessionSql: string | undefined, parent: number }
 //   parent: the service's process id, which the watchdog below compares with this process's parent.
 //   dataDir null: a spare. It loads PGlite and compiles its WebAssembly ahead, warms that code up
 //   on a throwaway database in memory (see warmUp), then waits for { op: 'open', dataDir } before
@@ -20,13 +18,13 @@
 //   to another process); their values are sent as the text Postgres wrote.
 // Messages come and go over the IPC channel (serialization 'advanced': the structured clone).
 // Messages in:  { op: 'open', dataDir } (a spare, once) | { id, op: 'query', sql, params, begin, commit } | { id, op: 'exec', sql, begin }
-//               | { id, op: 'read', settings, sql, params, statement } | { id, op: 'close' }
+//               | { id, op: 'read', settings, sql, params, statement, close } | { id, op: 'close' }
 //   read: a whole read in one message (one crossing instead of four): BEGIN, the settings, the
 //   query, and ROLLBACK, run here in sequence; its result is the query's. The transaction is always
 //   ended here, also when the query fails. A ROLLBACK that fails leaves the connection in an unknown
 //   state: the reply says so (broken: true), and the service replaces the process.
-//   statement: a string (the organization) reads the query as a named statement of that
-//   organization and text (see namedRead below); null reads it unnamed.
+//   statement: the name to read the query under, parsed the first time this process meets it
+//   (see namedRead below); null reads it unnamed. close: names to close first.
 //   begin: true on a query or exec runs BEGIN before it: a transaction's first statement.
 //   commit: true on a query runs COMMIT after it: a transaction's last statement (one crossing
 //   instead of two). When the query fails, ROLLBACK ends the transaction and the query's error is
@@ -222,7 +220,7 @@ async function open() {
 }
 
 async function read(id, message) {
-  if (message.statement !== null && message.statement !== undefined && STATEMENTS_KEPT > 0) return namedRead(id, message);
+  if (typeof message.statement === 'string') return namedRead(id, message);
   const { settings: setup, sql, params } = message;
   let reply;
   try {
@@ -243,25 +241,12 @@ async function read(id, message) {
 let wire;
 
 /**
- * Named statements of the reads: a text read again is bound to the statement parsed the first
- * time, and after five runs PostgreSQL may keep a generic plan for it instead of planning each run,
- * as on PostgreSQL (src/run/drivers/prepared.ts, which says why a statement is named per
- * organization). By organization and text, in the order they were last read; the least recently
- * read is closed first past STATEMENTS_KEPT. Each holds its name and its parameters' types.
+ * The named statements this process has parsed for reads, by name, each with its parameters'
+ * types. The service names them and decides which to keep (src/run/drivers/prepared.ts, one
+ * name per organization and text, the least recently read let go past its share): a read brings
+ * its statement's name and the names to close.
  */
-const STATEMENTS_KEPT = settings.preparedStatements ?? 0;
 const statements = new Map();
-let statementsMade = 0;
-
-const concat = (parts) => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-};
 
 /**
  * The messages PGlite answered `parts` with, sent as one buffer: the statements run in order, and
@@ -269,7 +254,7 @@ const concat = (parts) => {
  * the simple queries after it. Reads write nothing, so nothing is synced to the file system.
  */
 async function exchange(parts) {
-  return (await db.execProtocol(concat(parts), { syncToFs: false, throwOnError: false })).messages;
+  return (await db.execProtocol(Buffer.concat(parts), { syncToFs: false, throwOnError: false })).messages;
 }
 
 const errorIn = (messages) => messages.find((m) => m?.name === 'error');
@@ -277,34 +262,27 @@ const errorIn = (messages) => messages.find((m) => m?.name === 'error');
 const idle = (messages) => messages.at(-1)?.name === 'readyForQuery' && messages.at(-1).status === 'I';
 
 /**
- * The named statement of this organization and text, parsed now when it is not kept yet:
- * { statement } or { error } (the text does not parse). Throws when PGlite itself failed or the
- * session was left in a transaction: the connection's state is then unknown.
+ * The parameters' types of the statement `name`, closing the statements in `close` first and
+ * parsing `name` with `sql` when this process has not: { types } or { error } (the text does not
+ * parse). Throws when PGlite itself failed or the session was left in a transaction: the
+ * connection's state is then unknown.
  */
-async function statementFor(organization, sql) {
-  const key = `${organization}\u0000${sql}`;
-  const kept = statements.get(key);
-  if (kept !== undefined) {
-    statements.delete(key);
-    statements.set(key, kept);
-    return { statement: kept };
-  }
+async function prepared(name, sql, close) {
   const { serialize } = wire;
   const parts = [];
-  for (const [oldKey, old] of statements) {
-    if (statements.size < STATEMENTS_KEPT) break;
-    statements.delete(oldKey);
-    parts.push(serialize.close({ type: 'S', name: old.name }));
-  }
-  const name = `oql_${++statementsMade}`;
-  parts.push(serialize.parse({ name, text: sql }), serialize.describe({ type: 'S', name }), serialize.sync());
+  for (const old of close) if (statements.delete(old)) parts.push(serialize.close({ type: 'S', name: old }));
+  const kept = statements.get(name);
+  if (kept === undefined) parts.push(serialize.parse({ name, text: sql }), serialize.describe({ type: 'S', name }));
+  if (parts.length === 0) return { types: kept };
+  parts.push(serialize.sync());
   const messages = await exchange(parts);
   const error = errorIn(messages);
   if (!idle(messages)) throw error ?? new Error('parsing a statement left the session in a transaction');
   if (error !== undefined) return { error };
-  const statement = { name, types: wire.parseDescribeStatementResults(messages) };
-  statements.set(key, statement);
-  return { statement };
+  if (kept !== undefined) return { types: kept };
+  const types = wire.parseDescribeStatementResults(messages);
+  statements.set(name, types);
+  return { types };
 }
 
 /** A statement's parameters as text, by its parameters' types, as PGlite's own query() writes them. */
@@ -324,19 +302,19 @@ function bindValues(params, types) {
  * bench/RESULTS.md). A statement whose result's shape changed under it (a column's type altered:
  * PostgreSQL refuses to run its cached plan) is parsed again, once.
  */
-async function namedRead(id, { settings: setup, sql, params, statement: organization }, again = true) {
+async function namedRead(id, message, again = true) {
+  const { settings: setup, sql, params, statement: name } = message;
   const { serialize } = wire;
   let found;
   try {
-    found = await statementFor(organization, sql);
+    found = await prepared(name, sql, message.close ?? []);
   } catch (e) {
     return { id, ok: false, error: plainError(e), broken: true };
   }
   if (found.error !== undefined) return { id, ok: false, error: plainError(found.error) };
-  const { statement } = found;
   let values;
   try {
-    values = bindValues(params, statement.types);
+    values = bindValues(params, found.types);
   } catch (e) {
     // A value its type's writer refuses: nothing was sent, the error is this call's alone.
     return { id, ok: false, error: plainError(e) };
@@ -345,7 +323,7 @@ async function namedRead(id, { settings: setup, sql, params, statement: organiza
   try {
     messages = await exchange([
       serialize.query(setup ? `BEGIN; ${setup}` : 'BEGIN'),
-      serialize.bind({ statement: statement.name, values }),
+      serialize.bind({ statement: name, values }),
       serialize.describe({ type: 'P' }),
       serialize.execute({}),
       serialize.sync(),
@@ -359,13 +337,8 @@ async function namedRead(id, { settings: setup, sql, params, statement: organiza
   if (!idle(messages)) return { id, ok: false, error: plainError(error ?? new Error('the read did not end its transaction')), broken: true };
   if (error !== undefined) {
     if (again && error.code === '0A000' && /cached plan must not change result type/.test(error.message)) {
-      statements.delete(`${organization}\u0000${sql}`);
-      try {
-        await exchange([serialize.close({ type: 'S', name: statement.name }), serialize.sync()]);
-      } catch (e) {
-        return { id, ok: false, error: plainError(e), broken: true };
-      }
-      return namedRead(id, { settings: setup, sql, params, statement: organization }, false);
+      // Closed here and parsed again under its name: the service's count of its statements holds.
+      return namedRead(id, { ...message, close: [name] }, false);
     }
     return { id, ok: false, error: plainError(error) };
   }

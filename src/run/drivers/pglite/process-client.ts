@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { TEXT_PARSERS } from '../../decode.js';
+import type { Named, PreparingClient } from '../prepared.js';
 
 /**
  * One PGlite process (src/run/drivers/pglite/pglite-process.js) seen from the service: start it, send it
@@ -43,8 +44,6 @@ export interface ProcessOptions {
   readonly sessionSql: string | undefined;
   /** The process's JavaScript heap (rows are built there): past it that process dies, not the service. */
   readonly maxHeapMb: number;
-  /** Named statements kept for reads (`read` with a statement key); 0 reads every one unnamed. */
-  readonly preparedStatements: number;
 }
 
 /** The process stopped (killed, crashed, closed) before it answered: the statement's fate is unknown. */
@@ -132,7 +131,7 @@ const live = new Set<ChildProcess>();
 function spawn(options: Omit<ProcessOptions, 'dataDir'>, dataDir: string | null): Child {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    OQL_PGLITE_PROCESS: JSON.stringify({ dataDir, extensions: options.extensions, rawOids: RAW_OIDS, sessionSql: options.sessionSql, parent: process.pid, preparedStatements: options.preparedStatements }),
+    OQL_PGLITE_PROCESS: JSON.stringify({ dataDir, extensions: options.extensions, rawOids: RAW_OIDS, sessionSql: options.sessionSql, parent: process.pid }),
   };
   // The script needs no loader: whatever the service was started with (tsx, vitest) stays there.
   delete env['NODE_OPTIONS'];
@@ -178,6 +177,14 @@ export class PgliteProcess {
   /** Set by close(): the exit after PGlite closed is expected, not a death. */
   private closing = false;
 
+  /**
+   * The named statements of this process's one connection, for PreparedStatements (../prepared.ts),
+   * which names the reads and decides which to keep: a name counts as parsed once a read was sent
+   * with it (the process parses a name it has not met, and skips closing one it has not).
+   */
+  readonly statements: PreparingClient;
+  private readonly parsed: Record<string, unknown> = {};
+
   /** Called once when the process dies on its own (a crash, an exit); not after kill() or close(). */
   onDeath: (error: ProcessGone) => void = () => {};
 
@@ -187,6 +194,7 @@ export class PgliteProcess {
   }
 
   private constructor(private readonly spawned: Child) {
+    this.statements = { connection: { parsedStatements: this.parsed } };
     spawned.child.on('message', this.onMessage);
     spawned.child.on('close', this.onClose);
   }
@@ -286,13 +294,15 @@ export class PgliteProcess {
 
   /**
    * A whole read in one message: BEGIN, `settings`, the query and ROLLBACK, run by the process in
-   * sequence (one crossing instead of four). `statement`: the organization whose named statement of
-   * this text the process reads it as (kept there, parsed once); null reads it unnamed. Rejects with
-   * the query's error after the process has rolled back, or with ConnectionBroken when the rollback
-   * itself failed.
+   * sequence (one crossing instead of four). `statement`: the name to read the query under and the
+   * names to let go of first (PreparedStatements.name on `statements`); null reads it unnamed.
+   * Rejects with the query's error after the process has rolled back, or with ConnectionBroken when
+   * the rollback itself failed.
    */
-  read<T = Record<string, unknown>>(settings: string, sql: string, params: readonly unknown[], statement: string | null = null): Promise<QueryResult<T>> {
-    return this.send({ op: 'read', settings, sql, params, statement }).then((r) => decodeResult(r as WireResult) as QueryResult<T>);
+  read<T = Record<string, unknown>>(settings: string, sql: string, params: readonly unknown[], statement: Named | null = null): Promise<QueryResult<T>> {
+    if (statement !== null) this.parsed[statement.name] = true;
+    return this.send({ op: 'read', settings, sql, params, statement: statement?.name ?? null, close: statement?.deallocate ?? [] })
+      .then((r) => decodeResult(r as WireResult) as QueryResult<T>);
   }
 
   exec(sql: string, begin = false): Promise<QueryResult[]> {

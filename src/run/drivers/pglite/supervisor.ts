@@ -6,6 +6,7 @@ import { dataDirOwner, LOCK_FILE, lockDataDir } from '../../data-dir-lock.js';
 import { makePrivate } from '../../data-dir-mode.js';
 import { describeSeconds, runtimeError, timeoutError } from '../../errors.js';
 import { FairQueue } from '../fair-queue.js';
+import { PreparedStatements } from '../prepared.js';
 import {
   checkOptions, processOptions, type CallOptions, type EmbeddedDatabaseEvent, type EmbeddedDatabaseOptions, type EmbeddedDatabaseStats,
   type EmbeddedSettings, type EmbeddedTenantStats, type EmbeddedTx,
@@ -178,7 +179,12 @@ export class EmbeddedDatabase {
     private readonly settings: EmbeddedSettings,
     private readonly unlock: () => void,
     private readonly openMs: number,
-  ) {}
+  ) {
+    this.prepared = new PreparedStatements(settings.preparedStatements);
+  }
+
+  /** Names the reads and keeps each process's share of them (../prepared.ts, as for a PostgreSQL connection). */
+  private readonly prepared: PreparedStatements;
 
   /** The statements every process of this database runs at its start (the option `sessionSql`). */
   get sessionSql(): string | undefined {
@@ -228,15 +234,15 @@ export class EmbeddedDatabase {
    * A read: BEGIN, `settings` (statements without parameters, e.g. SET TRANSACTION READ ONLY), the
    * query, then ROLLBACK, sent to the process as one message and run there in sequence. The same
    * turn in the queue and the same budget as query(): past it the process is replaced, which ends
-   * the transaction with it. Nothing the query did is kept. `named`: the process reads the text as
-   * a named statement of the tenant's (`preparedStatements`), kept for the next read of it; false
-   * for a text read once (an EXPLAIN).
+   * the transaction with it. Nothing the query did is kept. `named`: the text is read as the tenant's
+   * named statement of it (../prepared.ts, `preparedStatements` a process), parsed once; false for
+   * a text read once (an EXPLAIN).
    */
   async read<T = Record<string, unknown>>(settings: string, sql: string, params: readonly unknown[] = [], options: CallOptions & { readonly named?: boolean } = {}): Promise<QueryResult<T>> {
     const timeoutMs = this.budget(options.timeoutMs);
     await this.acquire(options.tenant);
     try {
-      return await this.statement((t) => t.read<T>(settings, sql, params, options.named === false ? null : options.tenant ?? ''), timeoutMs, options.tenant);
+      return await this.statement((t) => t.read<T>(settings, sql, params, options.named === false ? null : this.prepared.name(t.statements, sql, options.tenant)), timeoutMs, options.tenant);
     } catch (e) {
       // Its transaction could not be ended: the connection cannot serve the next call.
       if (e instanceof ConnectionBroken) this.restart('crash', options.tenant, e);
