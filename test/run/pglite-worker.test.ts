@@ -46,6 +46,10 @@ afterAll(async () => {
   await Promise.all([db?.close(), local?.close()]);
 });
 
+/** The embedded database as the service's `Database`, and PGlite on this thread behind the same interface. */
+const service = () => workerDatabase(db);
+const inThread = () => pgliteDatabase(local as unknown as PgliteLike, 'PGlite');
+
 /** In-thread PGlite with the decoders the embedded database's caller gets. */
 function localQuery(sql: string, params: unknown[] = []) {
   return local.query<Record<string, unknown>>(sql, params, { parsers: { ...TEXT_PARSERS } });
@@ -400,8 +404,6 @@ describe('the queue', () => {
 });
 
 describe('as the service\'s Database', () => {
-  const service = () => workerDatabase(db);
-  const inThread = () => pgliteDatabase(local as unknown as PgliteLike, 'PGlite');
 
   it('read answers what the in-thread driver answers, in UTC whatever the session zone', async () => {
     const sql = 'SELECT id, b, n, d, ts, tz, tags, doc FROM every_type WHERE id < $1 ORDER BY id';
@@ -451,8 +453,6 @@ describe('as the service\'s Database', () => {
 });
 
 describe('named statements of reads', () => {
-  const service = () => workerDatabase(db);
-  const inThread = () => pgliteDatabase(local as unknown as PgliteLike, 'PGlite');
   /** The statements the process's session holds with this text (PostgreSQL's own view of them). */
   const kept = async (on: EmbeddedDatabase, text: string) =>
     (await on.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1', [text])).rows[0]!.n;
