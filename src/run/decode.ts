@@ -126,12 +126,9 @@ export function decodeValue(value: unknown, type: string): unknown {
       if (value === 'f') return false;
       return value;
     case 'json':
-      if (typeof value !== 'string') return value;
-      try {
-        return JSON.parse(value) as unknown;
-      } catch {
-        return value;
-      }
+      // node-postgres and PGlite hand json and jsonb over parsed: a string here is a JSON string
+      // value, "0" or "{}" as the record holds it, not a document to parse again.
+      return value;
     default:
       return typeof value === 'bigint' ? numberOrSelf(value) : value;
   }

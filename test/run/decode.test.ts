@@ -34,12 +34,22 @@ describe('put', () => {
 
 describe('decodeRows', () => {
   it('keys a row by the output keys, __proto__ and constructor as fields', () => {
-    const [record] = decodeRows([{ c0: 'x', c1: '{"admin":true}', c2: 'y' }], [
+    const [record] = decodeRows([{ c0: 'x', c1: { admin: true }, c2: 'y' }], [
       { key: '__proto__', type: 'text' },
       { key: 'constructor', type: 'json' },
       { key: 'name', type: 'text' },
     ]);
     expect(Object.getPrototypeOf(record)).toBe(Object.prototype);
     expect(JSON.stringify(record)).toBe('{"__proto__":"x","constructor":{"admin":true},"name":"y"}');
+  });
+
+  it('keeps a json value that is a string as the string it is', () => {
+    // The drivers hand json over parsed: "0", "{}" and "[1]" are JSON strings a record holds, not documents.
+    const [record] = decodeRows([{ c0: '0', c1: '{"a":1}', c2: { a: '[1]' } }], [
+      { key: 'a', type: 'json' },
+      { key: 'b', type: 'json' },
+      { key: 'c', type: 'json' },
+    ]);
+    expect(record).toEqual({ a: '0', b: '{"a":1}', c: { a: '[1]' } });
   });
 });
