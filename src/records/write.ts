@@ -330,25 +330,34 @@ export function updateValues(obj: ObjectDef, values: Map<string, unknown>, ctx: 
   return new Map([...values, ...systemValues(obj, ctx, at, false)]);
 }
 
-/** Inserts the rows; returns them as get-one would, in the order given. */
+/**
+ * Inserts the rows; returns them as get-one would, in the order given. One statement whatever the
+ * number of rows, its text the same for every request of the object: the rows travel as one JSON
+ * document, taken apart by `json_to_recordset` into the columns' types, where a VALUES list of a
+ * bind parameter per value costs PostgreSQL more to parse and plan than to insert (bench/RESULTS.md,
+ * "bulk_create"). A value takes the path a bind parameter of its type would: its text through the
+ * type's input function, an array to text[], and a json field's value as the JSON it is. The
+ * organization is `$1` in the select list, in every row as docs/scale.md asks of an INSERT.
+ */
 async function insertRows(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, rows: readonly NewRow[]): Promise<Record<string, unknown>[]> {
-  const inserted = new Map<string, Record<string, unknown>>();
   const { idColumn, tenantColumn, searchColumn } = catalog.mapping;
   const columns = storedColumns(obj);
   const names = [quoteIdent(idColumn), quoteIdent(tenantColumn), ...(searchColumn === null ? [] : [quoteIdent(searchColumn)]), ...columns.map((c) => quoteIdent(c.column!))];
-  const perStatement = Math.max(1, Math.min(500, Math.floor(60_000 / names.length)));
-  for (let start = 0; start < rows.length; start += perStatement) {
-    const params: unknown[] = [];
-    const slot = (v: unknown, type: string) => { params.push(v); return `$${params.length}::${type}`; };
-    const tuples = rows.slice(start, start + perStatement).map((row) => {
-      const slots = [slot(row.id, 'text'), slot(orgId, 'text')];
-      if (searchColumn !== null) slots.push(slot(row.search, 'text'));
-      for (const c of columns) slots.push(slot(paramValue(c, row.values.get(c.slug) ?? null), cast(c)));
-      return `(${slots.join(', ')})`;
-    });
-    const returned = await tx.rows(`INSERT INTO ${tableOf(catalog, obj)} (${names.join(', ')}) VALUES ${tuples.join(', ')} RETURNING ${recordSelect(catalog, obj)}`, params);
-    for (const r of returned) inserted.set(String(r.id), toRecord(obj, r));
-  }
+  // The document's fields, c0, c1, ..., one per column after the organization.
+  const types = ['text', ...(searchColumn === null ? [] : ['text']), ...columns.map(cast)];
+  const documents = rows.map((row) => {
+    const values = [row.id, ...(searchColumn === null ? [] : [row.search]), ...columns.map((c) => row.values.get(c.slug) ?? null)];
+    const out: Record<string, unknown> = {};
+    values.forEach((v, i) => { out[`c${i}`] = v; });
+    return out;
+  });
+  const select = types.map((_, i) => `r."c${i}"`);
+  select.splice(1, 0, '$1::text');
+  const returned = await tx.rows(
+    `INSERT INTO ${tableOf(catalog, obj)} (${names.join(', ')}) SELECT ${select.join(', ')} FROM json_to_recordset($2::json) AS r(${types.map((t, i) => `"c${i}" ${t}`).join(', ')}) RETURNING ${recordSelect(catalog, obj)}`,
+    [orgId, JSON.stringify(documents)]);
+  const inserted = new Map<string, Record<string, unknown>>();
+  for (const r of returned) inserted.set(String(r.id), toRecord(obj, r));
   return rows.map((r) => inserted.get(r.id)!);
 }
 

@@ -27,7 +27,8 @@ import { emptyPglite } from '../support/pglite-template.js';
  * - in a SELECT, by a conjunct `<its alias>.org_id = $1` of the WHERE of its own SELECT (the FROM
  *   table) or of the ON of its own join (a joined table), so no OR or NOT can loosen it;
  * - in an UPDATE or DELETE, by a conjunct `org_id = $1` of its WHERE;
- * - in an INSERT, by a bind parameter holding the organization in the org_id of every row.
+ * - in an INSERT, by a bind parameter holding the organization in the org_id of every row: in
+ *   each row of its VALUES, or in the select list of a SELECT that names no table.
  *
  * $1 is the organization in every statement that names a table. The checker is written here from
  * the parser's node shapes, not taken from the emitter or from test/fuzz/sql-structure.ts.
@@ -106,9 +107,15 @@ function check(s: Statement, tenant: string, counter: { refs: number }): string[
         const rv = child['relation'] as Node;
         const cols = ((child['cols'] as Node[] | undefined) ?? []).map((c) => String((c['ResTarget'] as Node)['name']));
         const at = cols.indexOf(tenant);
-        const rows = (((child['selectStmt'] as Node | undefined)?.['SelectStmt'] as Node | undefined)?.['valuesLists'] as Node[] | undefined) ?? [];
+        const select = (child['selectStmt'] as Node | undefined)?.['SelectStmt'] as Node | undefined;
+        // Its rows: each list of its VALUES; or, for rows taken apart from a parameter by a SELECT that
+        // names no table (its FROM a function of parameters), that SELECT's list, the same in every row.
+        const values = (select?.['valuesLists'] as Node[] | undefined)?.map((row) => (row['List'] as Node)['items'] as Node[]);
+        const namesNoTable = select !== undefined && !JSON.stringify(select['fromClause'] ?? []).includes('"RangeVar"');
+        const selected = namesNoTable && Array.isArray(select['targetList']) ? [(select['targetList'] as Node[]).map((t) => (t['ResTarget'] as Node)['val'] as Node)] : [];
+        const rows = values ?? selected;
         const ok = at >= 0 && rows.length > 0 && rows.every((row) => {
-          let value = ((row['List'] as Node)['items'] as Node[])[at]!;
+          let value = row[at]!;
           if ('TypeCast' in value) value = (value['TypeCast'] as Node)['arg'] as Node;
           const p = value['ParamRef'] as Node | undefined;
           return p !== undefined && s.params[Number(p['number']) - 1] === s.org;
@@ -252,6 +259,10 @@ describe('every emitted statement routes to one shard (docs/scale.md)', () => {
     expect(bad('SELECT "t0"."id" FROM "public"."account" AS "t0" WHERE "t0"."org_id" = $1 AND EXISTS (SELECT 1 FROM "public"."contact" AS "t1" WHERE "t1"."account" = "t0"."id")')).not.toEqual([]);
     expect(bad('UPDATE "public"."account" SET "name" = $2 WHERE "id" = $1')).not.toEqual([]);
     expect(bad('INSERT INTO "public"."account" ("id", "org_id") VALUES ($1::text, $2::text)', ['a', 'org_other'])).not.toEqual([]);
+    // Rows taken apart from a JSON parameter: pinned by $1 in the select list, not by a field of the document, nor when the SELECT reads a table.
+    expect(bad('INSERT INTO "public"."account" ("id", "org_id") SELECT r."c0", $1::text FROM json_to_recordset($2::json) AS r("c0" text)', ['org_x', '[]'])).toEqual([]);
+    expect(bad('INSERT INTO "public"."account" ("id", "org_id") SELECT r."c0", r."c1" FROM json_to_recordset($2::json) AS r("c0" text, "c1" text)', ['org_x', '[]'])).not.toEqual([]);
+    expect(bad('INSERT INTO "public"."account" ("id", "org_id") SELECT "t"."id", $1::text FROM "public"."contact" AS "t"', ['org_x'])).not.toEqual([]);
     expect(bad('SELECT "t0"."id" FROM "public"."account" AS "t0" WHERE "t0"."org_id" = $1', ['org_other'])).not.toEqual([]);
     expect(bad('SELECT "t0"."id" FROM "public"."account" AS "t0" WHERE "t0"."org_id" = $1 AND "t0"."is_deleted" = false')).toEqual([]);
   });
