@@ -70,6 +70,12 @@ export function undoChange(after: Record<string, unknown> | null, undo: Undo | n
 export interface ChangeSink {
   append(tx: Tx, orgId: string, changes: readonly ChangeDraft[]): Promise<void>;
   /**
+   * Whether anything listens to the changes this sink recorded (a webhook endpoint of the
+   * organization), as the statements that recorded them answered: false when it recorded none or
+   * nothing listened, true when it cannot tell. Absent: it cannot tell.
+   */
+  readonly listened?: boolean;
+  /**
    * Runs an update's statement and records its change, in the same statement where the sink can,
    * so the log costs the write no statement of its own; answers the statement's rows. Optional: a
    * sink without it gets the update's change through `append`. Nothing may follow it in the

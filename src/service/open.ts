@@ -7,7 +7,7 @@ import { ChangeLog } from './changes/log.js';
 import { Maintenance } from './changes/maintenance.js';
 import { ChangeWatcher } from './changes/watcher.js';
 import { WebhookSender } from './webhooks/sender.js';
-import { WebhookStore } from './webhooks/store.js';
+import { listeningSql, WebhookStore } from './webhooks/store.js';
 import { Webhooks } from './webhooks/webhooks.js';
 import { openDatabase, openReadDatabase, type ReadDatabase } from '../run/open.js';
 import { routeReads } from '../run/routed.js';
@@ -97,7 +97,7 @@ export async function openService(options: ServerOptions & { workspaces?: string
     const ownsLeases = options.leases === undefined;
     const leaseStore: LeaseStore = options.leases ?? leaseStoreFor(db);
     const policy = new Policy({ catalog, config, leases: leaseStore, timeoutMs, coolDownMs: db.kind === 'pglite' ? EMBEDDED_COOL_DOWN_MS : 0 });
-    const changeLog = new ChangeLog(db, catalog, { timeoutMs });
+    const changeLog = new ChangeLog(db, catalog, { timeoutMs, listening: listeningSql });
     // Only this process writes an embedded database: its own commits wake its readers, no polling.
     const watcher = new ChangeWatcher(changeLog, db.kind === 'pglite' ? null : WATCH_POLL_MS);
     const feed = new ChangeFeed(changeLog, watcher, catalog, config, policy);

@@ -3,6 +3,7 @@ import { catalogPayload, objectPayload } from '../catalog/payload-out.js';
 import type { Catalog } from '../catalog/types.js';
 import { connectorRecords, filterRecords } from '../query/filter.js';
 import { bulkCreate, bulkUpsert, deleteRecords, getRecord, restoreRecord, updateRecord } from '../records/index.js';
+import type { ChangeSink } from '../records/changes.js';
 import { cursorOf, type ChangeLog, type ChangeSurface } from './changes/log.js';
 import type { ChangeFeed, ChangesRequest } from './changes/feed.js';
 import type { Webhooks } from './webhooks/webhooks.js';
@@ -147,11 +148,15 @@ export class Operations {
     };
   }
 
-  /** A write through the policy point; once it has committed, the readers waiting on its organization wake. */
-  private write<T>(ctx: RequestContext, fn: () => Promise<T>): Promise<T> {
+  /**
+   * A write through the policy point; once it has committed, the readers waiting on its
+   * organization wake, and the webhook sender looks for work if the write's changes have an endpoint
+   * to go to (a look is a statement: a service without endpoints is not sent one per write).
+   */
+  private write<T>(ctx: RequestContext, wctx: { readonly changes: ChangeSink }, fn: () => Promise<T>): Promise<T> {
     return this.policy.admit(ctx, 'light', fn).then((result) => {
       this.feed.watcher.committed(ctx.org);
-      this.webhooks.sender.poke();
+      if (wctx.changes.listened !== false) this.webhooks.sender.poke();
       this.statistics?.poke();
       return result;
     });
@@ -159,12 +164,12 @@ export class Operations {
 
   bulkCreate(ctx: RequestContext, slug: string, records: unknown, surface: WriteSurface = 'rest') {
     const wctx = this.writeContext(ctx, slug, surface);
-    return this.write(ctx, () => bulkCreate(this.db, slug, records, wctx));
+    return this.write(ctx, wctx, () => bulkCreate(this.db, slug, records, wctx));
   }
 
   bulkUpsert(ctx: RequestContext, slug: string, body: unknown, surface: WriteSurface = 'rest') {
     const wctx = this.writeContext(ctx, slug, surface);
-    return this.write(ctx, () => bulkUpsert(this.db, slug, body, wctx));
+    return this.write(ctx, wctx, () => bulkUpsert(this.db, slug, body, wctx));
   }
 
   getRecord(ctx: RequestContext, slug: string, id: string) {
@@ -175,7 +180,7 @@ export class Operations {
 
   updateRecord(ctx: RequestContext, slug: string, id: string, patch: unknown, surface: WriteSurface = 'rest') {
     const wctx = this.writeContext(ctx, slug, surface);
-    return this.write(ctx, () => updateRecord(this.db, slug, id, patch, wctx));
+    return this.write(ctx, wctx, () => updateRecord(this.db, slug, id, patch, wctx));
   }
 
   // ---- The record lifecycle: admins and above ----
@@ -183,7 +188,7 @@ export class Operations {
   async deleteRecord(ctx: RequestContext, slug: string, id: string, surface: WriteSurface = 'rest') {
     this.policy.checkRole(ctx, 'admin', 'delete records');
     const wctx = this.writeContext(ctx, slug, surface);
-    const [deleted] = await this.write(ctx, () => deleteRecords(this.db, slug, [id], wctx));
+    const [deleted] = await this.write(ctx, wctx, () => deleteRecords(this.db, slug, [id], wctx));
     return deleted!;
   }
 
@@ -191,13 +196,13 @@ export class Operations {
     this.policy.checkRole(ctx, 'admin', 'delete records');
     const wctx = this.writeContext(ctx, slug, surface);
     const ids = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { ids?: unknown }).ids : undefined;
-    return this.write(ctx, async () => ({ records: await deleteRecords(this.db, slug, ids, wctx) }));
+    return this.write(ctx, wctx, async () => ({ records: await deleteRecords(this.db, slug, ids, wctx) }));
   }
 
   restoreRecord(ctx: RequestContext, slug: string, id: string, surface: WriteSurface = 'rest') {
     this.policy.checkRole(ctx, 'admin', 'restore records');
     const wctx = this.writeContext(ctx, slug, surface);
-    return this.write(ctx, () => restoreRecord(this.db, slug, id, wctx));
+    return this.write(ctx, wctx, () => restoreRecord(this.db, slug, id, wctx));
   }
 
   // ---- The change log ----

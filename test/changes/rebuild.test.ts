@@ -5,6 +5,7 @@ import { bulkCreate, getRecord, updateRecord } from '../../src/records/write.js'
 import { databaseOf } from '../../src/run/database-of.js';
 import { createServer, type OqlServer } from '../../src/server/app.js';
 import { ChangeLog } from '../../src/service/changes/log.js';
+import { listeningSql, WebhookStore } from '../../src/service/webhooks/store.js';
 import { MIGRATIONS, migrate } from '../../src/service/migrations.js';
 import { configureFastCheck, runs } from '../props/harness.js';
 import { emptyPglite } from '../support/pglite-template.js';
@@ -171,5 +172,48 @@ describe('the change log across migration 13', () => {
       after = positions[stepped.length - 1]!;
     }
     expect(stepped).toEqual(page.changes);
+  });
+});
+
+describe('a write says whether anything listens to its changes', () => {
+  it('says yes for an organization with an active webhook endpoint only, on every kind of write, in the write\'s own statements', async () => {
+    const store = new WebhookStore(server.db);
+    const head = 0n;
+    // org_hears: an active endpoint; org_paused: a paused one (and an active one of another organization); org_none: none.
+    await store.create('org_hears', 'u_a', { url: 'https://hooks.example.com/a', description: null, objects: null, operations: null }, head, 10);
+    const paused = await store.create('org_paused', 'u_a', { url: 'https://hooks.example.com/p', description: null, objects: null, operations: null }, head, 10);
+    await server.db.query(`UPDATE oql_service.webhook_endpoints SET status = 'paused' WHERE id = $1`, [paused.id]);
+    const heard: Record<string, boolean[]> = {};
+    for (const checkpoint of [true, false]) {
+      const log = new ChangeLog(server.db, server.catalog, { checkpoint: () => checkpoint, listening: listeningSql });
+      for (const orgId of ['org_hears', 'org_paused', 'org_none']) {
+        const answers = (heard[orgId] ??= []);
+        const ctx = () => ({ catalog: server.catalog, orgId, userId: 'u_a', changes: log.sink({ user_id: 'u_a', surface: 'rest' }) });
+        let c = ctx();
+        const { ids } = await bulkCreate(server.db, 'contact', [{ name: 'One' }, { name: 'Two' }], c);
+        answers.push(c.changes.listened!);
+        c = ctx();
+        await bulkCreate(server.db, 'contact', [{ name: 'Three' }], c);
+        answers.push(c.changes.listened!);
+        c = ctx();
+        await updateRecord(server.db, 'contact', ids[0]!, { name: 'Renamed' }, c);
+        answers.push(c.changes.listened!);
+        c = ctx();
+        await deleteRecords(server.db, 'contact', [ids[0]!], c);
+        answers.push(c.changes.listened!);
+        c = ctx();
+        await restoreRecord(server.db, 'contact', ids[0]!, c);
+        answers.push(c.changes.listened!);
+      }
+    }
+    expect(heard).toEqual({
+      org_hears: Array(10).fill(true),
+      org_paused: Array(10).fill(false),
+      org_none: Array(10).fill(false),
+    });
+    // A sink that recorded nothing heard nothing; a log with no condition to ask cannot tell, and says so.
+    expect(new ChangeLog(server.db, server.catalog, { listening: listeningSql }).sink({ user_id: 'u_a', surface: 'rest' }).listened).toBe(false);
+    const blind = new ChangeLog(server.db, server.catalog).sink({ user_id: 'u_a', surface: 'rest' });
+    expect(blind.listened).toBe(true);
   });
 });

@@ -81,6 +81,12 @@ export interface ChangeLogOptions {
    * included (the service's query budget): a read past it fails QUERY_TIMEOUT. Default: none.
    */
   readonly timeoutMs?: number | undefined;
+  /**
+   * Whether anything listens to an organization's changes: an SQL condition on the text of the
+   * organization's parameter, selected by the statement that writes a write's changes, in its
+   * transaction (`ChangeSink.listened`). Default: none, and a sink cannot tell.
+   */
+  readonly listening?: ((orgParam: string) => string) | undefined;
 }
 
 /**
@@ -99,16 +105,26 @@ export interface ChangeLogOptions {
 export class ChangeLog {
   private readonly checkpoint: () => boolean;
   private readonly timeoutMs: number | undefined;
+  private readonly listening: ((orgParam: string) => string) | undefined;
 
   constructor(private readonly db: Database, private readonly catalog: Catalog, options: ChangeLogOptions = {}) {
     this.checkpoint = options.checkpoint ?? (() => Math.random() * CHECKPOINT_EVERY < 1);
     this.timeoutMs = options.timeoutMs;
+    this.listening = options.listening;
   }
 
   /** What the record functions record a request's changes with, for this actor. */
   sink(actor: ChangeActor): ChangeSink {
+    // Without a condition to ask, the sink cannot tell: it answers true.
+    let listened = this.listening === undefined;
+    const heard = (rows: readonly Record<string, unknown>[]) => {
+      if (rows[0]?.['listened'] === true) listened = true;
+    };
     return {
-      append: (tx, orgId, changes) => this.write(tx, orgId, actor, logRows(changes, this.checkpoint)),
+      get listened() {
+        return listened;
+      },
+      append: async (tx, orgId, changes) => heard(await this.write(tx, orgId, actor, logRows(changes, this.checkpoint))),
       update: async (tx, orgId, update) => {
         if (this.checkpoint()) {
           // A checkpoint keeps the record after the update, known once the UPDATE has run: its
@@ -116,7 +132,7 @@ export class ChangeLog {
           const rows = await tx.rows(update.sql, update.params);
           const after = update.record(rows[0]!);
           const { changedFields, previous } = diffRecords(update.before, after);
-          await this.write(tx, orgId, actor, [{ objectSlug: update.objectSlug, operation: 'updated', ids: [update.recordId], changedFields, previous, undo: null, record: after }]);
+          heard(await this.write(tx, orgId, actor, [{ objectSlug: update.objectSlug, operation: 'updated', ids: [update.recordId], changedFields, previous, undo: null, record: after }]));
           return rows;
         }
         // The UPDATE and its change in one statement, sent with the COMMIT: the log costs the
@@ -133,16 +149,24 @@ export class ChangeLog {
         };
         const previous: Record<string, unknown> = {};
         for (const k of update.written) put(previous, k, Object.hasOwn(update.before, k) ? update.before[k] : null);
-        return tx.lastRows(
-          `${update.sql}, ${S}.log_change(${param(orgId)}, ${param(actor.user_id)}, ${param(actor.surface)}, ${param(update.objectSlug)}, 'updated', ${param(update.recordId)}, NULL, ${param(JSON.stringify(previous))}, NULL, NULL) AS logged`,
+        const org = param(orgId);
+        const rows = await tx.lastRows(
+          `${update.sql}, ${S}.log_change(${org}, ${param(actor.user_id)}, ${param(actor.surface)}, ${param(update.objectSlug)}, 'updated', ${param(update.recordId)}, NULL, ${param(JSON.stringify(previous))}, NULL, NULL) AS logged${this.listened(org)}`,
           params);
+        heard(rows);
+        return rows;
       },
     };
   }
 
-  /** Rows of the log, as the transaction's last statement. */
-  private async write(tx: RecordsTx, orgId: string, actor: ChangeActor, rows: readonly LogRow[]): Promise<void> {
-    if (rows.length === 0) return;
+  /** `, <condition> AS listened` for a statement's select list, or nothing. */
+  private listened(orgParam: string): string {
+    return this.listening === undefined ? '' : `, (${this.listening(orgParam)}) AS listened`;
+  }
+
+  /** Rows of the log, as the transaction's last statement; answers the statement's row (none when there was nothing to write). */
+  private async write(tx: RecordsTx, orgId: string, actor: ChangeActor, rows: readonly LogRow[]): Promise<Record<string, unknown>[]> {
+    if (rows.length === 0) return [];
     // One statement, a function of migration 13: the organization's lock, held until the
     // transaction ends, so that its positions follow commit order, then the rows in the drafts'
     // order. The last statement of the write, sent with its COMMIT: the lock is held for no
@@ -150,12 +174,11 @@ export class ChangeLog {
     // document: nothing to take apart on the server.
     const [one] = rows;
     if (rows.length === 1 && one!.ids.length === 1) {
-      await tx.lastRows(`SELECT ${S}.log_change($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      return tx.lastRows(`SELECT ${S}.log_change($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)${this.listened('$1')}`,
         [orgId, actor.user_id, actor.surface, one!.objectSlug, one!.operation, one!.ids[0], jsonText(one!.changedFields), jsonText(one!.previous), jsonText(one!.undo), jsonText(one!.record)]);
-      return;
     }
-    await tx.lastRows(
-      `SELECT ${S}.log_changes($1, $2, $3, $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])`,
+    return tx.lastRows(
+      `SELECT ${S}.log_changes($1, $2, $3, $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])${this.listened('$1')}`,
       [orgId, actor.user_id, actor.surface,
         rows.map((r) => r.objectSlug), rows.map((r) => r.operation), rows.map((r) => r.ids.length), rows.flatMap((r) => r.ids),
         rows.map((r) => jsonText(r.changedFields)), rows.map((r) => jsonText(r.previous)), rows.map((r) => jsonText(r.undo)), rows.map((r) => jsonText(r.record))]);

@@ -122,8 +122,8 @@ export class WebhookSender {
     } finally {
       this.ticking = false;
       // Idle, the look for work (other instances' commits, retries) slows down to every 30 s, so a
-      // service without webhooks does not keep a connection busy; a commit here, or a retry this
-      // instance scheduled, looks at once.
+      // service without webhooks does not keep a connection busy; a commit here to an organization
+      // with an active endpoint, or a retry this instance scheduled, looks at once.
       const poll = this.options.pollMs ?? 1000;
       this.idleMs = claimed > 0 || this.total > 0 ? poll : Math.min(MAX_IDLE_MS, Math.max(poll, this.idleMs * 2));
       const retry = this.nextRetryAt - Date.now();

@@ -113,6 +113,16 @@ export function checkOperations(value: unknown): ChangeOperation[] | null {
 
 const COLUMNS = 'id, org_id, url, description, objects, operations, status, disabled_reason, secret, previous_secret, previous_secret_until::text, position::text, attempt, first_failed_at::text, next_attempt_at::text, dead_in_a_row, created_at::text, created_by, updated_at::text';
 
+/**
+ * Whether the organization (the text of its parameter) has an active endpoint: asked by the
+ * statement that writes a write's changes (ChangeLogOptions.listening), so that a commit wakes the
+ * sender only when there is something to send. An endpoint made active in another instance after
+ * that statement's snapshot is found by the sender's own poll.
+ */
+export function listeningSql(orgParam: string): string {
+  return `EXISTS (SELECT 1 FROM ${S}.webhook_endpoints w WHERE w.org_id = ${orgParam} AND w.status = 'active')`;
+}
+
 /** The organization's webhook endpoints in PostgreSQL (or the embedded database). */
 export class WebhookStore {
   constructor(private readonly db: Database) {}
