@@ -1,5 +1,5 @@
 import { databaseOf } from '../run/database-of.js';
-import type { Database, Queryable } from '../run/database.js';
+import type { Database, Queryable, Statement } from '../run/database.js';
 import { databaseError } from '../run/errors.js';
 import { checkTimeout } from '../run/transaction.js';
 
@@ -11,6 +11,8 @@ export interface Tx {
   rows(text: string, params: readonly unknown[]): Promise<Record<string, unknown>[]>;
   /** The transaction's last statement, committed with it (one round trip where the driver can); nothing may follow it. */
   lastRows(text: string, params: readonly unknown[]): Promise<Record<string, unknown>[]>;
+  /** Statements that wait on none of the others' answers, in order: one round trip where the driver can (Database's `Tx.queries`). Absent: one by one. */
+  rowsAll?(statements: readonly Statement[]): Promise<Record<string, unknown>[][]>;
 }
 
 const RETRYABLE = new Set(['40P01', '40001']); // deadlock detected, serialization failure
@@ -36,6 +38,12 @@ export async function inWriteTransaction<T>(db: Writable, options: WriteTransact
       return await database.transaction((tx) => body({
         rows: async (text, params) => (await tx.query(text, params)).rows,
         lastRows: async (text, params) => (await (tx.commitWith ? tx.commitWith(text, params) : tx.query(text, params))).rows,
+        rowsAll: async (statements) => {
+          if (tx.queries) return (await tx.queries(statements)).map((r) => r.rows);
+          const out: Record<string, unknown>[][] = [];
+          for (const s of statements) out.push((await tx.query(s.sql, s.params)).rows);
+          return out;
+        },
       }), options);
     } catch (e) {
       const code = (e as { code?: unknown } | null)?.code;
@@ -47,6 +55,37 @@ export async function inWriteTransaction<T>(db: Writable, options: WriteTransact
       throw databaseError(e, options.timeoutMs ?? 0);
     }
   }
+}
+
+/**
+ * The statements `steps` send before awaiting any answer, sent together (`Tx.rowsAll`: one round
+ * trip on a pipelined pool), for steps whose statements wait on none of the others' answers. Each
+ * step is an async function of the Tx it is given: what it sends before its first `await` is
+ * queued, in the order of the steps; what it sends after an answer goes on its own. Answers each
+ * step's result; the first step to fail throws its error, as when the steps ran one by one.
+ */
+export async function together<T extends readonly unknown[]>(tx: Tx, steps: (queued: Tx) => { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const queue: { statement: Statement; resolve(rows: Record<string, unknown>[]): void; reject(e: unknown): void }[] = [];
+  let sent = false;
+  const queued: Tx = {
+    rows: (text, params) => (sent ? tx.rows(text, params) : new Promise((resolve, reject) => queue.push({ statement: { sql: text, params }, resolve, reject }))),
+    lastRows: (text, params) => tx.lastRows(text, params),
+  };
+  const pending = steps(queued);
+  sent = true;
+  if (queue.length > 0) {
+    try {
+      const answers = tx.rowsAll ? await tx.rowsAll(queue.map((q) => q.statement)) : [];
+      if (!tx.rowsAll) for (const q of queue) answers.push(await tx.rows(q.statement.sql, q.statement.params));
+      queue.forEach((q, i) => q.resolve(answers[i]!));
+    } catch (e) {
+      for (const q of queue) q.reject(e);
+    }
+  }
+  const settled = await Promise.allSettled(pending);
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
 /** Reads outside a write: one SELECT in a read-only transaction, with its budget. */

@@ -1,7 +1,7 @@
 import { quoteIdent } from '../catalog/quote.js';
 import type { Catalog, ColumnDef, ObjectDef } from '../catalog/types.js';
 import { OqlError } from '../diagnostics/diagnostic.js';
-import { inWriteTransaction, readRows, type Tx, type Writable } from './db.js';
+import { inWriteTransaction, readRows, together, type Tx, type Writable } from './db.js';
 import { newRecordId } from './ids.js';
 import { phoneLibrary, type PhoneLibrary } from './phone.js';
 import type { Queryable } from '../run/transaction.js';
@@ -70,11 +70,13 @@ export async function bulkCreate(db: Writable, slug: string, records: unknown, c
     return null;
   });
   return inWriteTransaction(db, { tenant: ctx.orgId, timeoutMs: ctx.timeoutMs }, async (tx) => {
-    const at = await clock(tx);
-    await lockForUnique(tx, ctx.catalog, obj, ctx.orgId);
     const entries = drafts.flatMap((values, index) => (values ? [{ index, values, self: null }] : []));
-    await checkRelations(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
-    await checkUnique(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
+    // The clock, the lock and the checks' reads wait on no answer of each other: one round trip.
+    const [at, , related, holders] = await together<[number, void, Map<string, Set<string>>, Holders]>(tx, (q) => [
+      clock(q), lockForUnique(q, ctx.catalog, obj, ctx.orgId), relatedIds(q, ctx.catalog, obj, ctx.orgId, entries), uniqueHolders(q, ctx.catalog, obj, ctx.orgId, entries),
+    ]);
+    judgeRelations(obj, entries, related, problems);
+    judgeUnique(obj, entries, holders, problems);
     if (problems.size > 0) throw OqlError.validation('Failed to create records', problems.list);
     const rows = entries.map((e) => createRow(obj, e.values, ctx, at));
     const created = await insertRows(tx, ctx.catalog, obj, ctx.orgId, rows);
@@ -142,13 +144,15 @@ export async function updateRecord(db: Writable, slug: string, id: string, patch
   const phone = needsPhone(obj, [patch]) ? await phoneLibrary() : null;
   const values = checkFields(obj, patch, null, 'update', phone, problems);
   return inWriteTransaction(db, { tenant: ctx.orgId, timeoutMs: ctx.timeoutMs }, async (tx) => {
-    const at = await clock(tx);
-    await lockForUnique(tx, ctx.catalog, obj, ctx.orgId);
-    const existing = await tx.rows(selectRecords(ctx.catalog, obj, true), [ctx.orgId, [id]]);
-    if (existing.length === 0) throw notFound(obj, id);
     const entries = [{ index: null, values, self: id }];
-    await checkRelations(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
-    await checkUnique(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
+    // The clock, the lock, the record's row and the checks' reads wait on no answer of each other: one round trip.
+    const [at, , existing, related, holders] = await together<[number, void, Record<string, unknown>[], Map<string, Set<string>>, Holders]>(tx, (q) => [
+      clock(q), lockForUnique(q, ctx.catalog, obj, ctx.orgId), q.rows(selectRecords(ctx.catalog, obj, true), [ctx.orgId, [id]]),
+      relatedIds(q, ctx.catalog, obj, ctx.orgId, entries), uniqueHolders(q, ctx.catalog, obj, ctx.orgId, entries),
+    ]);
+    if (existing.length === 0) throw notFound(obj, id);
+    judgeRelations(obj, entries, related, problems);
+    judgeUnique(obj, entries, holders, problems);
     if (problems.size > 0) throw OqlError.validation('Failed to update record', problems.list);
     const changed = updateValues(obj, values, ctx, at);
     const before = toRecord(obj, existing[0]!);
@@ -248,8 +252,7 @@ async function upsertOne(
         before = toRecord(obj, existing[0]!);
       }
       const entries = [{ index, values, self: hasId ? (id as string) : null }];
-      await checkRelations(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
-      await checkUnique(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
+      await checkValues(tx, ctx.catalog, obj, ctx.orgId, entries, problems);
       if (problems.size > 0) return failed(element, hasId ? id : null, problems.list.map((p) => p.message).join('; '));
       if (hasId) {
         const changed = updateValues(obj, values, ctx, at);
@@ -399,8 +402,8 @@ export interface Entry {
   readonly self: string | null;
 }
 
-/** Every relation value must be a live record of the related object in the same organization. */
-async function checkRelations(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, entries: readonly Entry[], problems: RecordProblems): Promise<void> {
+/** The live records the entries' relation values name (every relation value must be a live record of the related object in the same organization), by related object: one statement a related object, all sent before any answer is awaited. */
+async function relatedIds(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, entries: readonly Entry[]): Promise<Map<string, Set<string>>> {
   const wanted = new Map<string, Set<string>>(); // related object → ids
   for (const e of entries) {
     for (const [slug, value] of e.values) {
@@ -411,16 +414,19 @@ async function checkRelations(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: s
       ids.add(value);
     }
   }
-  const found = new Map<string, Set<string>>();
-  for (const [target, ids] of wanted) {
-    const t = catalog.objects.get(target)!;
-    const { idColumn, tenantColumn } = catalog.mapping;
+  const { idColumn, tenantColumn } = catalog.mapping;
+  const found = await Promise.all([...wanted].map(async ([target, ids]) => {
     const rows = await tx.rows(
-      `SELECT ${quoteIdent(idColumn)} AS "id" FROM ${tableOf(catalog, t)} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(idColumn)} = ANY($2::text[])${liveGuard(catalog)}`,
+      `SELECT ${quoteIdent(idColumn)} AS "id" FROM ${tableOf(catalog, catalog.objects.get(target)!)} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(idColumn)} = ANY($2::text[])${liveGuard(catalog)}`,
       [orgId, [...ids]],
     );
-    found.set(target, new Set(rows.map((r) => String(r.id))));
-  }
+    return [target, new Set(rows.map((r) => String(r.id)))] as const;
+  }));
+  return new Map(found);
+}
+
+/** A problem for each relation value that names no live record (`relatedIds`); the value is dropped from its entry. */
+function judgeRelations(obj: ObjectDef, entries: readonly Entry[], found: ReadonlyMap<string, ReadonlySet<string>>, problems: RecordProblems): void {
   for (const e of entries) {
     for (const [slug, value] of e.values) {
       const col = obj.columns.get(slug)!;
@@ -433,25 +439,52 @@ async function checkRelations(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: s
   }
 }
 
+/**
+ * Relations, then unique values, of the entries: the statements of both sent together, judged in
+ * that order (a relation value that names no record is not judged for uniqueness).
+ */
+async function checkValues(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, entries: readonly Entry[], problems: RecordProblems): Promise<void> {
+  const [related, holders] = await together<[Map<string, Set<string>>, Holders]>(tx, (q) => [relatedIds(q, catalog, obj, orgId, entries), uniqueHolders(q, catalog, obj, orgId, entries)]);
+  judgeRelations(obj, entries, related, problems);
+  judgeUnique(obj, entries, holders, problems);
+}
+
 function uniqueColumns(obj: ObjectDef): ColumnDef[] {
   return [...obj.columns.values()].filter((c) => c.unique && isWritable(c) && c.type !== 'multiselect' && c.type !== 'json');
 }
 
 /** Unique values: not held by another live record of the organization, nor twice in one request. */
 export async function checkUnique(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, entries: readonly Entry[], problems: RecordProblems): Promise<void> {
+  judgeUnique(obj, entries, await uniqueHolders(tx, catalog, obj, orgId, entries), problems);
+}
+
+/** Per unique column: the live records that hold each of the entries' values (by `keyOf`). */
+type Holders = Map<string, Map<string, string[]>>;
+
+/** Who holds the entries' unique values: one statement a unique column, all sent before any answer is awaited. */
+async function uniqueHolders(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, entries: readonly Entry[]): Promise<Holders> {
   const { idColumn, tenantColumn } = catalog.mapping;
-  for (const col of uniqueColumns(obj)) {
+  const found = await Promise.all(uniqueColumns(obj).map(async (col) => {
+    const holders = new Map<string, string[]>();
     const values = entries.map((e) => e.values.get(col.slug)).filter((v) => v !== null && v !== undefined);
-    if (values.length === 0) continue;
+    if (values.length === 0) return [col.slug, holders] as const;
     const rows = await tx.rows(
       `SELECT ${quoteIdent(col.column!)} AS "v", ${quoteIdent(idColumn)} AS "id" FROM ${tableOf(catalog, obj)} WHERE ${quoteIdent(tenantColumn)} = $1 AND ${quoteIdent(col.column!)} = ANY($2::${cast(col)}[])${liveGuard(catalog)}`,
       [orgId, values],
     );
-    const holders = new Map<string, string[]>();
     for (const r of rows) {
       const k = keyOf(col, r.v);
       holders.set(k, [...(holders.get(k) ?? []), String(r.id)]);
     }
+    return [col.slug, holders] as const;
+  }));
+  return new Map(found);
+}
+
+/** A problem for each unique value another live record holds (`uniqueHolders`), or an earlier entry of the request has. */
+function judgeUnique(obj: ObjectDef, entries: readonly Entry[], holdersOf: Holders, problems: RecordProblems): void {
+  for (const col of uniqueColumns(obj)) {
+    const holders = holdersOf.get(col.slug) ?? new Map<string, string[]>();
     const firstInRequest = new Map<string, number | null>();
     for (const e of entries) {
       const v = e.values.get(col.slug);

@@ -29,6 +29,19 @@ export interface Tx {
    * statement's error is thrown. Drivers without it: the statement, then the usual COMMIT.
    */
   commitWith?<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Rows<T>>;
+  /**
+   * Statements whose texts and parameters wait on none of the others' answers, run in the order
+   * given: on a pipelined pool all go out at once, one round trip. Answers each one's rows. The
+   * first error is thrown, as if they had run one by one (those after it fail too: the transaction
+   * is aborted). Drivers without it: one after the other, through `query`.
+   */
+  queries?(statements: readonly Statement[]): Promise<Rows[]>;
+}
+
+/** A statement and its parameters. */
+export interface Statement {
+  readonly sql: string;
+  readonly params: readonly unknown[];
 }
 
 export interface ReadOptions {

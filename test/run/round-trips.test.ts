@@ -4,6 +4,7 @@ import { loadIntoDatabase } from '../../fixtures/index.js';
 import { openDatabase } from '../../src/run/open.js';
 import type { Database } from '../../src/run/database.js';
 import { OqlError } from '../../src/diagnostics/diagnostic.js';
+import { inWriteTransaction, together } from '../../src/records/db.js';
 import { pgBouncerAvailable, startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
 import { pgServerAvailable, startPgServer, type PgServer } from '../support/pg-server.js';
 import { startTripCounter, type TripCounter } from '../support/trip-counter.js';
@@ -168,6 +169,40 @@ describe.each([
     }
   });
 
+  it('checks a write\'s relations in the round trip of its clock: three for a bulk_create, two for an update, and a bad relation still refused', async () => {
+    const { service, counter } = setup();
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    try {
+      for (const [key, org, other] of [[KEYS.acmeAdmin, 'org_acme', 'org_globex'], [KEYS.globexAdmin, 'org_globex', 'org_acme']] as const) {
+        const account = async (of: string) => String((await client.query('SELECT id FROM account WHERE org_id = $1 AND NOT is_deleted ORDER BY id LIMIT 1', [of])).rows[0].id);
+        const own = await account(org);
+        counter.reset();
+        const created = await service.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key, body: [{ name: `Related ${org} 1`, account: own }, { name: `Related ${org} 2`, account: own }] });
+        expect(created.status, created.text).toBe(200);
+        const writes = () => counter.transactions().filter((t) => !t.opening.startsWith('BEGIN READ ONLY'));
+        // The opening with the clock and the account's check; the INSERT; the change log's row with COMMIT.
+        expect(writes().map((t) => [t.trips, t.ended, t.statements.length])).toEqual([[3, true, 6]]);
+        const id = created.json.data.ids[0] as string;
+        counter.reset();
+        const updated = await service.call('PUT', `/api/v1/org/objects/contact/record/${id}`, { key, body: { account: own, name: `Related ${org} renamed` } });
+        expect(updated.status, updated.text).toBe(200);
+        // The opening with the clock, the record's row and the account's check; the UPDATE with its change and COMMIT.
+        expect(writes().map((t) => [t.trips, t.ended])).toEqual([[2, true]]);
+        // Another organization's account is no record of this one's, checked in the same trip.
+        counter.reset();
+        const refused = await service.call('PUT', `/api/v1/org/objects/contact/record/${id}`, { key, body: { account: await account(other) } });
+        expectEnvelope(refused, 400, 'VALIDATION_FAILED');
+        expect(refused.text).toContain('INVALID_RELATION');
+        expect(writes().map((t) => [t.trips, t.ended])).toEqual([[2, true]]);
+        const row = (await client.query('SELECT name, account FROM contact WHERE id = $1', [id])).rows[0];
+        expect(row).toEqual({ name: `Related ${org} renamed`, account: own });
+      }
+    } finally {
+      await client.end();
+    }
+  });
+
   it('ends a runaway read at its budget with 504 QUERY_TIMEOUT, and reads on at once after it', async () => {
     const { service } = setup();
     const runaway = await service.call('POST', '/api/v1/reports/execute', {
@@ -244,6 +279,29 @@ describe('a pipelined read on the database', () => {
     const rows = await db.query<{ id: string }>("SELECT id FROM account WHERE org_id = 'org_last' ORDER BY id");
     expect(rows.rows).toEqual([{ id: 'last_a' }, { id: 'last_b' }]);
     expect((await db.read('SELECT 3 AS three', [], { timeoutMs: BUDGET })).rows).toEqual([{ three: 3 }]);
+  });
+
+  it('sends statements that wait on no answer together, each answered in order; the first to fail is the error, and nothing of the transaction is kept', async () => {
+    direct.reset();
+    const answers = await inWriteTransaction(db, { timeoutMs: BUDGET }, (tx) => together<[Record<string, unknown>[], Record<string, unknown>[], number]>(tx, (q) => [
+      q.rows("INSERT INTO account (id, org_id, name) VALUES ('together_a', 'org_together', 'A') RETURNING id", []),
+      q.rows('SELECT $1::int + 1 AS n', [41]),
+      // A step that sends a second statement once its first is answered: that one goes on its own.
+      (async () => Number((await q.rows('SELECT 1 AS n', []))[0]!.n) + Number((await q.rows('SELECT 2 AS n', []))[0]!.n))(),
+    ]));
+    expect(answers).toEqual([[{ id: 'together_a' }], [{ n: 42 }], 3]);
+    // The opening and the three first statements in one trip, the step's second statement, the COMMIT.
+    expect(direct.transactions().map((t) => [t.statements.length, t.trips, t.ended])).toEqual([[6, 3, true]]);
+    const failed = await inWriteTransaction(db, { timeoutMs: BUDGET }, (tx) => together(tx, (q) => [
+      q.rows("INSERT INTO account (id, org_id, name) VALUES ('together_b', 'org_together', 'B')", []),
+      q.rows('SELECT 1 / $1::int AS n', [0]),
+      q.rows("INSERT INTO account (id, org_id, name) VALUES ('together_a', 'org_together', 'Again')", []),
+    ])).then(() => undefined, (e: unknown) => e);
+    // The division's error, not the aborted transaction's of the statement after it.
+    expect(failed).toBeInstanceOf(OqlError);
+    expect((failed as OqlError).cause).toMatchObject({ code: '22012' });
+    const rows = await db.query<{ id: string }>("SELECT id FROM account WHERE org_id = 'org_together' ORDER BY id");
+    expect(rows.rows).toEqual([{ id: 'together_a' }]);
   });
 
   it('writes a record in a round trip per statement and one for COMMIT, and a failed write leaves nothing', async () => {
