@@ -124,7 +124,8 @@ const DROP_AFTER_MS = 750;
  *
  * A write opens its transaction with BEGIN and its settings in one text; in pipeline mode that
  * text goes out with the write's first statement, so a write takes a round trip per statement
- * and one for COMMIT.
+ * (statements that wait on no answer of each other, `Tx.queries`, one for all of them) and its
+ * last statement goes out with the COMMIT (`commitWith`).
  *
  * The statement's budget holds even when the backend never looks at its cancel flag (a LIKE over
  * megabytes of text does not): statement_timeout first; a protocol cancel shortly after; then the
