@@ -16,7 +16,10 @@
 // On PostgreSQL it then runs the two reads of PEER_WORKLOADS (one record by id, a sorted page of
 // 50) through PostGraphile v5 on the same tables and rows, through `oql serve` and as the floor,
 // one after the other with the same connections for the same time (bench/server/peer.mjs installs
-// PostGraphile into a cache folder the first time; OQL_BENCH_PEER=0 leaves it out).
+// PostGraphile into a cache folder the first time; OQL_BENCH_PEER=0 leaves it out). And on
+// PostgreSQL each workload is served by the HTTP floor too (bench/server/http-floor.mjs: node:http,
+// the floor's statement, no framework), right after `oql serve`: what any HTTP server in Node
+// adds on this machine; OQL_BENCH_HTTP_FLOOR=0 leaves it out.
 //
 // OQL_BENCH_SERVER_NODE_FLAGS passes Node flags to each `oql serve` (for a profile of the server
 // under the bench: `--cpu-prof --cpu-prof-dir=/tmp/prof`).
@@ -26,7 +29,7 @@
 // those workloads only, as for a profile of one of them. The figures replace the "HTTP service" section of
 // bench/RESULTS.md and are printed to stdout; progress goes to stderr.
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -112,6 +115,22 @@ const data = {
 
 // ---- The server, as a child process
 
+/** The bench's data, for the HTTP floor's process. */
+const DATA_FILE = join(mkdtempSync(join(tmpdir(), 'oql-bench-data-')), 'data.json');
+writeFileSync(DATA_FILE, JSON.stringify(data));
+process.on('exit', () => rmSync(dirname(DATA_FILE), { recursive: true, force: true }));
+
+/** The HTTP floor (bench/server/http-floor.mjs) for one workload on PostgreSQL, as a child process on this Node. */
+async function startHttpFloor(databaseUrl, workload) {
+  // workloads.mjs imports the fixtures' TypeScript: tsx loads it (module loading only).
+  const child = spawn(process.execPath, ['--import', 'tsx', join(BENCH, 'server', 'http-floor.mjs')], {
+    cwd: ROOT,
+    env: { ...process.env, OQL_HTTP_FLOOR_DATABASE: databaseUrl, OQL_HTTP_FLOOR_POOL: String(POOL_SIZE), OQL_HTTP_FLOOR_DATA: DATA_FILE, OQL_HTTP_FLOOR_WORKLOAD: workload.name },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return listening(child, 'the HTTP floor');
+}
+
 /** `oql serve` on the given database flags; resolves with its URL and a stop function. */
 async function startServer(flags, node = process.execPath) {
   const nodeFlags = process.env.OQL_BENCH_SERVER_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
@@ -140,6 +159,9 @@ const GRAPHQL = {
   request: (w, n) => ({ method: 'POST', path: '/graphql', body: JSON.stringify(w.graphql(data, n)) }),
   refused: (body) => String(body).includes('"errors"'),
 };
+
+/** How the HTTP floor is asked: oql's own request for the workload (it reads the body and runs the floor's statement). */
+const PLAIN = { headers: { 'content-type': 'application/json' }, request: (w, n) => w.request(data, n), refused: () => false };
 
 /** One autocannon run; null when the endpoint is not routed (or answers an error) on the first try. */
 async function measureServer({ url, pid }, workload, how = OQL) {
@@ -274,7 +296,8 @@ async function benchPostgres() {
     if (process.env.OQL_BENCH_PEER !== '0') peer = await benchPeer(pgServer.url, { kind: 'postgres', db: pool });
     const server = await startServer(['--database', pgServer.url]);
     try {
-      const measured = await benchAll('PostgreSQL 15', server, { kind: 'postgres', db: pool });
+      const httpFloor = process.env.OQL_BENCH_HTTP_FLOOR === '0' ? undefined : (workload) => startHttpFloor(pgServer.url, workload);
+      const measured = await benchAll('PostgreSQL 15', server, { kind: 'postgres', db: pool }, httpFloor);
       // The read path measured, as `oql serve` said it at start: "(one round trip per read)".
       readPath = /^database {2}.*\((.+ per read)\)$/m.exec(server.output())?.[1] ?? 'not stated by oql serve';
       return measured;
@@ -325,14 +348,24 @@ async function benchPeer(databaseUrl, floorDb) {
   return out;
 }
 
-async function benchAll(database, server, floorDb) {
+async function benchAll(database, server, floorDb, startHttpFloor) {
   const out = [];
   for (const workload of WORKLOADS.filter((w) => ONLY_WORKLOADS === undefined || ONLY_WORKLOADS.includes(w.name))) {
     log(`${database}: ${workload.name}: floor`);
     const floor = await measureFloor(floorDb, workload);
     log(`${database}: ${workload.name}: server`);
     const measured = await measureServer(server, workload);
-    out.push({ database, workload: workload.name, floorLabel: workload.floorLabel, server: measured, floor });
+    let httpFloor;
+    if (startHttpFloor && !measured.skipped) {
+      log(`${database}: ${workload.name}: the HTTP floor`);
+      const plain = await startHttpFloor(workload);
+      try {
+        httpFloor = await measureServer(plain, workload, PLAIN);
+      } finally {
+        await plain.stop();
+      }
+    }
+    out.push({ database, workload: workload.name, floorLabel: workload.floorLabel, server: measured, floor, httpFloor });
     if (measured.skipped) log(`${database}: ${workload.name}: server ${measured.skipped}`);
     else log(`${database}: ${workload.name}: ${fmt(measured.rps, 0)} req/s p50 ${fmt(measured.p50)} ms (floor ${fmt(floor.p50)} ms), CPU per request ${cpuText(measured.cpu)} (floor ${cpuText(floor.cpu)})`);
   }
@@ -381,6 +414,17 @@ function section(results, started) {
     push(`| ${r.database} | ${r.workload} | ${fmt(s.rps, 0)}${errors} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(f.rps, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(s.p50 / f.p50)} | ${fmt(s.p99 / f.p99)} | ${fmt(f.rps / s.rps)} | ${cpuText(s.cpu)} | ${cpuText(f.cpu)} | ${r.floorLabel} |`);
   }
   push();
+  const plain = results.filter((r) => r.httpFloor);
+  if (plain.length > 0) {
+    push('The HTTP floor (bench/server/http-floor.mjs): the least an HTTP server in Node adds to the floor\'s query. A child process on the same Node as `oql serve`, with node:http and a pg Pool of the same size and no framework, reads each request\'s body, runs the floor\'s own statement for it and answers its rows as JSON; no key, no validation, no limit. Measured right after `oql serve`, as it is, with the same connections for the same time. Ratios are of mean latency (throughputs inverted).');
+    push();
+    push('| database | workload | floor req/s | HTTP floor req/s | oql req/s | HTTP floor / floor | oql / HTTP floor | oql / floor | CPU per request, HTTP floor + database | oql + database |');
+    push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const r of plain) {
+      push(`| ${r.database} | ${r.workload} | ${fmt(r.floor.rps, 0)} | ${fmt(r.httpFloor.rps, 0)} | ${fmt(r.server.rps, 0)} | ${fmt(r.floor.rps / r.httpFloor.rps)} | ${fmt(r.httpFloor.rps / r.server.rps)} | ${fmt(r.floor.rps / r.server.rps)} | ${cpuText(r.httpFloor.cpu)} | ${cpuText(r.server.cpu)} |`);
+    }
+    push();
+  }
   const GOALS = { 'get one': 1.25, filter: 1.25, report: 1.3, 'bulk_create 100': 1.6 };
   const goal = results.filter((r) => r.database === 'PostgreSQL 15' && GOALS[r.workload] !== undefined);
   if (goal.length > 0) {

@@ -103,23 +103,18 @@ export const WORKLOADS = [
   },
 ];
 
-/** The floor of one workload on one database: a function running its i-th query. */
+/** The floor of one workload on one database: a function running its i-th query, answering its rows. */
 export function floorRunner({ kind, db }, workload, data) {
   return async (i) => {
     const q = workload.floor(data, i);
-    if (!q.insert) {
-      await db.query(q.sql, q.params);
-      return;
-    }
-    if (kind === 'pglite') {
-      await db.transaction((tx) => tx.query(q.sql, q.params));
-      return;
-    }
+    if (!q.insert) return (await db.query(q.sql, q.params)).rows;
+    if (kind === 'pglite') return (await db.transaction((tx) => tx.query(q.sql, q.params))).rows;
     const client = await db.connect();
     try {
       await client.query('BEGIN');
-      await client.query(q.sql, q.params);
+      const { rows } = await client.query(q.sql, q.params);
       await client.query('COMMIT');
+      return rows;
     } catch (e) {
       await client.query('ROLLBACK').catch(() => {});
       throw e;
