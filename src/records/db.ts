@@ -38,12 +38,7 @@ export async function inWriteTransaction<T>(db: Writable, options: WriteTransact
       return await database.transaction((tx) => body({
         rows: async (text, params) => (await tx.query(text, params)).rows,
         lastRows: async (text, params) => (await (tx.commitWith ? tx.commitWith(text, params) : tx.query(text, params))).rows,
-        rowsAll: async (statements) => {
-          if (tx.queries) return (await tx.queries(statements)).map((r) => r.rows);
-          const out: Record<string, unknown>[][] = [];
-          for (const s of statements) out.push((await tx.query(s.sql, s.params)).rows);
-          return out;
-        },
+        ...(tx.queries ? { rowsAll: async (statements: readonly Statement[]) => (await tx.queries!(statements)).map((r) => r.rows) } : {}),
       }), options);
     } catch (e) {
       const code = (e as { code?: unknown } | null)?.code;
@@ -70,13 +65,14 @@ export async function together<T extends readonly unknown[]>(tx: Tx, steps: (que
   const queued: Tx = {
     rows: (text, params) => (sent ? tx.rows(text, params) : new Promise((resolve, reject) => queue.push({ statement: { sql: text, params }, resolve, reject }))),
     lastRows: (text, params) => tx.lastRows(text, params),
+    // Queued one by one, and all at once: a step may itself send statements together.
+    rowsAll: (statements) => Promise.all(statements.map((s) => queued.rows(s.sql, s.params))),
   };
   const pending = steps(queued);
   sent = true;
   if (queue.length > 0) {
     try {
-      const answers = tx.rowsAll ? await tx.rowsAll(queue.map((q) => q.statement)) : [];
-      if (!tx.rowsAll) for (const q of queue) answers.push(await tx.rows(q.statement.sql, q.statement.params));
+      const answers = await rowsAll(tx, queue.map((q) => q.statement));
       queue.forEach((q, i) => q.resolve(answers[i]!));
     } catch (e) {
       for (const q of queue) q.reject(e);
@@ -86,6 +82,14 @@ export async function together<T extends readonly unknown[]>(tx: Tx, steps: (que
   const failed = settled.find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
   return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
+}
+
+/** The statements' rows: together where the Tx can, else one after the other. */
+async function rowsAll(tx: Tx, statements: readonly Statement[]): Promise<Record<string, unknown>[][]> {
+  if (tx.rowsAll) return tx.rowsAll(statements);
+  const out: Record<string, unknown>[][] = [];
+  for (const s of statements) out.push(await tx.rows(s.sql, s.params));
+  return out;
 }
 
 /** Reads outside a write: one SELECT in a read-only transaction, with its budget. */

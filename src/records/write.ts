@@ -72,11 +72,9 @@ export async function bulkCreate(db: Writable, slug: string, records: unknown, c
   return inWriteTransaction(db, { tenant: ctx.orgId, timeoutMs: ctx.timeoutMs }, async (tx) => {
     const entries = drafts.flatMap((values, index) => (values ? [{ index, values, self: null }] : []));
     // The clock, the lock and the checks' reads wait on no answer of each other: one round trip.
-    const [at, , related, holders] = await together<[number, void, Map<string, Set<string>>, Holders]>(tx, (q) => [
-      clock(q), lockForUnique(q, ctx.catalog, obj, ctx.orgId), relatedIds(q, ctx.catalog, obj, ctx.orgId, entries), uniqueHolders(q, ctx.catalog, obj, ctx.orgId, entries),
+    const [at] = await together<[number, void, void]>(tx, (q) => [
+      clock(q), lockForUnique(q, ctx.catalog, obj, ctx.orgId), checkValues(q, ctx.catalog, obj, ctx.orgId, entries, problems),
     ]);
-    judgeRelations(obj, entries, related, problems);
-    judgeUnique(obj, entries, holders, problems);
     if (problems.size > 0) throw OqlError.validation('Failed to create records', problems.list);
     const rows = entries.map((e) => createRow(obj, e.values, ctx, at));
     const created = await insertRows(tx, ctx.catalog, obj, ctx.orgId, rows);
@@ -146,13 +144,11 @@ export async function updateRecord(db: Writable, slug: string, id: string, patch
   return inWriteTransaction(db, { tenant: ctx.orgId, timeoutMs: ctx.timeoutMs }, async (tx) => {
     const entries = [{ index: null, values, self: id }];
     // The clock, the lock, the record's row and the checks' reads wait on no answer of each other: one round trip.
-    const [at, , existing, related, holders] = await together<[number, void, Record<string, unknown>[], Map<string, Set<string>>, Holders]>(tx, (q) => [
+    const [at, , existing] = await together<[number, void, Record<string, unknown>[], void]>(tx, (q) => [
       clock(q), lockForUnique(q, ctx.catalog, obj, ctx.orgId), q.rows(selectRecords(ctx.catalog, obj, true), [ctx.orgId, [id]]),
-      relatedIds(q, ctx.catalog, obj, ctx.orgId, entries), uniqueHolders(q, ctx.catalog, obj, ctx.orgId, entries),
+      checkValues(q, ctx.catalog, obj, ctx.orgId, entries, problems),
     ]);
     if (existing.length === 0) throw notFound(obj, id);
-    judgeRelations(obj, entries, related, problems);
-    judgeUnique(obj, entries, holders, problems);
     if (problems.size > 0) throw OqlError.validation('Failed to update record', problems.list);
     const changed = updateValues(obj, values, ctx, at);
     const before = toRecord(obj, existing[0]!);
@@ -348,16 +344,17 @@ async function insertRows(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: strin
   const names = [quoteIdent(idColumn), quoteIdent(tenantColumn), ...(searchColumn === null ? [] : [quoteIdent(searchColumn)]), ...columns.map((c) => quoteIdent(c.column!))];
   // The document's fields, c0, c1, ..., one per column after the organization.
   const types = ['text', ...(searchColumn === null ? [] : ['text']), ...columns.map(cast)];
+  const keys = types.map((_, i) => `c${i}`);
   const documents = rows.map((row) => {
     const values = [row.id, ...(searchColumn === null ? [] : [row.search]), ...columns.map((c) => row.values.get(c.slug) ?? null)];
     const out: Record<string, unknown> = {};
-    values.forEach((v, i) => { out[`c${i}`] = v; });
+    keys.forEach((k, i) => { out[k] = values[i]; });
     return out;
   });
-  const select = types.map((_, i) => `r."c${i}"`);
+  const select = keys.map((k) => `r."${k}"`);
   select.splice(1, 0, '$1::text');
   const returned = await tx.rows(
-    `INSERT INTO ${tableOf(catalog, obj)} (${names.join(', ')}) SELECT ${select.join(', ')} FROM json_to_recordset($2::json) AS r(${types.map((t, i) => `"c${i}" ${t}`).join(', ')}) RETURNING ${recordSelect(catalog, obj)}`,
+    `INSERT INTO ${tableOf(catalog, obj)} (${names.join(', ')}) SELECT ${select.join(', ')} FROM json_to_recordset($2::json) AS r(${keys.map((k, i) => `"${k}" ${types[i]}`).join(', ')}) RETURNING ${recordSelect(catalog, obj)}`,
     [orgId, JSON.stringify(documents)]);
   const inserted = new Map<string, Record<string, unknown>>();
   for (const r of returned) inserted.set(String(r.id), toRecord(obj, r));
@@ -440,8 +437,9 @@ function judgeRelations(obj: ObjectDef, entries: readonly Entry[], found: Readon
 }
 
 /**
- * Relations, then unique values, of the entries: the statements of both sent together, judged in
- * that order (a relation value that names no record is not judged for uniqueness).
+ * Relations, then unique values, of the entries: the statements of both sent together (and with
+ * the statements of the steps beside it, when `tx` is a `together`'s), judged in that order once
+ * answered (a relation value that names no record is not judged for uniqueness).
  */
 async function checkValues(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, entries: readonly Entry[], problems: RecordProblems): Promise<void> {
   const [related, holders] = await together<[Map<string, Set<string>>, Holders]>(tx, (q) => [relatedIds(q, catalog, obj, orgId, entries), uniqueHolders(q, catalog, obj, orgId, entries)]);

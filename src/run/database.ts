@@ -33,7 +33,8 @@ export interface Tx {
    * Statements whose texts and parameters wait on none of the others' answers, run in the order
    * given: on a pipelined pool all go out at once, one round trip. Answers each one's rows. The
    * first error is thrown, as if they had run one by one (those after it fail too: the transaction
-   * is aborted). Drivers without it: one after the other, through `query`.
+   * is aborted). Drivers without it (and a pool's connection that is not pipelined): the caller
+   * sends them one after the other, through `query`.
    */
   queries?(statements: readonly Statement[]): Promise<Rows[]>;
 }

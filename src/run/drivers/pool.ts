@@ -1,6 +1,6 @@
 import { pgTypes } from '../decode.js';
 import { databaseError, timeoutError } from '../errors.js';
-import { asDatabase, type Database, type ReadOptions, type Rows, type Tx, type WriteOptions } from '../database.js';
+import { asDatabase, type Database, type ReadOptions, type Rows, type Statement, type Tx, type WriteOptions } from '../database.js';
 import { TenantGate } from './gate.js';
 import { assertSelect, readSettings, rowsOf, writeSettings } from './session.js';
 import { ReadRoleChecks } from './read-role.js';
@@ -295,18 +295,14 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
         let committed = false;
         const tx: Tx = {
           query: async <R>(sql: string, params: readonly unknown[] = []) => ({ rows: (await opened(client.query(sql, [...params]))).rows as R[] }),
-          queries: async (statements) => {
-            if (!client.pipeline) {
-              const out: Rows[] = [];
-              for (const s of statements) out.push({ rows: (await opened(client.query(s.sql, [...s.params]))).rows as Record<string, unknown>[] });
-              return out;
-            }
+          // Only a pipelined connection sends several statements without waiting: otherwise none, and callers send them one by one.
+          ...(client.pipeline ? { queries: async (statements: readonly Statement[]) => {
             const sent = inOneWrite(client, () => statements.map((s) => client.query(s.sql, [...s.params])));
             const settled = await opened(Promise.allSettled(sent));
             const failed = settled.find((r) => r.status === 'rejected');
             if (failed) throw failed.reason;
             return settled.map((r) => ({ rows: (r as PromiseFulfilledResult<{ rows: Record<string, unknown>[] }>).value.rows }));
-          },
+          } } : {}),
           commitWith: async <R>(sql: string, params: readonly unknown[] = []) => {
             if (!client.pipeline) {
               const last = await opened(client.query(sql, [...params]));
