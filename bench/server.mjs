@@ -115,17 +115,21 @@ const data = {
 
 // ---- The server, as a child process
 
-/** The bench's data, for the HTTP floor's process. */
-const DATA_FILE = join(mkdtempSync(join(tmpdir(), 'oql-bench-data-')), 'data.json');
-writeFileSync(DATA_FILE, JSON.stringify(data));
-process.on('exit', () => rmSync(dirname(DATA_FILE), { recursive: true, force: true }));
+/** The bench's data as a file, for the HTTP floor's process: written the first time one starts. */
+let dataFile;
 
 /** The HTTP floor (bench/server/http-floor.mjs) for one workload on PostgreSQL, as a child process on this Node. */
 async function startHttpFloor(databaseUrl, workload) {
+  if (dataFile === undefined) {
+    dataFile = join(mkdtempSync(join(tmpdir(), 'oql-bench-data-')), 'data.json');
+    writeFileSync(dataFile, JSON.stringify(data));
+    const written = dataFile;
+    process.on('exit', () => rmSync(dirname(written), { recursive: true, force: true }));
+  }
   // workloads.mjs imports the fixtures' TypeScript: tsx loads it (module loading only).
   const child = spawn(process.execPath, ['--import', 'tsx', join(BENCH, 'server', 'http-floor.mjs')], {
     cwd: ROOT,
-    env: { ...process.env, OQL_HTTP_FLOOR_DATABASE: databaseUrl, OQL_HTTP_FLOOR_POOL: String(POOL_SIZE), OQL_HTTP_FLOOR_DATA: DATA_FILE, OQL_HTTP_FLOOR_WORKLOAD: workload.name },
+    env: { ...process.env, OQL_HTTP_FLOOR_DATABASE: databaseUrl, OQL_HTTP_FLOOR_POOL: String(POOL_SIZE), OQL_HTTP_FLOOR_DATA: dataFile, OQL_HTTP_FLOOR_WORKLOAD: workload.name },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return listening(child, 'the HTTP floor');
