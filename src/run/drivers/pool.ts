@@ -276,14 +276,24 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
     async transaction<T>(fn: (tx: Tx) => Promise<T>, options: WriteOptions = {}): Promise<T> {
       return withClient(options.tenant, undefined, async (client, state) => {
         const settings = writeSettings(options.timeoutMs);
-        // In pipeline mode the opening is not waited for: it goes out with the first statement,
-        // which fails if the opening did (and the opening's error is the one reported).
-        let opening: Promise<unknown> | undefined = client.query(settings ? `BEGIN; ${settings}` : 'BEGIN');
-        if (client.pipeline) opening.catch(() => {});
-        else {
-          await opening;
-          opening = undefined;
+        const openingText = settings ? `BEGIN; ${settings}` : 'BEGIN';
+        // In pipeline mode the opening is not waited for: it goes out in the write of the first
+        // statements, which fail if the opening did (and the opening's error is the one reported).
+        let opening: Promise<unknown> | undefined;
+        let begun = false;
+        if (!client.pipeline) {
+          await client.query(openingText);
+          begun = true;
         }
+        /** Sends what `queue` queries in one write, after the opening when it has not gone yet. */
+        const send = <R>(queue: () => R): R => inOneWrite(client, () => {
+          if (!begun) {
+            begun = true;
+            opening = client.query(openingText);
+            opening.catch(() => {});
+          }
+          return queue();
+        });
         const opened = async <R>(pending: Promise<R>): Promise<R> => {
           if (!opening) return pending;
           const [open, done] = await Promise.allSettled([opening, pending]);
@@ -294,10 +304,10 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
         };
         let committed = false;
         const tx: Tx = {
-          query: async <R>(sql: string, params: readonly unknown[] = []) => ({ rows: (await opened(client.query(sql, [...params]))).rows as R[] }),
+          query: async <R>(sql: string, params: readonly unknown[] = []) => ({ rows: (await opened(send(() => client.query(sql, [...params])))).rows as R[] }),
           // Only a pipelined connection sends several statements without waiting: otherwise none, and callers send them one by one.
           ...(client.pipeline ? { queries: async (statements: readonly Statement[]) => {
-            const sent = inOneWrite(client, () => statements.map((s) => client.query(s.sql, [...s.params])));
+            const sent = send(() => statements.map((s) => client.query(s.sql, [...s.params])));
             const settled = await opened(Promise.allSettled(sent));
             const failed = settled.find((r) => r.status === 'rejected');
             if (failed) throw failed.reason;
@@ -310,7 +320,7 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
               committed = true;
               return { rows: last.rows as R[] };
             }
-            const [last, commit] = inOneWrite(client, () => [client.query(sql, [...params]), client.query('COMMIT')] as const);
+            const [last, commit] = send(() => [client.query(sql, [...params]), client.query('COMMIT')] as const);
             // After a failed statement the COMMIT answers ROLLBACK: the transaction is over either way.
             const [done, ended] = await Promise.allSettled([opened(last), commit]);
             committed = true;
@@ -322,13 +332,14 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
         let result: T;
         try {
           result = await fn(tx);
-          if (!committed) {
+          // A transaction that sent nothing was never opened: there is nothing to end.
+          if (!committed && begun) {
             await opened(Promise.resolve({ rows: [] }));
             await client.query('COMMIT');
           }
         } catch (e) {
-          // The transaction is over already when commitWith ran: nothing to roll back.
-          if (committed) throw e;
+          // The transaction is over already when commitWith ran, or was never opened: nothing to roll back.
+          if (committed || !begun) throw e;
           await client.query('ROLLBACK').catch(() => {
             state.broken = true;
           });
