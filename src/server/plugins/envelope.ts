@@ -183,10 +183,21 @@ export function installEnvelope(app: FastifyInstance, options: EnvelopeOptions =
   // A path written out as a route of its own for other methods (POST /api/v1/org/objects/list)
   // also matches a parametric route of this one (GET /api/v1/org/objects/:slug), which would
   // answer about an object 'list'. The path named for itself wins: 405, with the methods it takes.
+  // The paths written out as routes, with their methods, gathered as routes are added: a Map
+  // lookup per request of a parametric route, where asking the router costs a walk per method.
+  const written = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    if (route.url.includes(':') || route.url.includes('*')) return;
+    const methods = written.get(route.url) ?? new Set<string>();
+    for (const m of [route.method].flat()) methods.add(m);
+    written.set(route.url, methods);
+  });
   app.addHook('onRequest', async (request, reply) => {
     if (!request.routeOptions.url?.includes(':')) return undefined;
     const path = request.url.split('?')[0] ?? '/';
-    const allowed = METHODS.filter((m) => m !== request.method && request.server.hasRoute({ method: m, url: path }));
+    const methods = written.get(path);
+    if (methods === undefined) return undefined;
+    const allowed = METHODS.filter((m) => m !== request.method && methods.has(m));
     if (allowed.length === 0) return undefined;
     const envelope = plain('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`, `use ${allowed.join(' or ')}`);
     return reply.header('allow', allowed.join(', ')).code(envelope.data.status_code).type('application/json; charset=utf-8').send(envelope);
