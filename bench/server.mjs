@@ -21,7 +21,7 @@
 // the floor's statement, no framework), right after `oql serve`: what any HTTP server in Node
 // adds on this machine; OQL_BENCH_HTTP_FLOOR=0 leaves it out.
 //
-// OQL_BENCH_SERVER_NODE_FLAGS passes Node flags to each `oql serve` (for a profile of the server
+// OQL_BENCH_SERVER_NODE_FLAGS passes Node flags to each `oql serve` and each HTTP floor (for a profile of both
 // under the bench: `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 //
 // OQL_BENCH_CONNECTIONS (default 8) is the concurrency of both sides. OQL_BENCH_ONLY=pglite or
@@ -118,6 +118,9 @@ const data = {
 /** The bench's data as a file, for the HTTP floor's process: written the first time one starts. */
 let dataFile;
 
+/** OQL_BENCH_SERVER_NODE_FLAGS: Node flags for each `oql serve` and each HTTP floor (a profile of both, say). */
+const serverNodeFlags = () => process.env.OQL_BENCH_SERVER_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+
 /** The HTTP floor (bench/server/http-floor.mjs) for one workload on PostgreSQL, as a child process on this Node. */
 async function startHttpFloor(databaseUrl, workload) {
   if (dataFile === undefined) {
@@ -127,7 +130,7 @@ async function startHttpFloor(databaseUrl, workload) {
     process.on('exit', () => rmSync(dirname(written), { recursive: true, force: true }));
   }
   // workloads.mjs imports the fixtures' TypeScript: tsx loads it (module loading only).
-  const child = spawn(process.execPath, ['--import', 'tsx', join(BENCH, 'server', 'http-floor.mjs')], {
+  const child = spawn(process.execPath, [...serverNodeFlags(), '--import', 'tsx', join(BENCH, 'server', 'http-floor.mjs')], {
     cwd: ROOT,
     env: { ...process.env, OQL_HTTP_FLOOR_DATABASE: databaseUrl, OQL_HTTP_FLOOR_POOL: String(POOL_SIZE), OQL_HTTP_FLOOR_DATA: dataFile, OQL_HTTP_FLOOR_WORKLOAD: workload.name },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -137,8 +140,7 @@ async function startHttpFloor(databaseUrl, workload) {
 
 /** `oql serve` on the given database flags; resolves with its URL and a stop function. */
 async function startServer(flags, node = process.execPath) {
-  const nodeFlags = process.env.OQL_BENCH_SERVER_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(node, [...nodeFlags, CLI, 'serve', '--port', '0', ...flags], {
+  const child = spawn(node, [...serverNodeFlags(), CLI, 'serve', '--port', '0', ...flags], {
     cwd: ROOT,
     // warn: the request log lines (one per request) are not part of what is measured.
     // One key drives every connection: its user's budgets are raised (stated in the results), so
@@ -303,7 +305,10 @@ async function benchPostgres() {
       const httpFloor = process.env.OQL_BENCH_HTTP_FLOOR === '0' ? undefined : (workload) => startHttpFloor(pgServer.url, workload);
       const measured = await benchAll('PostgreSQL 15', server, { kind: 'postgres', db: pool }, httpFloor);
       // The read path measured, as `oql serve` said it at start: "(one round trip per read)".
-      readPath = /^database {2}.*\((.+ per read)\)$/m.exec(server.output())?.[1] ?? 'not stated by oql serve';
+      // And where reads go, when it says: "reads     read-only sessions of the same database (one statement per read)".
+      const trips = /^database {2}.*\((.+ per read)\)$/m.exec(server.output())?.[1];
+      const reads = /^reads {5}(.+)$/m.exec(server.output())?.[1];
+      readPath = trips === undefined ? 'not stated by oql serve' : reads === undefined ? trips : `${trips}; ${reads}`;
       return measured;
     } finally {
       await server.stop();
