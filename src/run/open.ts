@@ -1,6 +1,7 @@
 import { OqlError } from '../diagnostics/diagnostic.js';
 import type { Database } from './database.js';
 import { poolDatabase, type PgPoolLike } from './drivers/pool.js';
+import { readSessionOptions } from './drivers/session.js';
 import { READ_ROLE_SQL, readRoleOf, type ReadRole, type ReadRoleRow } from './drivers/read-role.js';
 
 export interface DatabaseOptions {
@@ -85,13 +86,17 @@ interface PoolLike extends PgPoolLike {
   on(event: 'error', listener: () => void): unknown;
 }
 
-async function connectPool(url: string, size: number, flag: string): Promise<PoolLike> {
+/**
+ * A pg Pool on `url`, checked with one statement. `startup` is the start-up packet's `options`
+ * (`-c name=value …`), settings every session of the pool begins with.
+ */
+async function connectPool(url: string, size: number, flag: string, startup?: string): Promise<PoolLike> {
   postgresUrl(url, flag);
   const pg = await import('pg');
   const Pool = pg.Pool ?? (pg as unknown as { default: typeof pg }).default.Pool;
   // Pipeline mode: a read writes its BEGIN and settings, its statement and its ROLLBACK at once,
   // one round trip (./drivers/pool.ts).
-  const pool = new Pool({ connectionString: url, max: size, pipeline: true } as ConstructorParameters<typeof Pool>[0]) as unknown as PoolLike;
+  const pool = new Pool({ connectionString: url, max: size, pipeline: true, ...(startup === undefined ? {} : { options: startup }) } as ConstructorParameters<typeof Pool>[0]) as unknown as PoolLike;
   // An idle client's network error is emitted on the pool; unhandled it would end the process.
   pool.on('error', () => {});
   try {
@@ -141,6 +146,44 @@ export async function openReadDatabase(url: string, options: DatabaseOptions & {
   const role = readRoleOf(row, options.timeoutMs);
   const db = poolDatabase(pool, redact(url), { ownsPool: true, poolSize: size, tenantShare: share, readRole: true, preparedStatements: options.preparedStatements });
   return { db, role };
+}
+
+export type ReadSessions =
+  | { readonly db: Database; readonly refused?: undefined }
+  | { readonly db?: undefined; readonly refused: string };
+
+/**
+ * The default deployment's reads in one statement, with no role made by hand: a second pool on
+ * `--database` whose sessions start read-only, with the service's statement timeout, in UTC with
+ * ISO dates (`readSessionOptions`). A read on it is its statement alone, checked per connection as
+ * a read role's are; a connection without the settings falls back to BEGIN/SET.
+ *
+ * A server that refuses the start-up option (PgBouncer without it among its tracked parameters), or
+ * one that drops it (ignore_startup_parameters), gives no such pool: `refused` says why, and reads
+ * go through `--database`'s own pool, with BEGIN and ROLLBACK around each.
+ */
+export async function openReadSessions(url: string, options: DatabaseOptions & { readonly timeoutMs: number }): Promise<ReadSessions> {
+  const size = options.poolSize ?? DEFAULT_POOL_SIZE;
+  const share = checkShare(options.tenantShare ?? DEFAULT_TENANT_SHARE);
+  let pool: PoolLike;
+  try {
+    pool = await connectPool(url, size, '--database', readSessionOptions(options.timeoutMs));
+  } catch (e) {
+    return { refused: e instanceof OqlError ? e.message : String(e) };
+  }
+  let row: ReadRoleRow | undefined;
+  try {
+    row = ((await pool.query(READ_ROLE_SQL)) as { rows: ReadRoleRow[] }).rows[0];
+  } catch (e) {
+    await pool.end().catch(() => {});
+    return { refused: `cannot read the settings of ${redact(url)}: ${(e as Error).message}` };
+  }
+  const missing = row === undefined ? ['its settings'] : readRoleOf(row, options.timeoutMs).missing;
+  if (missing.length > 0) {
+    await pool.end().catch(() => {});
+    return { refused: `sessions of ${redact(url)} did not start with ${missing.join(', ')}` };
+  }
+  return { db: poolDatabase(pool, `${redact(url)} (read-only sessions)`, { ownsPool: true, poolSize: size, tenantShare: share, readRole: true, preparedStatements: options.preparedStatements }) };
 }
 
 /** postgres://user:secret@host/db → postgres://user:***@host/db */

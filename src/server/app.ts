@@ -43,6 +43,7 @@ import { lintRoutes } from './routes/lint.js';
 import { isSubdomain } from '../service/store/workspaces.js';
 import { fastifyTrustProxy } from '../service/trust-proxy.js';
 import type { ReadRole } from '../run/drivers/read-role.js';
+import type { ReadSessions } from '../run/open.js';
 
 /** Public URLs written into OAuth and MCP metadata (deployments behind a proxy set them). */
 export interface PublicUrlOptions {
@@ -86,6 +87,8 @@ export interface OqlServer {
    * its reads are one statement, and the ALTER ROLE that would make them so).
    */
   readonly reads: { readonly label: string; readonly role: ReadRole } | undefined;
+  /** Without --read-database: the read-only sessions reads take, or why there are none (OpenedService.readSessions). */
+  readonly readSessions: ReadSessions | undefined;
   /** The key created for org_demo on an empty embedded database (`createFirstKey`), shown once. */
   readonly firstKey: string | undefined;
   /** The purge of deleted records and the pruning of old changes; `run()` does a round now. */
@@ -126,7 +129,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<O
     }
     let closed: Promise<void> | undefined;
     return {
-      app, mcpApp, db, catalog: service.catalog, config: service.config, service, authResolvers, keys: ctx.keys, reads: service.reads,
+      app, mcpApp, db, catalog: service.catalog, config: service.config, service, authResolvers, keys: ctx.keys, reads: service.reads, readSessions: service.readSessions,
       firstKey: service.firstKey, demoRows: service.demoRows, maintenance: service.maintenance, ...urls,
       close() {
         closed ??= (async () => {

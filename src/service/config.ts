@@ -119,6 +119,11 @@ export interface ServerOptions extends DatabaseOptions {
    * (never link-local, so never the cloud metadata address). Default OQL_WEBHOOK_ALLOW_PRIVATE=1, else off.
    */
   readonly webhookAllowPrivate?: boolean;
+  /**
+   * On PostgreSQL without --read-database: reads take a pool of sessions that start read-only with
+   * the statement timeout, each read its statement alone. Default OQL_READ_SESSIONS, else on.
+   */
+  readonly readSessions?: boolean;
   /** Webhook endpoints one organization may have. Default OQL_MAX_WEBHOOKS_PER_ORG or 50. */
   readonly maxWebhooksPerOrg?: number;
   /** Deliveries one organization may have in flight on an instance. Default OQL_WEBHOOK_SLOTS_PER_ORG or 4. */
@@ -145,6 +150,7 @@ export interface ServerConfig {
   /** Unset: the embedded database's default (500 ms). */
   readonly embeddedSliceMs: number | undefined;
   readonly preparedStatements: number;
+  readonly readSessions: boolean;
   readonly maxResponseBytes: number;
   readonly maxQueryCost: number;
   readonly maxCompileMs: number;
@@ -250,6 +256,7 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
     queryTimeoutMs: optionalPositive('queryTimeoutMs (OQL_QUERY_TIMEOUT_MS)', options.queryTimeoutMs ?? env['OQL_QUERY_TIMEOUT_MS']),
     embeddedSliceMs: optionalPositive('embeddedSliceMs (OQL_EMBEDDED_SLICE_MS)', options.embeddedSliceMs ?? env['OQL_EMBEDDED_SLICE_MS']),
     preparedStatements: nonNegative('preparedStatements (OQL_PREPARED_STATEMENTS)', options.preparedStatements ?? env['OQL_PREPARED_STATEMENTS'], DEFAULT_PREPARED_STATEMENTS),
+    readSessions: options.readSessions ?? flag('OQL_READ_SESSIONS', env['OQL_READ_SESSIONS'] ?? '1'),
     maxResponseBytes: positive('maxResponseBytes (OQL_MAX_RESPONSE_BYTES)', options.maxResponseBytes ?? env['OQL_MAX_RESPONSE_BYTES'], DEFAULT_MAX_RESPONSE_BYTES),
     maxQueryCost: nonNegative('maxQueryCost (OQL_MAX_QUERY_COST)', options.maxQueryCost ?? env['OQL_MAX_QUERY_COST'], DEFAULT_MAX_QUERY_COST),
     maxCompileMs: positive('maxCompileMs (OQL_MAX_COMPILE_MS)', options.maxCompileMs ?? env['OQL_MAX_COMPILE_MS'], DEFAULT_MAX_COMPILE_MS),

@@ -9,7 +9,7 @@ import { ChangeWatcher } from './changes/watcher.js';
 import { WebhookSender } from './webhooks/sender.js';
 import { listeningSql, WebhookStore } from './webhooks/store.js';
 import { Webhooks } from './webhooks/webhooks.js';
-import { openDatabase, openReadDatabase, type ReadDatabase } from '../run/open.js';
+import { openDatabase, openReadDatabase, openReadSessions, type ReadDatabase, type ReadSessions } from '../run/open.js';
 import { routeReads } from '../run/routed.js';
 import type { ReadRole } from '../run/drivers/read-role.js';
 import { prepareSyntaxErrors } from '../syntax/parse.js';
@@ -42,6 +42,12 @@ export interface OpenedService extends ServiceContext {
    * its reads are one statement, and the ALTER ROLE that would make them so).
    */
   readonly reads: { readonly label: string; readonly role: ReadRole } | undefined;
+  /**
+   * Without --read-database, on a PostgreSQL the service opened: the pool of read-only sessions its
+   * reads take, one statement each (`db`), or why there is none (`refused`: a pooler that does not
+   * carry the start-up option). Undefined when not tried (OQL_READ_SESSIONS=0, embedded, a given db).
+   */
+  readonly readSessions: ReadSessions | undefined;
   /** The purge of deleted records and the pruning of old changes (every few minutes by itself). */
   readonly maintenance: Maintenance;
   /** Closes the database when it was opened here. */
@@ -66,6 +72,7 @@ export async function openService(options: ServerOptions & { workspaces?: string
   const ownsDb = options.db === undefined;
   const db = options.db ?? (await openDatabase({ ...options, embeddedSliceMs: config.embeddedSliceMs, preparedStatements: config.preparedStatements }));
   let reader: ReadDatabase | undefined;
+  let sessions: ReadSessions | undefined;
   try {
     prepareSyntaxErrors();
     // Every object carries the audit fields the contract shows on every record, declared or not.
@@ -91,9 +98,13 @@ export async function openService(options: ServerOptions & { workspaces?: string
     const timeoutMs = config.queryTimeoutMs ?? (db.kind === 'pglite' ? DEFAULT_EMBEDDED_TIMEOUT_MS : DEFAULT_QUERY_TIMEOUT_MS);
     // Its role's statement_timeout must equal the service's for a read to be one statement.
     if (options.readDatabase !== undefined) reader = await openReadDatabase(options.readDatabase, { ...options, timeoutMs, preparedStatements: config.preparedStatements });
-    const readDb = reader ? routeReads(db, reader.db) : db;
+    // Otherwise reads take sessions of the primary that start read-only with that same timeout.
+    else if (ownsDb && options.database !== undefined && config.readSessions) sessions = await openReadSessions(options.database, { ...options, timeoutMs, preparedStatements: config.preparedStatements });
+    // The operations' database: its reads on those sessions (the same role, so connector pages too), the rest on the pool.
+    const opsDb = sessions?.db ? routeReads(db, sessions.db) : db;
+    const readDb = reader ? routeReads(db, reader.db) : opsDb;
     // A read role on the primary itself also serves the reads that must see the latest write.
-    const primaryReadDb = reader && !reader.role.standby ? readDb : db;
+    const primaryReadDb = reader && !reader.role.standby ? readDb : opsDb;
     const ownsLeases = options.leases === undefined;
     const leaseStore: LeaseStore = options.leases ?? leaseStoreFor(db);
     const policy = new Policy({ catalog, config, leases: leaseStore, timeoutMs, coolDownMs: db.kind === 'pglite' ? EMBEDDED_COOL_DOWN_MS : 0 });
@@ -113,10 +124,11 @@ export async function openService(options: ServerOptions & { workspaces?: string
     let closed: Promise<void> | undefined;
     return {
       db, readDb, catalog, config, policy, leases: leaseStore, tokenSecret: secret, maintenance,
-      ops: new Operations(db, readDb, primaryReadDb, catalog, config, policy, secret, keys, changeLog, feed, webhooks, statistics),
+      ops: new Operations(opsDb, readDb, primaryReadDb, catalog, config, policy, secret, keys, changeLog, feed, webhooks, statistics),
       keys,
       firstKey, demoRows, warnings, auditColumns,
       reads: reader && { label: reader.db.label, role: reader.role },
+      readSessions: sessions,
       close() {
         closed ??= (async () => {
           watcher.close();
@@ -125,6 +137,7 @@ export async function openService(options: ServerOptions & { workspaces?: string
           await statistics?.stop();
           if (ownsLeases) await leaseStore.close().catch(() => {});
           await reader?.db.close().catch(() => {});
+          await sessions?.db?.close().catch(() => {});
           if (ownsDb) await db.close();
         })();
         return closed;
@@ -132,6 +145,7 @@ export async function openService(options: ServerOptions & { workspaces?: string
     };
   } catch (e) {
     await reader?.db.close().catch(() => {});
+    await sessions?.db?.close().catch(() => {});
     if (ownsDb) await db.close().catch(() => {});
     throw e;
   }

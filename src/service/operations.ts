@@ -59,7 +59,8 @@ export type WriteSurface = Exclude<ChangeSurface, 'system'>;
  * on the primary, so the read is one statement), and so do connector pages, with the role that
  * writes: a page read behind a replica's replay could miss a record stamped before the sync's
  * cutoff, which no later page would deliver, and the cutoff looks for open writes among the
- * primary's sessions, which a read role may not see.
+ * primary's sessions, which a read role may not see. With read-only sessions of `--database`
+ * (run/open.ts, openReadSessions) every read of `db` is one statement on them: the same role.
  */
 export class Operations {
   constructor(

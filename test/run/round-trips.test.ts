@@ -7,12 +7,14 @@ import { OqlError } from '../../src/diagnostics/diagnostic.js';
 import { inWriteTransaction, together } from '../../src/records/db.js';
 import { pgBouncerAvailable, startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
 import { pgServerAvailable, startPgServer, type PgServer } from '../support/pg-server.js';
-import { startTripCounter, type TripCounter } from '../support/trip-counter.js';
+import { startTripCounter, type Transaction, type TripCounter } from '../support/trip-counter.js';
 import { API_KEYS_ENV, KEYS, crm, expectEnvelope, listen, liveRows, type Running } from '../server/support.js';
 
 /**
- * The default deployment (`oql serve --database <url>`: one pool, no read role) reads in one
- * round trip: BEGIN READ ONLY with its settings, the statement and ROLLBACK are written at once.
+ * The default deployment (`oql serve --database <url>`: no read role) reads in one round trip:
+ * straight to PostgreSQL, the statement alone on a session that started read-only with the
+ * statement timeout; through PgBouncer, which refuses those sessions, BEGIN READ ONLY with its
+ * settings, the statement and ROLLBACK written at once.
  * The trips are counted on the wire by a proxy between the service and the server
  * (../support/trip-counter.ts), directly and through PgBouncer in transaction mode; and every
  * limit of a read still holds on that path: the budget, READ ONLY, UTC and ISO dates, and each
@@ -31,11 +33,21 @@ let pooled: TripCounter;
 let api: Running;
 let viaBouncer: Running;
 
-/** The read transactions since the counter's reset, as [trips, …] (each must have ended). */
-function readTrips(counter: TripCounter): number[] {
-  const reads = counter.transactions().filter((t) => t.opening.startsWith('BEGIN READ ONLY'));
+/**
+ * The reads since the counter's reset, as [trips, …] (each must have ended). Straight to PostgreSQL
+ * each is its statement alone on a read-only session; through PgBouncer, which refuses such
+ * sessions, BEGIN READ ONLY … ROLLBACK.
+ */
+function readTrips(counter: TripCounter, alone: boolean): number[] {
+  const reads = counter.transactions().filter((t) => t.alone || t.opening.startsWith('BEGIN READ ONLY'));
   expect(reads.every((t) => t.ended), JSON.stringify(reads)).toBe(true);
+  expect(reads.map((t) => t.alone), JSON.stringify(reads)).toEqual(reads.map(() => alone));
   return reads.map((t) => t.trips);
+}
+
+/** The writes since the counter's reset: every transaction that is not a read. */
+function writesOf(counter: TripCounter): Transaction[] {
+  return counter.transactions().filter((t) => !t.alone && !t.opening.startsWith('BEGIN READ ONLY'));
 }
 
 beforeAll(async () => {
@@ -104,32 +116,32 @@ function reads(key: string, org: string): Record<string, (service: Running) => P
 }
 
 describe.each([
-  ['straight to PostgreSQL', () => ({ service: api, counter: direct })],
-  ['through PgBouncer in transaction mode', () => ({ service: viaBouncer, counter: pooled })],
+  ['straight to PostgreSQL', () => ({ service: api, counter: direct, alone: true })],
+  ['through PgBouncer in transaction mode', () => ({ service: viaBouncer, counter: pooled, alone: false })],
 ])('the default deployment, %s', (path, setup) => {
   for (const kind of ['get one', 'filter page', 'report']) {
     it(`reads a ${kind} in one round trip, for two organizations, each its own rows`, async () => {
-      const { service, counter } = setup();
+      const { service, counter, alone } = setup();
       for (const [key, org] of [[KEYS.acmeAdmin, 'org_acme'], [KEYS.globexAdmin, 'org_globex']] as const) {
         const read = reads(key, org)[kind]!;
         // A first read may open a connection, which costs the start-up's trips.
         await read(service);
         counter.reset();
         await read(service);
-        expect(readTrips(counter)).toEqual([1]);
+        expect(readTrips(counter, alone)).toEqual([1]);
       }
     });
   }
 
   it('reads a connector page in one round trip, after the first page of a sync, which also reads the sync\'s cutoff', async () => {
-    const { service, counter } = setup();
+    const { service, counter, alone } = setup();
     for (const [key, org] of [[KEYS.acmeAdmin, 'org_acme'], [KEYS.globexAdmin, 'org_globex']] as const) {
       const read = reads(key, org)['connector page']!;
       await read(service);
       counter.reset();
       await read(service);
       // The cutoff (the database's clock and its oldest open writer), then the page: two reads.
-      expect(readTrips(counter)).toEqual([1, 1]);
+      expect(readTrips(counter, alone)).toEqual([1, 1]);
     }
     // 40,000 opportunities: pages of 3,000, each after the first carrying its cutoff in its token.
     const body = { query: { fields: ['name'] } };
@@ -140,8 +152,8 @@ describe.each([
     const second = await service.call('POST', '/api/v1/flowconnector/objects/opportunity/records', { key: SLOW_KEY, body: { ...body, next_token: first.json.data.next_token } });
     // Each read is one trip. A page of 40,000 rows is not far enough under the plan-cost ceiling to
     // be remembered as cheap, so its plan is read first, every time (src/run/read.ts).
-    expect(readTrips(counter)).toEqual([1, 1]);
-    expect(counter.transactions().map((t) => /^EXPLAIN\b/.test(t.statements[1] ?? ''))).toEqual([true, false]);
+    expect(readTrips(counter, alone)).toEqual([1, 1]);
+    expect(counter.transactions().map((t) => /^EXPLAIN\b/.test(t.statements[t.alone ? 0 : 1] ?? ''))).toEqual([true, false]);
     expect(second.status, second.text).toBe(200);
     const ids: string[] = second.json.data.records.map((r: { id: string }) => r.id);
     expect(ids.length).toBeGreaterThan(0);
@@ -157,7 +169,7 @@ describe.each([
       counter.reset();
       const created = await service.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key, body: names.map((name) => ({ name })) });
       expect(created.status, created.text).toBe(200);
-      const writes = counter.transactions().filter((t) => !t.opening.startsWith('BEGIN READ ONLY'));
+      const writes = writesOf(counter);
       // The opening with the transaction's id and clock; the INSERT; the change log's row with COMMIT.
       expect(writes.map((t) => [t.trips, t.ended, t.statements.length])).toEqual([[3, true, 5]]);
       expect(writes[0]!.statements.at(-1)).toBe('COMMIT');
@@ -180,7 +192,7 @@ describe.each([
         counter.reset();
         const created = await service.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key, body: [{ name: `Related ${org} 1`, account: own }, { name: `Related ${org} 2`, account: own }] });
         expect(created.status, created.text).toBe(200);
-        const writes = () => counter.transactions().filter((t) => !t.opening.startsWith('BEGIN READ ONLY'));
+        const writes = () => writesOf(counter);
         // The opening with the clock and the account's check; the INSERT; the change log's row with COMMIT.
         expect(writes().map((t) => [t.trips, t.ended, t.statements.length])).toEqual([[3, true, 6]]);
         const id = created.json.data.ids[0] as string;
@@ -260,7 +272,7 @@ describe('a pipelined read on the database', () => {
     direct.reset();
     const failed = await db.read('SELECT 1 / (SELECT COUNT(*) - COUNT(*) FROM account) AS n', [], { timeoutMs: BUDGET }).then(() => undefined, (e: unknown) => e);
     expect(failed).toBeInstanceOf(OqlError);
-    expect(readTrips(direct)).toEqual([1]);
+    expect(readTrips(direct, false)).toEqual([1]);
     expect((await db.read('SELECT 2 AS two', [], { timeoutMs: BUDGET })).rows).toEqual([{ two: 2 }]);
   });
 

@@ -8,11 +8,16 @@ import { createConnection, createServer, type AddressInfo, type Server, type Soc
  *
  * Trips are told per transaction: from a burst whose first statement starts with BEGIN, to the
  * burst on the same connection that carries its ROLLBACK or COMMIT. So whatever else the service
- * does on other connections meanwhile (a webhook sender's claims, a lease) does not count.
+ * does on other connections meanwhile (a webhook sender's claims, a lease) does not count. On a
+ * connection whose start-up asked for read-only sessions (`options` with
+ * `default_transaction_read_only=on`), a statement outside BEGIN … is a transaction of its own, one
+ * trip: the pool's own checks of a new connection (`SELECT 1`, its settings) are left out.
  */
 export interface Transaction {
   /** The first statement's text, e.g. `BEGIN READ ONLY; SET LOCAL statement_timeout = 1500; …`. */
   readonly opening: string;
+  /** A statement alone on a read-only session: its own transaction. */
+  readonly alone: boolean;
   /** Every statement sent in it, in order. */
   readonly statements: readonly string[];
   readonly trips: number;
@@ -31,15 +36,21 @@ export interface TripCounter {
 
 interface Open {
   opening: string;
+  alone: boolean;
   statements: string[];
   trips: number;
   ended: boolean;
 }
 
-/** The statement texts of a client's Query ('Q') and Parse ('P') messages in `bytes` (whole messages). */
-function statementsOf(bytes: Buffer, typed: boolean): string[] {
+/**
+ * The statements in `bytes` (whole messages): each Query ('Q') by its text, and each Execute ('E')
+ * by the text its Bind ('B') names, from that statement's Parse ('P') here or earlier on the same
+ * connection (`parsed`, by statement name; the unnamed one under '').
+ */
+function statementsOf(bytes: Buffer, typed: boolean, parsed: Map<string, string>): string[] {
   const out: string[] = [];
   let at = 0;
+  let bound = '';
   if (!typed && bytes.length >= 4) at = bytes.readUInt32BE(0);
   while (bytes.length - at >= 5) {
     const type = bytes[at]!;
@@ -48,12 +59,29 @@ function statementsOf(bytes: Buffer, typed: boolean): string[] {
     if (type === 0x51) out.push(body.toString('utf8', 0, body.indexOf(0)));
     if (type === 0x50) {
       const nameEnd = body.indexOf(0);
-      out.push(body.toString('utf8', nameEnd + 1, body.indexOf(0, nameEnd + 1)));
+      parsed.set(body.toString('utf8', 0, nameEnd), body.toString('utf8', nameEnd + 1, body.indexOf(0, nameEnd + 1)));
     }
+    if (type === 0x42) {
+      const portalEnd = body.indexOf(0);
+      bound = body.toString('utf8', portalEnd + 1, body.indexOf(0, portalEnd + 1));
+    }
+    if (type === 0x45) out.push(parsed.get(bound) ?? `<statement ${bound}>`);
     at += 1 + length;
   }
   return out;
 }
+
+/** Whether a start-up message (length, protocol, then name and value pairs) asks for read-only sessions. */
+function readOnlyStartup(bytes: Buffer): boolean {
+  const fields = bytes.toString('utf8', 8, bytes.readUInt32BE(0)).split('\0');
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (fields[i] === 'options' && /(^|\s)-c\s*default_transaction_read_only=on\b/.test(fields[i + 1]!)) return true;
+  }
+  return false;
+}
+
+/** A new connection's own checks, which are not reads. */
+const POOL_CHECKS = /^(SELECT 1|SELECT current_user AS role\b)/;
 
 /** Each message whole: the bytes of complete messages and the rest, to be completed by the next chunk. */
 function whole(pending: Buffer, typed: boolean): [Buffer, Buffer] {
@@ -82,22 +110,28 @@ export async function startTripCounter(upstream: { host: string; port: number })
     let fromClient: Buffer = Buffer.alloc(0);
     // The start-up message has no type byte.
     let started = false;
+    let readOnly = false;
+    const parsed = new Map<string, string>();
     let open: Open | undefined;
     client.on('data', (chunk) => {
       backend.write(chunk);
       const newTrip = waiting;
       waiting = false;
       const [done, rest] = whole(fromClient.length ? Buffer.concat([fromClient, chunk]) : chunk, started);
-      const statements = done.length ? statementsOf(done, started) : [];
+      const statements = done.length ? statementsOf(done, started, parsed) : [];
+      if (done.length && !started) readOnly = readOnlyStartup(done);
       if (done.length) started = true;
       fromClient = rest;
       if (open && newTrip) open.trips++;
       for (const text of statements) {
         if (!open && /^\s*BEGIN\b/i.test(text)) {
-          open = { opening: text, statements: [], trips: 1, ended: false };
+          open = { opening: text, alone: false, statements: [], trips: 1, ended: false };
           seen.push(open);
         }
-        if (!open) continue;
+        if (!open) {
+          if (readOnly && !POOL_CHECKS.test(text)) seen.push({ opening: text, alone: true, statements: [text], trips: 1, ended: true });
+          continue;
+        }
         open.statements.push(text);
         if (/^\s*(ROLLBACK|COMMIT)\b/i.test(text)) {
           open.ended = true;

@@ -146,6 +146,11 @@ export async function serveCommand(argv: readonly string[], io: CliIo, cwd: stri
   if (server.config.webhookAllowPrivate) {
     println(io.stderr, 'oql serve: webhooks may go to http URLs and to loopback and private addresses (--webhook-allow-private, OQL_WEBHOOK_ALLOW_PRIVATE): for development only, never in production');
   }
+  const sessions = server.readSessions;
+  if (sessions?.db) println(io.stdout, 'reads     read-only sessions of the same database (one statement per read)');
+  else if (sessions?.refused !== undefined) {
+    println(io.stdout, `reads     the same pool, BEGIN READ ONLY and ROLLBACK around each statement: read-only sessions were not had (${sessions.refused})`);
+  }
   if (server.reads !== undefined) {
     const { label, role } = server.reads;
     println(io.stdout, `reads     ${label} (${role.standby ? 'a streaming replica' : 'the primary'}; ${role.missing.length === 0 ? 'one statement per read' : 'BEGIN/SET around each read'})`);

@@ -5,9 +5,25 @@ import { runtimeError } from '../errors.js';
  * guard that only a SELECT is sent.
  */
 
-/** Session settings for one transaction; SET takes no parameters, so the timeout is a checked integer. */
+/**
+ * What a read's transaction needs besides being read-only: its budget (SET takes no parameters, so
+ * the timeout is a checked integer), UTC and ISO dates. Name, value, and whether SET quotes it.
+ */
+function readParameters(timeoutMs: number): readonly (readonly [string, string, boolean])[] {
+  return [['statement_timeout', String(Math.round(timeoutMs)), false], ['TimeZone', 'UTC', true], ['DateStyle', 'ISO, YMD', true]];
+}
+
+/** Session settings for one transaction. */
 export function readStatements(timeoutMs: number): string[] {
-  return ['BEGIN READ ONLY', `SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`, "SET LOCAL TimeZone = 'UTC'", "SET LOCAL DateStyle = 'ISO, YMD'"];
+  return ['BEGIN READ ONLY', ...readParameters(timeoutMs).map(([name, value, quoted]) => `SET LOCAL ${name} = ${quoted ? `'${value}'` : value}`)];
+}
+
+/**
+ * The same as a session's defaults, in the start-up packet's `options` (`-c name=value`, a space
+ * escaped): every transaction of a session that starts with them is what a read needs.
+ */
+export function readSessionOptions(timeoutMs: number): string {
+  return [['default_transaction_read_only', 'on'] as const, ...readParameters(timeoutMs)].map(([name, value]) => `-c ${name}=${value.replaceAll(' ', '\\ ')}`).join(' ');
 }
 
 /** The same in one round trip, for drivers that take several statements in one simple-protocol text. */
