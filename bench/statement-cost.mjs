@@ -4,7 +4,8 @@
 // The CPU of the backend serving each side (/proc, user and system), divided by the reads it
 // served: the bare statement (unnamed, then named), and oql's own read path (`Database.read` through
 // `readBounded`, as the service reads a filter page: in a read-only transaction with its settings,
-// the statement wrapped to bound its bytes) with named statements off and on. Each side has a
+// the statement wrapped to bound its bytes) with named statements off and on, and named on a
+// read-only session (the default with --database alone: the statement without BEGIN and ROLLBACK). Each side has a
 // connection of its own, and the sides take turns in blocks, so that whatever else the machine
 // does falls on all of them alike. Also the plan alone (EXPLAIN) of the page as written and as
 // wrapped. Data: the example CRM, 20,000 opportunities over two organizations, as bench:server.
@@ -15,7 +16,7 @@ import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
 import { loadFixtureCatalog, loadIntoDatabase } from '../fixtures/index.ts';
 import { compileFilter } from '../src/filter/index.ts';
-import { openDatabase } from '../src/run/open.ts';
+import { openDatabase, openReadSessions } from '../src/run/open.ts';
 import { boundedStatement } from '../src/run/bounds.ts';
 import { blankAbove, readBounded } from '../src/run/read.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES } from '../src/service/config.ts';
@@ -58,6 +59,10 @@ try {
   };
   const unnamed = await oqlOf(0);
   const named = await oqlOf(100);
+  // The default with --database alone: reads on sessions that start read-only with the timeout, each its statement alone.
+  const sessions = await openReadSessions(server.url, { poolSize: 1, preparedStatements: 100, timeoutMs: 5_000 });
+  if (!sessions.db) throw new Error(`no read-only sessions: ${sessions.refused}`);
+  const session = { db: sessions.db, backend: await backendOf(async (sql) => (await sessions.db.read(sql, [], { timeoutMs: 5_000 })).rows[0]) };
 
   const floorPage = (i) => FILTER.floor(data, i);
   // The filter request's own body, compiled as the service compiles it.
@@ -75,11 +80,13 @@ try {
     { name: 'filter page: the bare statement, named', backend: bareBackend, each: 40, run: (i) => bare.query({ name: 'floor_page', text: floorPage(i).sql, values: floorPage(i).params }) },
     { name: 'filter page: oql, unnamed (OQL_PREPARED_STATEMENTS=0)', backend: unnamed.backend, each: 40, run: (i) => readBounded(unnamed.db, page(i), limits) },
     { name: 'filter page: oql, named (OQL_PREPARED_STATEMENTS=100)', backend: named.backend, each: 40, run: (i) => readBounded(named.db, page(i), limits) },
+    { name: 'filter page: oql, named, on a read-only session (the default)', backend: session.backend, each: 40, run: (i) => readBounded(session.db, page(i), limits) },
     { name: 'filter page: its plan alone, as written (EXPLAIN)', backend: bareBackend, each: 40, run: (i) => bare.query(`EXPLAIN ${page(i).sql}`, page(i).params) },
     { name: 'filter page: its plan alone, wrapped to bound its bytes (EXPLAIN)', backend: bareBackend, each: 40, run: (i) => { const p = page(i); const b = boundedStatement(p.sql, p.params, p.columnCount, { maxBytes: limits.maxBytes, blankAbove: blankAbove(limits.maxBytes) }); return bare.query(`EXPLAIN ${b.sql}`, b.params); } },
     { name: 'get one: the bare statement, unnamed', backend: bareBackend, each: 600, run: (i) => bare.query(getOne(i).sql, getOne(i).params) },
     { name: 'get one: oql, unnamed (OQL_PREPARED_STATEMENTS=0)', backend: unnamed.backend, each: 600, run: (i) => unnamed.db.read(getOne(i).sql, getOne(i).params, { timeoutMs: 5_000, tenant: ORG }) },
     { name: 'get one: oql, named (OQL_PREPARED_STATEMENTS=100)', backend: named.backend, each: 600, run: (i) => named.db.read(getOne(i).sql, getOne(i).params, { timeoutMs: 5_000, tenant: ORG }) },
+    { name: 'get one: oql, named, on a read-only session (the default)', backend: session.backend, each: 600, run: (i) => session.db.read(getOne(i).sql, getOne(i).params, { timeoutMs: 5_000, tenant: ORG }) },
   ];
   for (const side of sides) for (let i = 0; i < 20; i++) await side.run(i);
   const totals = new Map(sides.map((s) => [s.name, { cpu: 0, reads: 0, ms: 0 }]));
@@ -98,6 +105,7 @@ try {
   await bare.end();
   await unnamed.db.close();
   await named.db.close();
+  await session.db.close();
 
   const fmt = (n) => n.toLocaleString('en-US', { minimumFractionDigits: 3, maximumFractionDigits: 3 });
   const lines = [];
@@ -106,7 +114,7 @@ try {
   push();
   push(`Ran ${started.toISOString()} on ${cpus().length} cores, Node ${process.version}, PostgreSQL 15; load average ${startLoad.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end. ` +
     'The CPU (user and system, from /proc, in ticks of 10 ms) of the backend serving each side, divided by the reads it served; the sides take turns in blocks on connections of their own. ' +
-    'oql\'s filter page is read as the service reads it (`readBounded`: a read-only transaction with its settings, the statement wrapped to bound its bytes). ' +
+    'oql\'s filter page is read as the service reads it (`readBounded`: a read-only transaction with its settings, or on a read-only session the statement alone; the statement wrapped to bound its bytes). ' +
     `Data: the example CRM, 20,000 opportunities over two organizations; ${BLOCKS} rounds of 40 pages or 600 records a side.`);
   push();
   push('| read | PostgreSQL CPU per read, ms | wall per read, ms |');
