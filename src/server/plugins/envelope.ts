@@ -192,15 +192,15 @@ export function installEnvelope(app: FastifyInstance, options: EnvelopeOptions =
     for (const m of [route.method].flat()) methods.add(m);
     written.set(route.url, methods);
   });
-  app.addHook('onRequest', async (request, reply) => {
-    if (!request.routeOptions.url?.includes(':')) return undefined;
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.routeOptions.url?.includes(':')) return done();
     const path = request.url.split('?')[0] ?? '/';
     const methods = written.get(path);
-    if (methods === undefined) return undefined;
-    const allowed = METHODS.filter((m) => m !== request.method && methods.has(m));
-    if (allowed.length === 0) return undefined;
+    const allowed = methods === undefined ? [] : METHODS.filter((m) => m !== request.method && methods.has(m));
+    if (allowed.length === 0) return done();
     const envelope = plain('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`, `use ${allowed.join(' or ')}`);
-    return reply.header('allow', allowed.join(', ')).code(envelope.data.status_code).type('application/json; charset=utf-8').send(envelope);
+    // Answered here: `done` is not called, so the route's handler never runs.
+    void reply.header('allow', allowed.join(', ')).code(envelope.data.status_code).type('application/json; charset=utf-8').send(envelope);
   });
 }
 

@@ -26,13 +26,16 @@ export function lingerLimits(bodyLimit: number): LingerLimits {
 }
 
 export function installLingeringClose(app: FastifyInstance, limits: LingerLimits): void {
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     const raw = request.raw;
-    if (raw.complete || raw.destroyed || raw.readableEnded) return payload;
+    // A hook that calls `done`: the usual request, read whole, passes without a promise.
+    if (raw.complete || raw.destroyed || raw.readableEnded) return done(null, payload);
     // Fastify asks for the connection to close after a body it refused, as bytes of it may still
     // come; once they have all been read, the connection can serve the next request.
-    if (await drain(raw, limits)) reply.removeHeader('connection');
-    return payload;
+    void drain(raw, limits).then((whole) => {
+      if (whole) reply.removeHeader('connection');
+      done(null, payload);
+    });
   });
 }
 
