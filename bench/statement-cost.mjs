@@ -8,13 +8,14 @@
 // read-only session (the default with --database alone: the statement without BEGIN and ROLLBACK). Each side has a
 // connection of its own, and the sides take turns in blocks, so that whatever else the machine
 // does falls on all of them alike. Also the plan alone (EXPLAIN) of the page as written and as
-// wrapped. Data: the example CRM, 20,000 opportunities over two organizations, as bench:server.
+// wrapped, and bench:server's report: bare, oql's statement bare, and as the service reads it. Data: the example CRM, 20,000 opportunities over two organizations, as bench:server.
 //
-// OQL_BENCH_BLOCKS (default 20) rounds of every side; each round reads 40 pages or 600 records.
+// OQL_BENCH_BLOCKS (default 20) rounds of every side; each round reads 40 pages or reports, or 600 records.
 // Writes the "What a read costs PostgreSQL" section of bench/RESULTS.md.
 import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
 import { loadFixtureCatalog, loadIntoDatabase } from '../fixtures/index.ts';
+import { compile } from '../src/compile.ts';
 import { compileFilter } from '../src/filter/index.ts';
 import { openDatabase, openReadSessions } from '../src/run/open.ts';
 import { boundedStatement } from '../src/run/bounds.ts';
@@ -29,6 +30,7 @@ const BLOCKS = Number(process.env.OQL_BENCH_BLOCKS ?? 20);
 /** bench:server's own workloads: the same filter page and get-one, bare and as HTTP bodies. */
 const FILTER = WORKLOADS.find((w) => w.name === 'filter');
 const GET_ONE = WORKLOADS.find((w) => w.name === 'get one');
+const REPORT = WORKLOADS.find((w) => w.name === 'report');
 const log = (m) => process.stderr.write(`[bench:statement-cost] ${m}\n`);
 
 if (!pgServerAvailable()) {
@@ -74,6 +76,13 @@ try {
   // no row cap, no plan check (it is remembered as cheap after the first).
   const limits = { timeoutMs: 5_000, tenant: ORG, maxBytes: DEFAULT_MAX_RESPONSE_BYTES };
   const getOne = (i) => GET_ONE.floor(data, i);
+  // The report request's own query, compiled as the service compiles it.
+  const report = (i) => {
+    const { query, slug } = JSON.parse(REPORT.request(data, i).body);
+    const c = compile(query, { catalog, slug, orgId: ORG });
+    return { sql: c.sql, params: c.params, columnCount: c.columns.length };
+  };
+  const floorReport = (i) => REPORT.floor(data, i);
 
   const sides = [
     { name: 'filter page: the bare statement, unnamed', backend: bareBackend, each: 40, run: (i) => bare.query(floorPage(i).sql, floorPage(i).params) },
@@ -83,6 +92,10 @@ try {
     { name: 'filter page: oql, named, on a read-only session (the default)', backend: session.backend, each: 40, run: (i) => readBounded(session.db, page(i), limits) },
     { name: 'filter page: its plan alone, as written (EXPLAIN)', backend: bareBackend, each: 40, run: (i) => bare.query(`EXPLAIN ${page(i).sql}`, page(i).params) },
     { name: 'filter page: its plan alone, wrapped to bound its bytes (EXPLAIN)', backend: bareBackend, each: 40, run: (i) => { const p = page(i); const b = boundedStatement(p.sql, p.params, p.columnCount, { maxBytes: limits.maxBytes, blankAbove: blankAbove(limits.maxBytes) }); return bare.query(`EXPLAIN ${b.sql}`, b.params); } },
+    { name: 'report: the bare statement, unnamed', backend: bareBackend, each: 40, run: (i) => bare.query(floorReport(i).sql, floorReport(i).params) },
+    { name: 'report: the bare statement, named', backend: bareBackend, each: 40, run: (i) => bare.query({ name: 'floor_report', text: floorReport(i).sql, values: floorReport(i).params }) },
+    { name: 'report: oql\'s statement, bare and named (not wrapped to bound its bytes)', backend: bareBackend, each: 40, run: (i) => bare.query({ name: 'oql_report', text: report(i).sql, values: report(i).params }) },
+    { name: 'report: oql, named, on a read-only session (the default)', backend: session.backend, each: 40, run: (i) => readBounded(session.db, report(i), limits) },
     { name: 'get one: the bare statement, unnamed', backend: bareBackend, each: 600, run: (i) => bare.query(getOne(i).sql, getOne(i).params) },
     { name: 'get one: oql, unnamed (OQL_PREPARED_STATEMENTS=0)', backend: unnamed.backend, each: 600, run: (i) => unnamed.db.read(getOne(i).sql, getOne(i).params, { timeoutMs: 5_000, tenant: ORG }) },
     { name: 'get one: oql, named (OQL_PREPARED_STATEMENTS=100)', backend: named.backend, each: 600, run: (i) => named.db.read(getOne(i).sql, getOne(i).params, { timeoutMs: 5_000, tenant: ORG }) },
@@ -115,7 +128,7 @@ try {
   push(`Ran ${started.toISOString()} on ${cpus().length} cores, Node ${process.version}, PostgreSQL 15; load average ${startLoad.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end. ` +
     'The CPU (user and system, from /proc, in ticks of 10 ms) of the backend serving each side, divided by the reads it served; the sides take turns in blocks on connections of their own. ' +
     'oql\'s filter page is read as the service reads it (`readBounded`: a read-only transaction with its settings, or on a read-only session the statement alone; the statement wrapped to bound its bytes). ' +
-    `Data: the example CRM, 20,000 opportunities over two organizations; ${BLOCKS} rounds of 40 pages or 600 records a side.`);
+    `Data: the example CRM, 20,000 opportunities over two organizations; ${BLOCKS} rounds of 40 pages or reports, or 600 records, a side.`);
   push();
   push('| read | PostgreSQL CPU per read, ms | wall per read, ms |');
   push('| --- | --- | --- |');
