@@ -165,9 +165,20 @@ export type ReadSessions =
 export async function openReadSessions(url: string, options: DatabaseOptions & { readonly timeoutMs: number }): Promise<ReadSessions> {
   const size = options.poolSize ?? DEFAULT_POOL_SIZE;
   const share = checkShare(options.tenantShare ?? DEFAULT_TENANT_SHARE);
+  // The URL's own `options` would replace the pool's: they go first in the start-up packet, where
+  // a later `-c` of the same name wins, so the URL's other settings are kept and these four hold.
+  let target = url;
+  let startup = readSessionOptions(options.timeoutMs);
+  const theirs = URL.canParse(url) ? new URL(url).searchParams.get('options') : null;
+  if (theirs !== null) {
+    const without = new URL(url);
+    without.searchParams.delete('options');
+    target = without.toString();
+    startup = `${theirs} ${startup}`;
+  }
   let pool: PoolLike;
   try {
-    pool = await connectPool(url, size, '--database', readSessionOptions(options.timeoutMs));
+    pool = await connectPool(target, size, '--database', startup);
   } catch (e) {
     return { refused: e instanceof OqlError ? e.message : String(e) };
   }
