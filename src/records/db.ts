@@ -13,6 +13,8 @@ export interface Tx {
   lastRows(text: string, params: readonly unknown[]): Promise<Record<string, unknown>[]>;
   /** Statements that wait on none of the others' answers, in order: one round trip where the driver can (Database's `Tx.queries`). Absent: one by one. */
   rowsAll?(statements: readonly Statement[]): Promise<Record<string, unknown>[][]>;
+  /** `rowsAll` whose last statement is the transaction's last, committed with them: one round trip where the driver can (Database's `Tx.commitAll`). Absent: the others, then `lastRows`. */
+  lastRowsAll?(statements: readonly Statement[]): Promise<Record<string, unknown>[][]>;
 }
 
 const RETRYABLE = new Set(['40P01', '40001']); // deadlock detected, serialization failure
@@ -39,6 +41,7 @@ export async function inWriteTransaction<T>(db: Writable, options: WriteTransact
         rows: async (text, params) => (await tx.query(text, params)).rows,
         lastRows: async (text, params) => (await (tx.commitWith ? tx.commitWith(text, params) : tx.query(text, params))).rows,
         ...(tx.queries ? { rowsAll: async (statements: readonly Statement[]) => (await tx.queries!(statements)).map((r) => r.rows) } : {}),
+        ...(tx.commitAll ? { lastRowsAll: async (statements: readonly Statement[]) => (await tx.commitAll!(statements)).map((r) => r.rows) } : {}),
       }), options);
     } catch (e) {
       const code = (e as { code?: unknown } | null)?.code;
@@ -56,26 +59,41 @@ export async function inWriteTransaction<T>(db: Writable, options: WriteTransact
  * The statements `steps` send before awaiting any answer, sent together (`Tx.rowsAll`: one round
  * trip on a pipelined pool), for steps whose statements wait on none of the others' answers. Each
  * step is an async function of the Tx it is given: what it sends before its first `await` is
- * queued, in the order of the steps; what it sends after an answer goes on its own. Answers each
- * step's result; the first step to fail throws its error, as when the steps ran one by one.
+ * queued, in the order of the steps; what it sends after an answer goes on its own. A step may
+ * queue the transaction's last statement (`lastRows`), which then goes out after the others with
+ * the COMMIT (`Tx.lastRowsAll`), and nothing may be queued after it. Answers each step's result;
+ * the first step to fail throws its error, as when the steps ran one by one.
  */
 export async function together<T extends readonly unknown[]>(tx: Tx, steps: (queued: Tx) => { [K in keyof T]: Promise<T[K]> }): Promise<T> {
-  const queue: { statement: Statement; resolve(rows: Record<string, unknown>[]): void; reject(e: unknown): void }[] = [];
+  type Queued = { statement: Statement; resolve(rows: Record<string, unknown>[]): void; reject(e: unknown): void };
+  const queue: Queued[] = [];
+  let last: Queued | undefined;
   let sent = false;
+  const enqueue = (sql: string, params: readonly unknown[], isLast: boolean): Promise<Record<string, unknown>[]> => {
+    if (last) return Promise.reject(new Error('a statement was queued after the transaction\'s last'));
+    return new Promise((resolve, reject) => {
+      const entry = { statement: { sql, params }, resolve, reject };
+      if (isLast) last = entry;
+      else queue.push(entry);
+    });
+  };
   const queued: Tx = {
-    rows: (text, params) => (sent ? tx.rows(text, params) : new Promise((resolve, reject) => queue.push({ statement: { sql: text, params }, resolve, reject }))),
-    lastRows: (text, params) => tx.lastRows(text, params),
+    rows: (text, params) => (sent ? tx.rows(text, params) : enqueue(text, params, false)),
+    lastRows: (text, params) => (sent ? tx.lastRows(text, params) : enqueue(text, params, true)),
     // Queued one by one, and all at once: a step may itself send statements together.
     rowsAll: (statements) => Promise.all(statements.map((s) => queued.rows(s.sql, s.params))),
+    lastRowsAll: (statements) => Promise.all(statements.map((s, i) => (i < statements.length - 1 ? queued.rows : queued.lastRows)(s.sql, s.params))),
   };
   const pending = steps(queued);
   sent = true;
-  if (queue.length > 0) {
+  const waiting = last ? [...queue, last] : queue;
+  if (waiting.length > 0) {
     try {
-      const answers = await rowsAll(tx, queue.map((q) => q.statement));
-      queue.forEach((q, i) => q.resolve(answers[i]!));
+      const statements = waiting.map((q) => q.statement);
+      const answers = last ? await lastRowsAll(tx, statements) : await rowsAll(tx, statements);
+      waiting.forEach((q, i) => q.resolve(answers[i]!));
     } catch (e) {
-      for (const q of queue) q.reject(e);
+      for (const q of waiting) q.reject(e);
     }
   }
   const settled = await Promise.allSettled(pending);
@@ -90,6 +108,14 @@ async function rowsAll(tx: Tx, statements: readonly Statement[]): Promise<Record
   const out: Record<string, unknown>[][] = [];
   for (const s of statements) out.push(await tx.rows(s.sql, s.params));
   return out;
+}
+
+/** The same, the last of them the transaction's last: with the COMMIT where the Tx can, else after the others. */
+async function lastRowsAll(tx: Tx, statements: readonly Statement[]): Promise<Record<string, unknown>[][]> {
+  if (tx.lastRowsAll) return tx.lastRowsAll(statements);
+  const final = statements[statements.length - 1]!;
+  const before = await rowsAll(tx, statements.slice(0, -1));
+  return [...before, await tx.lastRows(final.sql, final.params)];
 }
 
 /** Reads outside a write: one SELECT in a read-only transaction, with its budget. */

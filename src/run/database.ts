@@ -37,6 +37,13 @@ export interface Tx {
    * sends them one after the other, through `query`.
    */
   queries?(statements: readonly Statement[]): Promise<Rows[]>;
+  /**
+   * `queries` whose last statement is the transaction's last, followed by its COMMIT: on a
+   * pipelined pool all go out at once, one round trip. Nothing may be sent after it. The first
+   * error is thrown, and the COMMIT then ends the failed transaction, so nothing of it is kept.
+   * Drivers without it: the caller sends the others, then the last with `commitWith`.
+   */
+  commitAll?(statements: readonly Statement[]): Promise<Rows[]>;
 }
 
 /** A statement and its parameters. */

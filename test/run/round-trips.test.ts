@@ -161,7 +161,7 @@ describe.each([
     expect(ids.filter((id) => first.json.data.records.some((r: { id: string }) => r.id === id))).toEqual([]);
   });
 
-  it('writes a bulk_create with its changes in three round trips, the changes sent with the COMMIT, for each organization its own', async () => {
+  it('writes a bulk_create with its changes in two round trips, the INSERT and the changes sent with the COMMIT, for each organization its own', async () => {
     const { service, counter } = setup();
     for (const [key, org] of [[KEYS.acmeAdmin, 'org_acme'], [KEYS.globexAdmin, 'org_globex']] as const) {
       const mark = `Trip ${org} ${path.length} `;
@@ -170,8 +170,8 @@ describe.each([
       const created = await service.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key, body: names.map((name) => ({ name })) });
       expect(created.status, created.text).toBe(200);
       const writes = writesOf(counter);
-      // The opening with the transaction's id and clock; the INSERT; the change log's row with COMMIT.
-      expect(writes.map((t) => [t.trips, t.ended, t.statements.length])).toEqual([[3, true, 5]]);
+      // The opening with the transaction's id and clock; the INSERT and the change log's row with COMMIT.
+      expect(writes.map((t) => [t.trips, t.ended, t.statements.length])).toEqual([[2, true, 5]]);
       expect(writes[0]!.statements.at(-1)).toBe('COMMIT');
       const changes = await service.call('GET', '/api/v1/changes?limit=1000', { key });
       const logged = changes.json.data.changes.filter((c: { record: { name?: string } | null }) => c.record?.name?.startsWith(mark));
@@ -181,7 +181,7 @@ describe.each([
     }
   });
 
-  it('checks a write\'s relations in the round trip of its clock: three for a bulk_create, two for an update, and a bad relation still refused', async () => {
+  it('checks a write\'s relations in the round trip of its clock: two for a bulk_create, two for an update, and a bad relation still refused', async () => {
     const { service, counter } = setup();
     const client = new pg.Client({ connectionString: server.url });
     await client.connect();
@@ -193,8 +193,8 @@ describe.each([
         const created = await service.call('POST', '/api/v1/org/objects/contact/record/bulk_create', { key, body: [{ name: `Related ${org} 1`, account: own }, { name: `Related ${org} 2`, account: own }] });
         expect(created.status, created.text).toBe(200);
         const writes = () => writesOf(counter);
-        // The opening with the clock and the account's check; the INSERT; the change log's row with COMMIT.
-        expect(writes().map((t) => [t.trips, t.ended, t.statements.length])).toEqual([[3, true, 6]]);
+        // The opening with the clock and the account's check; the INSERT and the change log's row with COMMIT.
+        expect(writes().map((t) => [t.trips, t.ended, t.statements.length])).toEqual([[2, true, 6]]);
         const id = created.json.data.ids[0] as string;
         counter.reset();
         const updated = await service.call('PUT', `/api/v1/org/objects/contact/record/${id}`, { key, body: { account: own, name: `Related ${org} renamed` } });
@@ -314,6 +314,36 @@ describe('a pipelined read on the database', () => {
     expect((failed as OqlError).cause).toMatchObject({ code: '22012' });
     const rows = await db.query<{ id: string }>("SELECT id FROM account WHERE org_id = 'org_together' ORDER BY id");
     expect(rows.rows).toEqual([{ id: 'together_a' }]);
+  });
+
+  it('sends a transaction\'s last statement queued together after the others, with the COMMIT, in the round trip of its opening; a failure before it keeps nothing', async () => {
+    direct.reset();
+    const answers = await inWriteTransaction(db, { timeoutMs: BUDGET }, (tx) => together<[Record<string, unknown>[], Record<string, unknown>[]]>(tx, (q) => [
+      q.rows("INSERT INTO account (id, org_id, name) VALUES ('last_together_a', 'org_last_together', 'A') RETURNING id", []),
+      q.lastRows("SELECT count(*)::int AS n FROM account WHERE org_id = 'org_last_together'", []),
+    ]));
+    // The last statement sees the INSERT before it, in the same transaction.
+    expect(answers).toEqual([[{ id: 'last_together_a' }], [{ n: 1 }]]);
+    // The opening, the INSERT, the last statement and the COMMIT: one trip.
+    expect(direct.transactions().map((t) => [t.statements, t.trips, t.ended])).toEqual([[
+      [expect.stringMatching(/^BEGIN; SET LOCAL statement_timeout/), expect.stringContaining("'last_together_a'"), expect.stringContaining('count(*)'), 'COMMIT'], 1, true]]);
+    const failed = await inWriteTransaction(db, { timeoutMs: BUDGET }, (tx) => together(tx, (q) => [
+      q.rows("INSERT INTO account (id, org_id, name) VALUES ('last_together_b', 'org_last_together', 'B')", []),
+      q.rows("INSERT INTO account (id, org_id, name) VALUES ('last_together_a', 'org_last_together', 'Again')", []),
+      q.lastRows("INSERT INTO account (id, org_id, name) VALUES ('last_together_c', 'org_last_together', 'C')", []),
+    ])).then(() => undefined, (e: unknown) => e);
+    // The duplicate's error, not the aborted transaction's of the last statement after it.
+    expect((failed as OqlError).cause).toMatchObject({ code: '23505' });
+    const rows = await db.query<{ id: string }>("SELECT id FROM account WHERE org_id = 'org_last_together' ORDER BY id");
+    expect(rows.rows).toEqual([{ id: 'last_together_a' }]);
+    // Nothing may be queued after the last statement.
+    const after = await inWriteTransaction(db, { timeoutMs: BUDGET }, (tx) => together(tx, (q) => [
+      q.lastRows('SELECT 1 AS n', []),
+      q.rows('SELECT 2 AS n', []),
+    ])).then(() => undefined, (e: unknown) => e);
+    // A mistake of the code, not of the database: an internal error, whose cause says what it was.
+    expect(after).toMatchObject({ code: 'QUERY_FAILED', status: 500 });
+    expect(String(((after as OqlError).cause as Error).message)).toContain('after the transaction\'s last');
   });
 
   it('writes a record in a round trip per statement and one for COMMIT, and a failed write leaves nothing', async () => {

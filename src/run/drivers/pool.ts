@@ -313,6 +313,15 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
             if (failed) throw failed.reason;
             return settled.map((r) => ({ rows: (r as PromiseFulfilledResult<{ rows: Record<string, unknown>[] }>).value.rows }));
           } } : {}),
+          ...(client.pipeline ? { commitAll: async (statements: readonly Statement[]) => {
+            const sent = send(() => [...statements.map((s) => client.query(s.sql, [...s.params])), client.query('COMMIT')]);
+            // After a failed statement the COMMIT answers ROLLBACK: the transaction is over either way.
+            const settled = await opened(Promise.allSettled(sent));
+            committed = true;
+            const failed = settled.find((r) => r.status === 'rejected');
+            if (failed) throw failed.reason;
+            return settled.slice(0, -1).map((r) => ({ rows: (r as PromiseFulfilledResult<{ rows: Record<string, unknown>[] }>).value.rows }));
+          } } : {}),
           commitWith: async <R>(sql: string, params: readonly unknown[] = []) => {
             if (!client.pipeline) {
               const last = await opened(client.query(sql, [...params]));
