@@ -84,7 +84,8 @@ export async function together<T extends readonly unknown[]>(tx: Tx, steps: (que
     rowsAll: (statements) => Promise.all(statements.map((s) => queued.rows(s.sql, s.params))),
     lastRowsAll: (statements) => Promise.all(statements.map((s, i) => (i < statements.length - 1 ? queued.rows : queued.lastRows)(s.sql, s.params))),
   };
-  const pending = steps(queued);
+  // Settled from the start: a step that fails before the queue is answered is not left unheard meanwhile.
+  const settling = Promise.allSettled(steps(queued));
   sent = true;
   const waiting = last ? [...queue, last] : queue;
   if (waiting.length > 0) {
@@ -96,7 +97,7 @@ export async function together<T extends readonly unknown[]>(tx: Tx, steps: (que
       for (const q of waiting) q.reject(e);
     }
   }
-  const settled = await Promise.allSettled(pending);
+  const settled = await settling;
   const failed = settled.find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
   return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
