@@ -81,7 +81,7 @@ function readOnlyStartup(bytes: Buffer): boolean {
 }
 
 /** A new connection's own checks, which are not reads. */
-const POOL_CHECKS = /^(SELECT 1|SELECT current_user AS role\b)/;
+const POOL_CHECKS = /^(?:SELECT 1$|SELECT current_user AS role\b)/;
 
 /** Each message whole: the bytes of complete messages and the rest, to be completed by the next chunk. */
 function whole(pending: Buffer, typed: boolean): [Buffer, Buffer] {

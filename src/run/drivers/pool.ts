@@ -120,12 +120,14 @@ const DROP_AFTER_MS = 750;
  * and ROLLBACK. On a pool in pipeline mode, the three are written at once and the server answers
  * them in order: one round trip, on the error path too (a ROLLBACK ends a failed transaction as
  * well as a good one). Without pipeline mode, they wait on each other: three. On a pool of a read
- * role whose defaults carry those settings, the statement alone.
+ * role, or of sessions that start read-only (`openReadSessions`), whose defaults carry those
+ * settings, the statement alone.
  *
  * A write opens its transaction with BEGIN and its settings in one text; in pipeline mode that
- * text goes out with the write's first statement, so a write takes a round trip per statement
+ * text goes out in the write of its first statements, so a write takes a round trip per statement
  * (statements that wait on no answer of each other, `Tx.queries`, one for all of them) and its
- * last statement goes out with the COMMIT (`commitWith`).
+ * last statement goes out with the COMMIT (`commitWith`; with the statements before it that wait
+ * on no answer, `commitAll`).
  *
  * The statement's budget holds even when the backend never looks at its cancel flag (a LIKE over
  * megabytes of text does not): statement_timeout first; a protocol cancel shortly after; then the
