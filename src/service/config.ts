@@ -256,7 +256,8 @@ export function resolveConfig(options: ServerOptions): ServerConfig {
     queryTimeoutMs: optionalPositive('queryTimeoutMs (OQL_QUERY_TIMEOUT_MS)', options.queryTimeoutMs ?? env['OQL_QUERY_TIMEOUT_MS']),
     embeddedSliceMs: optionalPositive('embeddedSliceMs (OQL_EMBEDDED_SLICE_MS)', options.embeddedSliceMs ?? env['OQL_EMBEDDED_SLICE_MS']),
     preparedStatements: nonNegative('preparedStatements (OQL_PREPARED_STATEMENTS)', options.preparedStatements ?? env['OQL_PREPARED_STATEMENTS'], DEFAULT_PREPARED_STATEMENTS),
-    readSessions: options.readSessions ?? flag('OQL_READ_SESSIONS', env['OQL_READ_SESSIONS'] ?? '1'),
+    // On unless set: empty is unset, as for every other variable.
+    readSessions: options.readSessions ?? (env['OQL_READ_SESSIONS'] ? flag('OQL_READ_SESSIONS', env['OQL_READ_SESSIONS']) : true),
     maxResponseBytes: positive('maxResponseBytes (OQL_MAX_RESPONSE_BYTES)', options.maxResponseBytes ?? env['OQL_MAX_RESPONSE_BYTES'], DEFAULT_MAX_RESPONSE_BYTES),
     maxQueryCost: nonNegative('maxQueryCost (OQL_MAX_QUERY_COST)', options.maxQueryCost ?? env['OQL_MAX_QUERY_COST'], DEFAULT_MAX_QUERY_COST),
     maxCompileMs: positive('maxCompileMs (OQL_MAX_COMPILE_MS)', options.maxCompileMs ?? env['OQL_MAX_COMPILE_MS'], DEFAULT_MAX_COMPILE_MS),

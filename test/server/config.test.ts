@@ -86,6 +86,18 @@ describe('numeric settings', () => {
   });
 });
 
+describe('read-only sessions (OQL_READ_SESSIONS)', () => {
+  it('are on unless set to 0 or false, yield to the option, and refuse any other value', () => {
+    expect(resolveConfig({ env: {} }).readSessions).toBe(true);
+    expect(resolveConfig({ env: { OQL_READ_SESSIONS: '' } }).readSessions).toBe(true);
+    expect(resolveConfig({ env: { OQL_READ_SESSIONS: '1' } }).readSessions).toBe(true);
+    expect(resolveConfig({ env: { OQL_READ_SESSIONS: '0' } }).readSessions).toBe(false);
+    expect(resolveConfig({ env: { OQL_READ_SESSIONS: 'false' } }).readSessions).toBe(false);
+    expect(resolveConfig({ env: { OQL_READ_SESSIONS: '0' }, readSessions: true }).readSessions).toBe(true);
+    expect(() => resolveConfig({ env: { OQL_READ_SESSIONS: 'off' } })).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS', message: "OQL_READ_SESSIONS must be 1 or 0, not 'off'" }));
+  });
+});
+
 describe('role access from the environment, over HTTP', () => {
   let service: CrmService;
   const catalog = loadFixtureCatalog('crm');
