@@ -305,39 +305,35 @@ export function poolDatabase(pool: PgPoolLike, label: string, options: PoolDatab
           return done.value;
         };
         let committed = false;
+        const statement = (s: Statement) => client.query(s.sql, [...s.params]);
+        /**
+         * The answers of statements written at once, the first error thrown. With `ends`, the last
+         * of them is the COMMIT and the transaction is over whatever became of the others (after a
+         * failed statement the COMMIT answers ROLLBACK); its own answer is left out.
+         */
+        const answers = async (sent: Promise<{ rows: unknown[] }>[], ends: boolean): Promise<Rows[]> => {
+          let settled: PromiseSettledResult<{ rows: unknown[] }>[];
+          try {
+            settled = await opened(Promise.allSettled(sent));
+          } finally {
+            if (ends) committed = true;
+          }
+          const failed = settled.find((r) => r.status === 'rejected');
+          if (failed) throw failed.reason;
+          const rows = settled.map((r) => ({ rows: (r as PromiseFulfilledResult<{ rows: Record<string, unknown>[] }>).value.rows }));
+          return ends ? rows.slice(0, -1) : rows;
+        };
+        const commitAll = (statements: readonly Statement[]) => answers(send(() => [...statements.map(statement), client.query('COMMIT')]), true);
         const tx: Tx = {
           query: async <R>(sql: string, params: readonly unknown[] = []) => ({ rows: (await opened(send(() => client.query(sql, [...params])))).rows as R[] }),
           // Only a pipelined connection sends several statements without waiting: otherwise none, and callers send them one by one.
-          ...(client.pipeline ? { queries: async (statements: readonly Statement[]) => {
-            const sent = send(() => statements.map((s) => client.query(s.sql, [...s.params])));
-            const settled = await opened(Promise.allSettled(sent));
-            const failed = settled.find((r) => r.status === 'rejected');
-            if (failed) throw failed.reason;
-            return settled.map((r) => ({ rows: (r as PromiseFulfilledResult<{ rows: Record<string, unknown>[] }>).value.rows }));
-          } } : {}),
-          ...(client.pipeline ? { commitAll: async (statements: readonly Statement[]) => {
-            const sent = send(() => [...statements.map((s) => client.query(s.sql, [...s.params])), client.query('COMMIT')]);
-            // After a failed statement the COMMIT answers ROLLBACK: the transaction is over either way.
-            const settled = await opened(Promise.allSettled(sent));
-            committed = true;
-            const failed = settled.find((r) => r.status === 'rejected');
-            if (failed) throw failed.reason;
-            return settled.slice(0, -1).map((r) => ({ rows: (r as PromiseFulfilledResult<{ rows: Record<string, unknown>[] }>).value.rows }));
-          } } : {}),
+          ...(client.pipeline ? { queries: (statements: readonly Statement[]) => answers(send(() => statements.map(statement)), false), commitAll } : {}),
           commitWith: async <R>(sql: string, params: readonly unknown[] = []) => {
-            if (!client.pipeline) {
-              const last = await opened(client.query(sql, [...params]));
-              await client.query('COMMIT');
-              committed = true;
-              return { rows: last.rows as R[] };
-            }
-            const [last, commit] = send(() => [client.query(sql, [...params]), client.query('COMMIT')] as const);
-            // After a failed statement the COMMIT answers ROLLBACK: the transaction is over either way.
-            const [done, ended] = await Promise.allSettled([opened(last), commit]);
+            if (client.pipeline) return (await commitAll([{ sql, params }]))[0] as Rows<R>;
+            const last = await opened(client.query(sql, [...params]));
+            await client.query('COMMIT');
             committed = true;
-            if (done.status === 'rejected') throw done.reason;
-            if (ended.status === 'rejected') throw ended.reason;
-            return { rows: done.value.rows as R[] };
+            return { rows: last.rows as R[] };
           },
         };
         let result: T;
