@@ -154,10 +154,10 @@ export class Operations {
    * organization wake, and the webhook sender looks for work if the write's changes have an endpoint
    * to go to (a look is a statement: a service without endpoints is not sent one per write).
    */
-  private write<T>(ctx: RequestContext, wctx: { readonly changes: ChangeSink }, fn: () => Promise<T>): Promise<T> {
+  private write<T>(ctx: RequestContext, changes: ChangeSink, fn: () => Promise<T>): Promise<T> {
     return this.policy.admit(ctx, 'light', fn).then((result) => {
       this.feed.watcher.committed(ctx.org);
-      if (wctx.changes.listened !== false) this.webhooks.sender.poke();
+      if (changes.listened !== false) this.webhooks.sender.poke();
       this.statistics?.poke();
       return result;
     });
@@ -165,12 +165,12 @@ export class Operations {
 
   bulkCreate(ctx: RequestContext, slug: string, records: unknown, surface: WriteSurface = 'rest') {
     const wctx = this.writeContext(ctx, slug, surface);
-    return this.write(ctx, wctx, () => bulkCreate(this.db, slug, records, wctx));
+    return this.write(ctx, wctx.changes, () => bulkCreate(this.db, slug, records, wctx));
   }
 
   bulkUpsert(ctx: RequestContext, slug: string, body: unknown, surface: WriteSurface = 'rest') {
     const wctx = this.writeContext(ctx, slug, surface);
-    return this.write(ctx, wctx, () => bulkUpsert(this.db, slug, body, wctx));
+    return this.write(ctx, wctx.changes, () => bulkUpsert(this.db, slug, body, wctx));
   }
 
   getRecord(ctx: RequestContext, slug: string, id: string) {
@@ -181,7 +181,7 @@ export class Operations {
 
   updateRecord(ctx: RequestContext, slug: string, id: string, patch: unknown, surface: WriteSurface = 'rest') {
     const wctx = this.writeContext(ctx, slug, surface);
-    return this.write(ctx, wctx, () => updateRecord(this.db, slug, id, patch, wctx));
+    return this.write(ctx, wctx.changes, () => updateRecord(this.db, slug, id, patch, wctx));
   }
 
   // ---- The record lifecycle: admins and above ----
@@ -189,7 +189,7 @@ export class Operations {
   async deleteRecord(ctx: RequestContext, slug: string, id: string, surface: WriteSurface = 'rest') {
     this.policy.checkRole(ctx, 'admin', 'delete records');
     const wctx = this.writeContext(ctx, slug, surface);
-    const [deleted] = await this.write(ctx, wctx, () => deleteRecords(this.db, slug, [id], wctx));
+    const [deleted] = await this.write(ctx, wctx.changes, () => deleteRecords(this.db, slug, [id], wctx));
     return deleted!;
   }
 
@@ -197,13 +197,13 @@ export class Operations {
     this.policy.checkRole(ctx, 'admin', 'delete records');
     const wctx = this.writeContext(ctx, slug, surface);
     const ids = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { ids?: unknown }).ids : undefined;
-    return this.write(ctx, wctx, async () => ({ records: await deleteRecords(this.db, slug, ids, wctx) }));
+    return this.write(ctx, wctx.changes, async () => ({ records: await deleteRecords(this.db, slug, ids, wctx) }));
   }
 
   restoreRecord(ctx: RequestContext, slug: string, id: string, surface: WriteSurface = 'rest') {
     this.policy.checkRole(ctx, 'admin', 'restore records');
     const wctx = this.writeContext(ctx, slug, surface);
-    return this.write(ctx, wctx, () => restoreRecord(this.db, slug, id, wctx));
+    return this.write(ctx, wctx.changes, () => restoreRecord(this.db, slug, id, wctx));
   }
 
   // ---- The change log ----
