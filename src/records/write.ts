@@ -5,6 +5,7 @@ import { inWriteTransaction, readRows, together, type Tx, type Writable } from '
 import { newRecordId } from './ids.js';
 import { phoneLibrary, type PhoneLibrary } from './phone.js';
 import type { Queryable } from '../run/transaction.js';
+import type { Statement } from '../run/database.js';
 import { put } from '../run/decode.js';
 import { cast, liveGuard, nameColumn, paramValue, recordSelect, searchText, selectRecords, storedColumns, tableOf, toRecord } from './shape.js';
 import { MAX_JSON_DEPTH, checkFields, isPlainRecord, isWritable, needsPhone, nestedDeeperThan, RecordProblems } from './values.js';
@@ -78,9 +79,11 @@ export async function bulkCreate(db: Writable, slug: string, records: unknown, c
     if (problems.size > 0) throw OqlError.validation('Failed to create records', problems.list);
     const rows = entries.map((e) => createRow(obj, e.values, ctx, at));
     // The ids are made here, so the change log's rows wait on no answer of the INSERT: both go out
-    // with the COMMIT, one round trip. A create's row keeps its ids, not its record.
+    // with the COMMIT, one round trip. A create's row keeps its ids, not its record, and the answer
+    // names none: nothing is read back.
     const changes: ChangeDraft[] = rows.map((r) => ({ objectSlug: obj.slug, recordId: r.id, operation: 'created', record: null }));
-    await together(tx, (q) => [insertRows(q, ctx.catalog, obj, ctx.orgId, rows), appendChanges(q, ctx, changes)]);
+    const insert = insertStatement(ctx.catalog, obj, ctx.orgId, rows);
+    await together(tx, (q) => [q.rows(insert.sql, insert.params), appendChanges(q, ctx, changes)]);
     return { message: `${rows.length} ${rows.length === 1 ? 'record' : 'records'} created`, ids: rows.map((r) => r.id) };
   }).catch(uniqueViolation('Failed to create records', obj));
 }
@@ -332,15 +335,15 @@ export function updateValues(obj: ObjectDef, values: Map<string, unknown>, ctx: 
 }
 
 /**
- * Inserts the rows; returns them as get-one would, in the order given. One statement whatever the
- * number of rows, its text the same for every request of the object: the rows travel as one JSON
- * document, taken apart by `json_to_recordset` into the columns' types, where a VALUES list of a
- * bind parameter per value costs PostgreSQL more to parse and plan than to insert (bench/RESULTS.md,
- * "bulk_create"). A value takes the path a bind parameter of its type would: its text through the
- * type's input function, an array to text[], and a json field's value as the JSON it is. The
- * organization is `$1` in the select list, in every row as docs/scale.md asks of an INSERT.
+ * The INSERT of the rows. One statement whatever the number of rows, its text the same for every
+ * request of the object: the rows travel as one JSON document, taken apart by `json_to_recordset`
+ * into the columns' types, where a VALUES list of a bind parameter per value costs PostgreSQL more
+ * to parse and plan than to insert (bench/RESULTS.md, "bulk_create"). A value takes the path a bind
+ * parameter of its type would: its text through the type's input function, an array to text[], and
+ * a json field's value as the JSON it is. The organization is `$1` in the select list, in every row
+ * as docs/scale.md asks of an INSERT.
  */
-async function insertRows(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, rows: readonly NewRow[]): Promise<Record<string, unknown>[]> {
+function insertStatement(catalog: Catalog, obj: ObjectDef, orgId: string, rows: readonly NewRow[]): Statement {
   const { idColumn, tenantColumn, searchColumn } = catalog.mapping;
   const columns = storedColumns(obj);
   const names = [quoteIdent(idColumn), quoteIdent(tenantColumn), ...(searchColumn === null ? [] : [quoteIdent(searchColumn)]), ...columns.map((c) => quoteIdent(c.column!))];
@@ -355,9 +358,16 @@ async function insertRows(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: strin
   });
   const select = keys.map((k) => `r."${k}"`);
   select.splice(1, 0, '$1::text');
-  const returned = await tx.rows(
-    `INSERT INTO ${tableOf(catalog, obj)} (${names.join(', ')}) SELECT ${select.join(', ')} FROM json_to_recordset($2::json) AS r(${keys.map((k, i) => `"${k}" ${types[i]}`).join(', ')}) RETURNING ${recordSelect(catalog, obj)}`,
-    [orgId, JSON.stringify(documents)]);
+  return {
+    sql: `INSERT INTO ${tableOf(catalog, obj)} (${names.join(', ')}) SELECT ${select.join(', ')} FROM json_to_recordset($2::json) AS r(${keys.map((k, i) => `"${k}" ${types[i]}`).join(', ')})`,
+    params: [orgId, JSON.stringify(documents)],
+  };
+}
+
+/** Inserts the rows (`insertStatement`); returns them as get-one would, in the order given. */
+async function insertRows(tx: Tx, catalog: Catalog, obj: ObjectDef, orgId: string, rows: readonly NewRow[]): Promise<Record<string, unknown>[]> {
+  const { sql, params } = insertStatement(catalog, obj, orgId, rows);
+  const returned = await tx.rows(`${sql} RETURNING ${recordSelect(catalog, obj)}`, params);
   const inserted = new Map<string, Record<string, unknown>>();
   for (const r of returned) inserted.set(String(r.id), toRecord(obj, r));
   return rows.map((r) => inserted.get(r.id)!);
