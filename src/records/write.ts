@@ -77,7 +77,8 @@ export async function bulkCreate(db: Writable, slug: string, records: unknown, c
       clock(q), lockForUnique(q, ctx.catalog, obj, ctx.orgId), checkValues(q, ctx.catalog, obj, ctx.orgId, entries, problems),
     ]);
     if (problems.size > 0) throw OqlError.validation('Failed to create records', problems.list);
-    const rows = entries.map((e) => createRow(obj, e.values, ctx, at));
+    const newRow = rowMaker(obj, ctx, at);
+    const rows = entries.map((e) => newRow(e.values));
     // The ids are made here, so the change log's rows wait on no answer of the INSERT: both go out
     // with the COMMIT, one round trip. A create's row keeps its ids, not its record, and the answer
     // names none: nothing is read back.
@@ -261,7 +262,7 @@ async function upsertOne(
         change = updatedChange(obj, before!, record);
         return updatedItem(record, changed);
       }
-      const row = createRow(obj, values, ctx, at);
+      const row = rowMaker(obj, ctx, at)(values);
       const [created] = await insertRows(tx, ctx.catalog, obj, ctx.orgId, [row]);
       change = { objectSlug: obj.slug, recordId: row.id, operation: 'created', record: { ...created! } };
       const record = created!;
@@ -323,10 +324,15 @@ function systemValues(obj: ObjectDef, ctx: WriteContext, at: number, create: boo
   return out;
 }
 
-function createRow(obj: ObjectDef, values: Map<string, unknown>, ctx: WriteContext, at: number): NewRow {
-  const all = new Map([...values, ...systemValues(obj, ctx, at, true)]);
+/** Makes the new rows of one write at `at`: the system columns and the name column are the same for each. */
+function rowMaker(obj: ObjectDef, ctx: WriteContext, at: number): (values: Map<string, unknown>) => NewRow {
+  const system = systemValues(obj, ctx, at, true);
   const name = nameColumn(obj);
-  return { id: newRecordId(obj.slug, at), values: all, search: name ? searchText(all.get(name.slug)) : null };
+  return (values) => {
+    const all = new Map(values);
+    for (const [slug, value] of system) all.set(slug, value);
+    return { id: newRecordId(obj.slug, at), values: all, search: name ? searchText(all.get(name.slug)) : null };
+  };
 }
 
 /** The columns an update sets: the fields sent, the system columns, and the search form when the name changed. */
@@ -335,33 +341,59 @@ export function updateValues(obj: ObjectDef, values: Map<string, unknown>, ctx: 
 }
 
 /**
- * The INSERT of the rows. One statement whatever the number of rows, its text the same for every
- * request of the object: the rows travel as one JSON document, taken apart by `json_to_recordset`
- * into the columns' types, where a VALUES list of a bind parameter per value costs PostgreSQL more
- * to parse and plan than to insert (bench/RESULTS.md, "bulk_create"). A value takes the path a bind
- * parameter of its type would: its text through the type's input function, an array to text[], and
- * a json field's value as the JSON it is. The organization is `$1` in the select list, in every row
- * as docs/scale.md asks of an INSERT.
+ * The INSERT of the rows. One statement whatever the number of rows: the rows travel as one JSON
+ * document, taken apart by `json_to_recordset` into the columns' types, where a VALUES list of a
+ * bind parameter per value costs PostgreSQL more to parse and plan than to insert
+ * (bench/RESULTS.md, "bulk_create"). A value takes the path a bind parameter of its type would: its
+ * text through the type's input function, an array to text[], and a json field's value as the JSON
+ * it is. A column with the same string, number or boolean in every row of several (the system
+ * columns of a create, a stage given to all) is one bind parameter instead, and a field without a
+ * value is left out of its row (json_to_recordset makes a missing field NULL, as it does a null
+ * one): the document holds only what differs. The organization is `$1` in the select list, in
+ * every row as docs/scale.md asks of an INSERT.
  */
 function insertStatement(catalog: Catalog, obj: ObjectDef, orgId: string, rows: readonly NewRow[]): Statement {
   const { idColumn, tenantColumn, searchColumn } = catalog.mapping;
-  const columns = storedColumns(obj);
-  const names = [quoteIdent(idColumn), quoteIdent(tenantColumn), ...(searchColumn === null ? [] : [quoteIdent(searchColumn)]), ...columns.map((c) => quoteIdent(c.column!))];
-  // The document's fields, c0, c1, ..., one per column after the organization.
-  const types = ['text', ...(searchColumn === null ? [] : ['text']), ...columns.map(cast)];
-  const keys = types.map((_, i) => `c${i}`);
+  const params: unknown[] = [orgId];
+  const names = [quoteIdent(idColumn), quoteIdent(tenantColumn)];
+  const select = ['r."c0"', '$1::text'];
+  // The document's fields: c0 the id, then one per column that varies from row to row.
+  const fields: { key: string; type: string; value: (row: NewRow) => unknown }[] = [{ key: 'c0', type: 'text', value: (row) => row.id }];
+  const add = (column: string, type: string, value: (row: NewRow) => unknown, col?: ColumnDef) => {
+    names.push(quoteIdent(column));
+    const same = sameInEveryRow(rows, value);
+    if (same !== undefined) {
+      params.push(col ? paramValue(col, same) : same);
+      select.push(`$${params.length + 1}::${type}`);
+      return;
+    }
+    const key = `c${fields.length}`;
+    fields.push({ key, type, value });
+    select.push(`r."${key}"`);
+  };
+  if (searchColumn !== null) add(searchColumn, 'text', (row) => row.search);
+  for (const c of storedColumns(obj)) add(c.column!, cast(c), (row) => row.values.get(c.slug), c);
   const documents = rows.map((row) => {
-    const values = [row.id, ...(searchColumn === null ? [] : [row.search]), ...columns.map((c) => row.values.get(c.slug) ?? null)];
     const out: Record<string, unknown> = {};
-    keys.forEach((k, i) => { out[k] = values[i]; });
+    for (const f of fields) {
+      const value = f.value(row);
+      if (value !== null && value !== undefined) out[f.key] = value;
+    }
     return out;
   });
-  const select = keys.map((k) => `r."${k}"`);
-  select.splice(1, 0, '$1::text');
   return {
-    sql: `INSERT INTO ${tableOf(catalog, obj)} (${names.join(', ')}) SELECT ${select.join(', ')} FROM json_to_recordset($2::json) AS r(${keys.map((k, i) => `"${k}" ${types[i]}`).join(', ')})`,
-    params: [orgId, JSON.stringify(documents)],
+    sql: `INSERT INTO ${tableOf(catalog, obj)} (${names.join(', ')}) SELECT ${select.join(', ')} FROM json_to_recordset($2::json) AS r(${fields.map((f) => `"${f.key}" ${f.type}`).join(', ')})`,
+    params: [params[0], JSON.stringify(documents), ...params.slice(1)],
   };
+}
+
+/** The value `value` gives every one of two or more rows, when it is one string, number or boolean. */
+function sameInEveryRow(rows: readonly NewRow[], value: (row: NewRow) => unknown): string | number | boolean | undefined {
+  if (rows.length < 2) return undefined;
+  const first = value(rows[0]!);
+  if (typeof first !== 'string' && typeof first !== 'number' && typeof first !== 'boolean') return undefined;
+  for (let i = 1; i < rows.length; i++) if (value(rows[i]!) !== first) return undefined;
+  return first;
 }
 
 /** Inserts the rows (`insertStatement`); returns them as get-one would, in the order given. */

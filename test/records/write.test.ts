@@ -109,8 +109,11 @@ describe.each(['pglite', 'postgres'] as const)('bulkCreate on %s, every type sto
 
   it('reads back every field as it was sent, for any values of every type', async () => {
     let batch = 0;
+    // Half the batches are one record sent several times: a value the same in every row of an
+    // INSERT travels as a single bind parameter (src/records/write.ts), a path of its own.
+    const batches = fc.oneof(fc.array(thing, { minLength: 1, maxLength: 12 }), fc.tuple(thing, fc.integer({ min: 2, max: 6 })).map(([r, n]) => Array.from({ length: n }, () => r)));
     await fc.assert(
-      fc.asyncProperty(fc.array(thing, { minLength: 1, maxLength: 12 }), async (records) => {
+      fc.asyncProperty(batches, async (records) => {
         // Unique values of the batch: the external_id made unique by the batch and the index.
         batch++;
         const sent = records.map((r, i) => ('external_id' in r ? { ...r, external_id: `${r.external_id}|${batch}.${i}` } : r));
