@@ -357,6 +357,19 @@ async function benchPeer(databaseUrl, floorDb) {
   return out;
 }
 
+/**
+ * Fails the run when the floor's INSERT leaves a column empty that the service's fills, or the
+ * other way round: the floor must write the rows the service writes, index entries and all, or
+ * it measures less work than it is compared with. On PostgreSQL, where both write one database
+ * (on PGlite the floor has a copy of its own, and the same statement).
+ */
+async function sameColumnsWritten(floorDb) {
+  const newest = async (which) => (await floorDb.db.query(`SELECT * FROM public.opportunity WHERE name LIKE 'Bench deal %' AND id ${which} 'floor\\_%' ORDER BY created_at DESC NULLS LAST, id DESC LIMIT 1`)).rows[0];
+  const filled = (row) => Object.keys(row ?? {}).filter((k) => row[k] !== null).sort().join(', ');
+  const [floorRow, serviceRow] = [await newest('LIKE'), await newest('NOT LIKE')];
+  if (filled(floorRow) !== filled(serviceRow)) throw new Error(`the floor's rows fill ${filled(floorRow)}; the service's fill ${filled(serviceRow)}`);
+}
+
 async function benchAll(database, server, floorDb, startHttpFloor) {
   const out = [];
   for (const workload of WORKLOADS.filter((w) => ONLY_WORKLOADS === undefined || ONLY_WORKLOADS.includes(w.name))) {
@@ -374,6 +387,7 @@ async function benchAll(database, server, floorDb, startHttpFloor) {
         await plain.stop();
       }
     }
+    if (!measured.skipped && floorDb.kind === 'postgres' && workload.floor(data, 0).insert) await sameColumnsWritten(floorDb);
     out.push({ database, workload: workload.name, floorLabel: workload.floorLabel, server: measured, floor, httpFloor });
     if (measured.skipped) log(`${database}: ${workload.name}: server ${measured.skipped}`);
     else log(`${database}: ${workload.name}: ${fmt(measured.rps, 0)} req/s p50 ${fmt(measured.p50)} ms (floor ${fmt(floor.p50)} ms), CPU per request ${cpuText(measured.cpu)} (floor ${cpuText(floor.cpu)})`);

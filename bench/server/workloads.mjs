@@ -87,7 +87,9 @@ export const WORKLOADS = [
       const now = Date.now();
       const params = [];
       const tuples = newOpportunities(data, n).map((r, i) => {
-        const values = [`floor_${process.pid}_${n}_${i}_${now}`, data.org, r.name, r.amount, r.stage, r.owner, r.account, now, now, 'u_bench', 'u_bench'];
+        // The row the service writes: its search column too, the name as global search matches it
+        // (lower case; a bench name has nothing else to normalise), which the column's trigram index is kept of.
+        const values = [`floor_${process.pid}_${n}_${i}_${now}`, data.org, r.name.toLowerCase(), r.name, r.amount, r.stage, r.owner, r.account, now, now, 'u_bench', 'u_bench'];
         const slots = values.map((v) => {
           params.push(v);
           return `$${params.length}`;
@@ -96,7 +98,7 @@ export const WORKLOADS = [
       });
       return {
         insert: true,
-        sql: `INSERT INTO public.opportunity (id, org_id, name, amount, stage, owner, account, created_at, updated_at, created_by, updated_by) VALUES ${tuples.join(', ')}`,
+        sql: `INSERT INTO public.opportunity (id, org_id, search_field, name, amount, stage, owner, account, created_at, updated_at, created_by, updated_by) VALUES ${tuples.join(', ')}`,
         params,
       };
     },
