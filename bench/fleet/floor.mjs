@@ -35,11 +35,12 @@ function insertOf(records) {
   const now = Date.now();
   const params = [];
   const tuples = records.map((r) => {
-    const values = [`floor_${process.pid}_${written++}`, statements.org, r.name, r.amount, r.stage, r.owner, r.account, now, now, 'u_bench', 'u_bench'];
+    // The row the service writes, its search column too (the name in lower case, as global search matches it).
+    const values = [`floor_${process.pid}_${written++}`, statements.org, r.name.toLowerCase(), r.name, r.amount, r.stage, r.owner, r.account, now, now, 'u_bench', 'u_bench'];
     return `(${values.map((v) => (params.push(v), `$${params.length}`)).join(', ')})`;
   });
   return {
-    sql: `INSERT INTO public.opportunity (id, org_id, name, amount, stage, owner, account, created_at, updated_at, created_by, updated_by) VALUES ${tuples.join(', ')}`,
+    sql: `INSERT INTO public.opportunity (id, org_id, search_field, name, amount, stage, owner, account, created_at, updated_at, created_by, updated_by) VALUES ${tuples.join(', ')}`,
     params,
   };
 }
