@@ -10,7 +10,10 @@
 // does falls on all of them alike. Also the plan alone (EXPLAIN) of the page as written and as
 // wrapped, and bench:server's report: bare, oql's statement bare, and as the service reads it. Data: the example CRM, 20,000 opportunities over two organizations, as bench:server.
 //
-// OQL_BENCH_BLOCKS (default 20) rounds of every side; each round reads 40 pages or reports, or 600 records.
+// Then a bulk_create of 100 as bench:server's floor writes it and as oql writes it, without and with
+// its change log, once the reads are done.
+//
+// OQL_BENCH_BLOCKS (default 20) rounds of every side; each round reads 40 pages or reports, or 600 records, or writes 10 bulk_creates.
 // Writes the "What a read costs PostgreSQL" section of bench/RESULTS.md.
 import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
@@ -18,19 +21,24 @@ import { loadFixtureCatalog, loadIntoDatabase } from '../fixtures/index.ts';
 import { compile } from '../src/compile.ts';
 import { compileFilter } from '../src/filter/index.ts';
 import { openDatabase, openReadSessions } from '../src/run/open.ts';
+import { bulkCreate } from '../src/records/index.ts';
+import { ChangeLog } from '../src/service/changes/log.ts';
+import { migrate } from '../src/service/migrations.ts';
+import { listeningSql } from '../src/service/webhooks/store.ts';
 import { boundedStatement } from '../src/run/bounds.ts';
 import { blankAbove, readBounded } from '../src/run/read.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES } from '../src/service/config.ts';
 import { pgServerAvailable, startPgServer } from '../test/support/pg-server.ts';
 import { writeSection } from './results-file.mjs';
 import { processCpuMs } from './server/cpu.mjs';
-import { BENCH_ORG as ORG, WORKLOADS, benchRows } from './server/workloads.mjs';
+import { BENCH_ORG as ORG, WORKLOADS, benchRows, floorRunner } from './server/workloads.mjs';
 
 const BLOCKS = Number(process.env.OQL_BENCH_BLOCKS ?? 20);
 /** bench:server's own workloads: the same filter page and get-one, bare and as HTTP bodies. */
 const FILTER = WORKLOADS.find((w) => w.name === 'filter');
 const GET_ONE = WORKLOADS.find((w) => w.name === 'get one');
 const REPORT = WORKLOADS.find((w) => w.name === 'report');
+const BULK = WORKLOADS.find((w) => w.name === 'bulk_create 100');
 const log = (m) => process.stderr.write(`[bench:statement-cost] ${m}\n`);
 
 if (!pgServerAvailable()) {
@@ -40,7 +48,8 @@ if (!pgServerAvailable()) {
 
 const catalog = loadFixtureCatalog('crm');
 const rows = benchRows(catalog);
-const data = { org: ORG, opportunityIds: rows.get('opportunity').filter((r) => r.org_id === ORG && r.is_deleted === false).map((r) => r.id).slice(0, 1_000) };
+const own = (slug) => rows.get(slug).filter((r) => r.org_id === ORG && r.is_deleted === false);
+const data = { org: ORG, opportunityIds: own('opportunity').map((r) => r.id).slice(0, 1_000), ownerIds: own('user').map((r) => r.id), accountIds: own('account').map((r) => r.id) };
 const started = new Date();
 const startLoad = loadavg()[0];
 const server = await startPgServer({ settings: { shared_buffers: '256MB', jit: 'off' } });
@@ -101,24 +110,55 @@ try {
     { name: 'get one: oql, named (OQL_PREPARED_STATEMENTS=100)', backend: named.backend, each: 600, run: (i) => named.db.read(getOne(i).sql, getOne(i).params, { timeoutMs: 5_000, tenant: ORG }) },
     { name: 'get one: oql, named, on a read-only session (the default)', backend: session.backend, each: 600, run: (i) => session.db.read(getOne(i).sql, getOne(i).params, { timeoutMs: 5_000, tenant: ORG }) },
   ];
-  for (const side of sides) for (let i = 0; i < 20; i++) await side.run(i);
-  const totals = new Map(sides.map((s) => [s.name, { cpu: 0, reads: 0, ms: 0 }]));
-  for (let b = 0; b < BLOCKS; b++) {
-    for (const side of sides) {
-      const before = processCpuMs(side.backend);
-      const t0 = performance.now();
-      for (let i = 0; i < side.each; i++) await side.run(b * side.each + i);
-      const t = totals.get(side.name);
-      t.ms += performance.now() - t0;
-      t.cpu += processCpuMs(side.backend) - before;
-      t.reads += side.each;
+  /** Each side's backend CPU and wall time over BLOCKS rounds, the sides taking turns, after a warm-up. */
+  const measure = async (list, what) => {
+    for (const side of list) for (let i = 0; i < 20; i++) await side.run(i);
+    const out = new Map(list.map((s) => [s.name, { cpu: 0, reads: 0, ms: 0 }]));
+    for (let b = 0; b < BLOCKS; b++) {
+      for (const side of list) {
+        const before = processCpuMs(side.backend);
+        const t0 = performance.now();
+        for (let i = 0; i < side.each; i++) await side.run(b * side.each + i);
+        const t = out.get(side.name);
+        t.ms += performance.now() - t0;
+        t.cpu += processCpuMs(side.backend) - before;
+        t.reads += side.each;
+      }
+      log(`${what}: round ${b + 1} of ${BLOCKS}`);
     }
-    log(`round ${b + 1} of ${BLOCKS}`);
-  }
+    return out;
+  };
+  const totals = await measure(sides, 'reads');
   await bare.end();
   await unnamed.db.close();
   await named.db.close();
   await session.db.close();
+
+  // A bulk_create of 100, once the reads are done (its rows would change what they read): the
+  // floor's INSERT in a transaction (bench:server's), and oql's bulkCreate as the service writes it
+  // (clock, relation checks, INSERT), without and with its change log's statement.
+  const floorPool = new pg.Pool({ connectionString: server.url, max: 1 });
+  const floorBackend = Number((await floorPool.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+  const floorWrite = floorRunner({ kind: 'postgres', db: floorPool }, BULK, data);
+  const writer = async () => {
+    const db = await openDatabase({ database: server.url, poolSize: 1 });
+    return { db, backend: await backendOf(async (sql) => (await db.read(sql, [], { timeoutMs: 5_000 })).rows[0]) };
+  };
+  const plain = await writer();
+  const logged = await writer();
+  await migrate(logged.db);
+  const changeLog = new ChangeLog(logged.db, catalog, { listening: listeningSql });
+  const ctx = { catalog, orgId: ORG, userId: 'u_bench', timeoutMs: 30_000 };
+  const records = (i) => JSON.parse(BULK.request(data, i).body);
+  const writeSides = [
+    { name: 'the floor: one INSERT of a parameter per value, in a transaction (bench:server\'s)', backend: floorBackend, each: 10, run: (i) => floorWrite(i) },
+    { name: 'oql\'s bulkCreate without the change log: clock, relation checks, INSERT', backend: plain.backend, each: 10, run: (i) => bulkCreate(plain.db, 'opportunity', records(i), ctx) },
+    { name: 'oql\'s bulkCreate with the change log, as the service writes', backend: logged.backend, each: 10, run: (i) => bulkCreate(logged.db, 'opportunity', records(i), { ...ctx, changes: changeLog.sink({ user_id: 'u_bench', surface: 'rest' }) }) },
+  ];
+  const writeTotals = await measure(writeSides, 'bulk_create');
+  await floorPool.end();
+  await plain.db.close();
+  await logged.db.close();
 
   const fmt = (n) => n.toLocaleString('en-US', { minimumFractionDigits: 3, maximumFractionDigits: 3 });
   const lines = [];
@@ -134,6 +174,15 @@ try {
   push('| --- | --- | --- |');
   for (const side of sides) {
     const t = totals.get(side.name);
+    push(`| ${side.name} | ${fmt(t.cpu / t.reads)} | ${fmt(t.ms / t.reads)} |`);
+  }
+  push();
+  push(`A bulk_create of 100 opportunities (bench:server's body; owner and account checked), measured the same way once the reads were done, ${BLOCKS} rounds of 10 a side:`);
+  push();
+  push('| bulk_create of 100 | PostgreSQL CPU per write, ms | wall per write, ms |');
+  push('| --- | --- | --- |');
+  for (const side of writeSides) {
+    const t = writeTotals.get(side.name);
     push(`| ${side.name} | ${fmt(t.cpu / t.reads)} | ${fmt(t.ms / t.reads)} |`);
   }
   const text = `${lines.join('\n')}\n`;
