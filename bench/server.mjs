@@ -208,6 +208,7 @@ async function measureServer({ url, pid }, workload, how = OQL) {
   const failed = (r) => r.errors + r.timeouts + r.non2xx;
   const warm = await run(WARMUP_SECONDS);
   const before = cpuNow(pid);
+  const clientBefore = process.cpuUsage();
   // autocannon's own duration is in whole seconds, and it looks at its request budget once a
   // second: a run the budget ends early idles to the next second, and reads 20,000 / 6 or / 7
   // whatever was served. The budget is a guard only, and the run is timed here.
@@ -215,6 +216,9 @@ async function measureServer({ url, pid }, workload, how = OQL) {
   const r = await run(SECONDS, MAX_REQUESTS);
   const seconds = (performance.now() - started) / 1000;
   const cpu = cpuPer(before, cpuNow(pid), r.requests.total);
+  // This process's CPU meanwhile: autocannon's, which the floor's runs do not have beside them.
+  const clientUsage = process.cpuUsage(clientBefore);
+  cpu.client = (clientUsage.user + clientUsage.system) / 1000 / r.requests.total;
   // An answer that is not a 2xx (or a GraphQL answer with errors) is not throughput: the run fails instead of counting it.
   if (refusedBodies > 0) throw new Error(`${workload.name}: ${refusedBodies} answers held errors; the first: ${firstRefusal}`);
   if (failed(warm) + failed(r) > 0) {
@@ -439,12 +443,12 @@ function section(results, started) {
   push();
   const plain = results.filter((r) => r.httpFloor);
   if (plain.length > 0) {
-    push('The HTTP floor (bench/server/http-floor.mjs): the least an HTTP server in Node adds to the floor\'s query. A child process on the same Node as `oql serve`, with node:http and a pg Pool of the same size and no framework, reads each request\'s body, runs the floor\'s own statement for it and answers its rows as JSON; no key, no validation, no limit. Measured right after `oql serve`, as it is, with the same connections for the same time. Ratios are of mean latency (throughputs inverted).');
+    push('The HTTP floor (bench/server/http-floor.mjs): the least an HTTP server in Node adds to the floor\'s query. A child process on the same Node as `oql serve`, with node:http and a pg Pool of the same size and no framework, reads each request\'s body, runs the floor\'s own statement for it and answers its rows as JSON; no key, no validation, no limit. Measured right after `oql serve`, as it is, with the same connections for the same time. Ratios are of mean latency (throughputs inverted). The last column is the CPU per request of autocannon, in the bench\'s process, while each was measured: the floor has no HTTP client beside it, and on two cores what autocannon takes the servers and PostgreSQL do not have.');
     push();
-    push('| database | workload | floor req/s | HTTP floor req/s | oql req/s | HTTP floor / floor | oql / HTTP floor | oql / floor | CPU per request, HTTP floor + database | oql + database |');
-    push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    push('| database | workload | floor req/s | HTTP floor req/s | oql req/s | HTTP floor / floor | oql / HTTP floor | oql / floor | CPU per request, HTTP floor + database | oql + database | autocannon, beside the HTTP floor / oql |');
+    push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
     for (const r of plain) {
-      push(`| ${r.database} | ${r.workload} | ${fmt(r.floor.rps, 0)} | ${fmt(r.httpFloor.rps, 0)} | ${fmt(r.server.rps, 0)} | ${fmt(r.floor.rps / r.httpFloor.rps)} | ${fmt(r.httpFloor.rps / r.server.rps)} | ${fmt(r.floor.rps / r.server.rps)} | ${cpuText(r.httpFloor.cpu)} | ${cpuText(r.server.cpu)} |`);
+      push(`| ${r.database} | ${r.workload} | ${fmt(r.floor.rps, 0)} | ${fmt(r.httpFloor.rps, 0)} | ${fmt(r.server.rps, 0)} | ${fmt(r.floor.rps / r.httpFloor.rps)} | ${fmt(r.httpFloor.rps / r.server.rps)} | ${fmt(r.floor.rps / r.server.rps)} | ${cpuText(r.httpFloor.cpu)} | ${cpuText(r.server.cpu)} | ${fmt(r.httpFloor.cpu.client)} / ${fmt(r.server.cpu.client)} |`);
     }
     push();
   }
