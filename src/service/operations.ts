@@ -175,7 +175,8 @@ export class Operations {
 
   getRecord(ctx: RequestContext, slug: string, id: string) {
     // A read: the read budget, which is also the read role's own timeout (one statement there).
-    const { userId: _u, changes: _c, ...rctx } = { ...this.writeContext(ctx, slug, 'rest'), timeoutMs: this.policy.timeoutMs };
+    this.policy.checkObject(ctx, slug);
+    const rctx = { catalog: this.catalog, orgId: ctx.org, timeoutMs: this.policy.timeoutMs };
     return this.policy.admit(ctx, 'light', () => getRecord(this.primaryReadDb, slug, id, rctx));
   }
 
