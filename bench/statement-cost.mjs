@@ -169,22 +169,20 @@ try {
     'The CPU (user and system, from /proc, in ticks of 10 ms) of the backend serving each side, divided by the reads it served; the sides take turns in blocks on connections of their own. ' +
     'oql\'s filter page is read as the service reads it (`readBounded`: a read-only transaction with its settings, or on a read-only session the statement alone; the statement wrapped to bound its bytes). ' +
     `Data: the example CRM, 20,000 opportunities over two organizations; ${BLOCKS} rounds of 40 pages or reports, or 600 records, a side.`);
-  push();
-  push('| read | PostgreSQL CPU per read, ms | wall per read, ms |');
-  push('| --- | --- | --- |');
-  for (const side of sides) {
-    const t = totals.get(side.name);
-    push(`| ${side.name} | ${fmt(t.cpu / t.reads)} | ${fmt(t.ms / t.reads)} |`);
-  }
+  /** A table of the sides' PostgreSQL CPU and wall time, per read or write. */
+  const table = (heading, per, list, measured) => {
+    push();
+    push(`| ${heading} | PostgreSQL CPU per ${per}, ms | wall per ${per}, ms |`);
+    push('| --- | --- | --- |');
+    for (const side of list) {
+      const t = measured.get(side.name);
+      push(`| ${side.name} | ${fmt(t.cpu / t.reads)} | ${fmt(t.ms / t.reads)} |`);
+    }
+  };
+  table('read', 'read', sides, totals);
   push();
   push(`A bulk_create of 100 opportunities (bench:server's body; owner and account checked), measured the same way once the reads were done, ${BLOCKS} rounds of 10 a side:`);
-  push();
-  push('| bulk_create of 100 | PostgreSQL CPU per write, ms | wall per write, ms |');
-  push('| --- | --- | --- |');
-  for (const side of writeSides) {
-    const t = writeTotals.get(side.name);
-    push(`| ${side.name} | ${fmt(t.cpu / t.reads)} | ${fmt(t.ms / t.reads)} |`);
-  }
+  table('bulk_create of 100', 'write', writeSides, writeTotals);
   const text = `${lines.join('\n')}\n`;
   process.stdout.write(text);
   writeSection('statement-cost', text);
