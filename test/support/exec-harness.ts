@@ -22,6 +22,10 @@ export function execHarness(fixture: FixtureName, now: string) {
   beforeAll(async () => {
     db = await emptyPglite();
     await loadIntoDatabase(db, catalog, data);
+    // Statistics, as a served database has them (autovacuum, or the service's own ANALYZE on the
+    // embedded one): without them the planner guesses a row or two per table and joins a chain
+    // with nested loops over whole tables, seconds for a few hundred tickets.
+    await db.exec('ANALYZE');
   }, 120_000);
   afterAll(async () => {
     await db?.close();
