@@ -163,6 +163,29 @@ describe.each<DbKind>(['pglite', 'postgres'])('webhooks on %s', (kind) => {
     await h.call('DELETE', `/api/v1/webhooks/${hook.id}`, { key: KEYS.acmeAdmin });
   }, 120_000);
 
+  it('keeps a replay made while a delivery waits for its answer: the change is sent again after it', async () => {
+    const r = await receiver();
+    let hang = true;
+    r.answer = () => (hang ? 'hang' : 200);
+    const hook = await create(KEYS.acmeAdmin, { url: r.url, objects: ['account'] });
+    const before = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
+    await bulk(KEYS.acmeAdmin, 'account', ['In Flight Acme']);
+    await r.untilHung(1);
+    // Replayed from before the change while its delivery is out (what comes from now on is
+    // answered); then the receiver answers the one that was out.
+    hang = false;
+    const replay = await h.call('POST', `/api/v1/webhooks/${hook.id}/replay`, { key: KEYS.acmeAdmin, body: { after: before } });
+    expect(replay.status, replay.text).toBe(200);
+    r.release();
+    // The answer of the delivery that was out does not move the endpoint past the replay: the
+    // change comes again.
+    await r.until(1, 30_000);
+    const again = events(r);
+    expect(again.map((e) => e.id)).toEqual([r.hungRequests[0]!.headers['webhook-id']]);
+    expect(again[0]!.body.data.record.name).toBe('In Flight Acme');
+    await h.call('DELETE', `/api/v1/webhooks/${hook.id}`, { key: KEYS.acmeAdmin });
+  }, 120_000);
+
   it('signs with the old and the new secret during a rotation, and with the new alone after it', async () => {
     const r = await receiver();
     const hook = await create(KEYS.acmeAdmin, { url: r.url, objects: ['contact'] });

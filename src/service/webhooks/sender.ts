@@ -186,7 +186,9 @@ export class WebhookSender {
     let aheadFor = '';
     try {
       for (let n = 0; n < PER_CLAIM && !this.stopped; n++) {
-        // The endpoint as it is now: a pause, a deletion, a new URL or a rotated secret holds from the next delivery on.
+        // The endpoint as it is now: a pause, a deletion, a new URL or a rotated secret holds from
+        // the next delivery on; a replay took the claim back (WebhookStore.rewind), and the next
+        // claim goes on from the replay's cursor.
         const { rows: [current] } = await this.db.query<EndpointRow>(
           `SELECT id, org_id, url, objects, operations, status, secret, previous_secret, previous_secret_until::text FROM ${S}.webhook_endpoints WHERE id = $1 AND claimed_by = $2`,
           [endpoint.id, this.instance]);
@@ -199,6 +201,7 @@ export class WebhookSender {
         }
         const change = ahead.shift();
         if (change === undefined) return;
+        const from = position;
         const result = await this.deliver(endpoint, change);
         // Ended by stop(): the change stays where it is, for the next claim.
         if (this.stopped && !result.ok) return;
@@ -210,7 +213,7 @@ export class WebhookSender {
           attempt = 0;
           firstFailed = null;
           deadInARow = 0;
-          await this.advance(endpoint.id, position, 0, null, 0, 0);
+          await this.advance(endpoint.id, from, position, 0, null, 0, 0);
           continue;
         }
         if (result.http_status === 410) {
@@ -228,18 +231,18 @@ export class WebhookSender {
           firstFailed = null;
           deadInARow++;
           if (deadInARow >= DISABLE_AFTER_DEAD) {
-            await this.advance(endpoint.id, position, 0, null, 0, deadInARow);
+            await this.advance(endpoint.id, from, position, 0, null, 0, deadInARow);
             await this.db.query(`UPDATE ${S}.webhook_endpoints SET status = 'disabled', disabled_reason = $3, updated_at = $4 WHERE id = $1 AND claimed_by = $2`,
               [endpoint.id, this.instance, `${deadInARow} changes in a row were dead-lettered; the last: ${result.error ?? `HTTP ${result.http_status}`}`, now]);
             return;
           }
-          await this.advance(endpoint.id, position, 0, null, 0, deadInARow);
+          await this.advance(endpoint.id, from, position, 0, null, 0, deadInARow);
           continue;
         }
         attempt++;
         const wait = this.backoff(attempt, result.retryAfterSeconds);
         await this.record(endpoint, change, 'failed', result, now + wait);
-        await this.advance(endpoint.id, position, attempt, firstFailed, now + wait, deadInARow);
+        await this.advance(endpoint.id, from, position, attempt, firstFailed, now + wait, deadInARow);
         this.nextRetryAt = Math.min(this.nextRetryAt, now + wait);
         return;
       }
@@ -256,12 +259,18 @@ export class WebhookSender {
     return Math.max(1, Math.round(Math.max(jittered, asked)));
   }
 
-  private async advance(id: string, position: bigint, attempt: number, firstFailed: number | null, nextAt: number, deadInARow: number): Promise<void> {
+  /**
+   * Records a step that started at `from`: the endpoint's new position and retry state. Only while
+   * this claim holds it and it still stands at `from`: a replay made while the step's delivery was
+   * out (it sets the position back and takes the claim), or an instance that claimed the endpoint
+   * after this claim ran out and moved it on, is kept.
+   */
+  private async advance(id: string, from: bigint, position: bigint, attempt: number, firstFailed: number | null, nextAt: number, deadInARow: number): Promise<void> {
     await this.db.query(
-      `UPDATE ${S}.webhook_endpoints SET position = greatest(position, $3::bigint), attempt = $4, first_failed_at = $5::bigint, next_attempt_at = $6::bigint, dead_in_a_row = $7,
-              claimed_until = CASE WHEN claimed_by = $2 THEN $8::bigint ELSE claimed_until END
-        WHERE id = $1`,
-      [id, this.instance, position.toString(), attempt, firstFailed, nextAt, deadInARow, Date.now() + CLAIM_MS]);
+      `UPDATE ${S}.webhook_endpoints SET position = $3::bigint, attempt = $4, first_failed_at = $5::bigint, next_attempt_at = $6::bigint, dead_in_a_row = $7,
+              claimed_until = $8::bigint
+        WHERE id = $1 AND claimed_by = $2 AND position = $9::bigint`,
+      [id, this.instance, position.toString(), attempt, firstFailed, nextAt, deadInARow, Date.now() + CLAIM_MS, from.toString()]);
   }
 
   private async record(endpoint: EndpointRow, change: Change, outcome: 'succeeded' | 'failed' | 'dead_lettered', result: DeliveryResult, nextAt: number | null): Promise<string> {

@@ -197,7 +197,8 @@ export class WebhookStore {
   /** Delivers again every change after `position`: the endpoint goes back there, retrying at once. */
   async rewind(orgId: string, id: string, position: bigint): Promise<EndpointRow> {
     const { rows: [row] } = await this.db.query<EndpointRow>(
-      `UPDATE ${S}.webhook_endpoints SET position = $3::bigint, attempt = 0, first_failed_at = NULL, next_attempt_at = 0, updated_at = $4
+      `UPDATE ${S}.webhook_endpoints SET position = $3::bigint, attempt = 0, first_failed_at = NULL, next_attempt_at = 0, updated_at = $4,
+              claimed_by = NULL, claimed_until = NULL
         WHERE org_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
       [orgId, id, position.toString(), Date.now()]);
     if (!row) throw notFound(id);
