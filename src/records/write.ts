@@ -354,7 +354,8 @@ export function updateValues(obj: ObjectDef, values: Map<string, unknown>, ctx: 
  */
 function insertStatement(catalog: Catalog, obj: ObjectDef, orgId: string, rows: readonly NewRow[]): Statement {
   const { idColumn, tenantColumn, searchColumn } = catalog.mapping;
-  const params: unknown[] = [orgId];
+  // $1 the organization, $2 the document (set below), then the values every row shares.
+  const params: unknown[] = [orgId, null];
   const names = [quoteIdent(idColumn), quoteIdent(tenantColumn)];
   const select = ['r."c0"', '$1::text'];
   // The document's fields: c0 the id, then one per column that varies from row to row.
@@ -364,7 +365,7 @@ function insertStatement(catalog: Catalog, obj: ObjectDef, orgId: string, rows: 
     const same = sameInEveryRow(rows, value);
     if (same !== undefined) {
       params.push(col ? paramValue(col, same) : same);
-      select.push(`$${params.length + 1}::${type}`);
+      select.push(`$${params.length}::${type}`);
       return;
     }
     const key = `c${fields.length}`;
@@ -381,9 +382,10 @@ function insertStatement(catalog: Catalog, obj: ObjectDef, orgId: string, rows: 
     }
     return out;
   });
+  params[1] = JSON.stringify(documents);
   return {
     sql: `INSERT INTO ${tableOf(catalog, obj)} (${names.join(', ')}) SELECT ${select.join(', ')} FROM json_to_recordset($2::json) AS r(${fields.map((f) => `"${f.key}" ${f.type}`).join(', ')})`,
-    params: [params[0], JSON.stringify(documents), ...params.slice(1)],
+    params,
   };
 }
 
