@@ -1,9 +1,9 @@
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll } from 'vitest';
-import { fixtureData, loadFixtureCatalog, loadIntoDatabase, type FixtureName } from '../../fixtures/index.js';
+import { fixtureData, loadFixtureCatalog, type FixtureName } from '../../fixtures/index.js';
 import { Oracle, type Row } from '../support/oracle.js';
 import { FilterOracle } from './filter-oracle.js';
-import { emptyPglite } from '../support/pglite-template.js';
+import { pgliteWithFixtures } from '../support/pglite-template.js';
 
 /** Both fixtures in one PGlite for a test file (their table names do not clash). */
 export function filterHarness() {
@@ -16,10 +16,7 @@ export function filterHarness() {
   }
   const state = { db: null as unknown as PGlite };
   beforeAll(async () => {
-    state.db = await emptyPglite();
-    for (const name of ['crm', 'helpdesk'] as const) await loadIntoDatabase(state.db, env[name].catalog, env[name].data);
-    // Statistics, as a served database has them: without them the planner joins with nested loops over whole tables.
-    await state.db.exec('ANALYZE');
+    state.db = await pgliteWithFixtures([env.crm, env.helpdesk]);
   }, 120_000);
   afterAll(async () => {
     await state.db?.close();

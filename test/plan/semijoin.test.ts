@@ -2,8 +2,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compile } from '../../src/compile.js';
 import type { Catalog } from '../../src/catalog/types.js';
-import { fixtureData, loadFixtureCatalog, loadIntoDatabase } from '../../fixtures/index.js';
-import { emptyPglite } from '../support/pglite-template.js';
+import { fixtureData, loadFixtureCatalog } from '../../fixtures/index.js';
+import { pgliteWithFixtures } from '../support/pglite-template.js';
 
 const crm = loadFixtureCatalog('crm');
 const helpdesk = loadFixtureCatalog('helpdesk');
@@ -76,11 +76,7 @@ const CASES: [Catalog, string, string][] = [
 describe('semi-join plans give the fan-out plans\' rows', () => {
   let db: PGlite;
   beforeAll(async () => {
-    db = await emptyPglite();
-    await loadIntoDatabase(db, crm, fixtureData('crm'));
-    await loadIntoDatabase(db, helpdesk, fixtureData('helpdesk'));
-    // Statistics, as a served database has them: without them the planner joins with nested loops over whole tables.
-    await db.exec('ANALYZE');
+    db = await pgliteWithFixtures([{ catalog: crm, data: fixtureData('crm') }, { catalog: helpdesk, data: fixtureData('helpdesk') }]);
   });
   afterAll(async () => {
     await db?.close();

@@ -1,9 +1,9 @@
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compile, compileCount } from '../../src/compile.js';
-import { fixtureData, loadFixtureCatalog, loadIntoDatabase, type FixtureName } from '../../fixtures/index.js';
+import { fixtureData, loadFixtureCatalog, type FixtureName } from '../../fixtures/index.js';
 import { Oracle, TEXT_TIME_PARSERS, decodeRows, foreignIds, multiset, sequence, type ExecCase, type Row } from './oracle.js';
-import { emptyPglite } from './pglite-template.js';
+import { pgliteWithFixtures } from './pglite-template.js';
 
 /** Planner options: `{ semiJoins: false }` is the service's literal fan-out plan. */
 export type Plan = { readonly semiJoins?: boolean; readonly fanout?: 'service' | 'exact' };
@@ -20,12 +20,7 @@ export function execHarness(fixture: FixtureName, now: string) {
   let db: PGlite;
 
   beforeAll(async () => {
-    db = await emptyPglite();
-    await loadIntoDatabase(db, catalog, data);
-    // Statistics, as a served database has them (autovacuum, or the service's own ANALYZE on the
-    // embedded one): without them the planner guesses a row or two per table and joins a chain
-    // with nested loops over whole tables, seconds for a few hundred tickets.
-    await db.exec('ANALYZE');
+    db = await pgliteWithFixtures([{ catalog, data }]);
   }, 120_000);
   afterAll(async () => {
     await db?.close();

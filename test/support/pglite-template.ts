@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import { inject } from 'vitest';
+import { loadIntoDatabase, type Row } from '../../fixtures/index.js';
+import type { Catalog } from '../../src/catalog/types.js';
 
 /**
  * One empty PGlite cluster per run, copied into every PGlite a test file starts.
@@ -48,6 +50,19 @@ export async function emptyPglite(options: Omit<PGliteOptions, 'loadDataDir' | '
   emptyPrint ??= fingerprint(db);
   await emptyPrint;
   return lease(db);
+}
+
+/**
+ * An empty PGlite (`emptyPglite`) with these fixtures' tables and rows, analyzed as a served
+ * database is (autovacuum, or the service's own ANALYZE on the embedded one): without statistics
+ * the planner guesses a row or two per table and joins a chain with nested loops over whole
+ * tables, seconds for a few hundred rows.
+ */
+export async function pgliteWithFixtures(fixtures: readonly { readonly catalog: Catalog; readonly data: ReadonlyMap<string, readonly Row[]> }[]): Promise<PGlite> {
+  const db = await emptyPglite();
+  for (const f of fixtures) await loadIntoDatabase(db, f.catalog, f.data);
+  await db.exec('ANALYZE');
+  return db;
 }
 
 function open(options: Omit<PGliteOptions, 'loadDataDir' | 'dataDir'>): Promise<PGlite> {
