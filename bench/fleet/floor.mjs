@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import pg from 'pg';
+import { floorInsert } from '../server/floor-insert.mjs';
 
 const statements = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL_SIZE ?? 10) });
@@ -30,20 +31,8 @@ app.post('/report', async (request) => {
   return (await pool.query(s.sql, s.params)).rows;
 });
 let written = 0;
-/** The records oql's bulk_create takes, written by one hand-made multi-row INSERT: no validation. */
-function insertOf(records) {
-  const now = Date.now();
-  const params = [];
-  const tuples = records.map((r) => {
-    // The row the service writes, its search column too (the name in lower case, as global search matches it).
-    const values = [`floor_${process.pid}_${written++}`, statements.org, r.name.toLowerCase(), r.name, r.amount, r.stage, r.owner, r.account, now, now, 'u_bench', 'u_bench'];
-    return `(${values.map((v) => (params.push(v), `$${params.length}`)).join(', ')})`;
-  });
-  return {
-    sql: `INSERT INTO public.opportunity (id, org_id, search_field, name, amount, stage, owner, account, created_at, updated_at, created_by, updated_by) VALUES ${tuples.join(', ')}`,
-    params,
-  };
-}
+/** The records oql's bulk_create takes, written by one hand-made multi-row INSERT (floor-insert.mjs). */
+const insertOf = (records) => floorInsert(statements.org, records, () => `floor_${process.pid}_${written++}`);
 
 app.post('/bulk', async (request) => {
   const insert = insertOf(request.body);

@@ -2,6 +2,7 @@
 // query that reads or writes the same rows (the floor); and the rows they run on, which
 // bench/server.mjs, bench/fleet.mjs and bench/statement-cost.mjs all load.
 import { generateRows } from '../../fixtures/index.ts';
+import { floorInsert } from './floor-insert.mjs';
 
 /** The organization the workloads read and write as; `org_rival` holds as many rows beside it. */
 export const BENCH_ORG = 'org_bench';
@@ -85,22 +86,7 @@ export const WORKLOADS = [
     request: (data, n) => ({ method: 'POST', path: '/api/v1/org/objects/opportunity/record/bulk_create', body: JSON.stringify(newOpportunities(data, n)) }),
     floor: (data, n) => {
       const now = Date.now();
-      const params = [];
-      const tuples = newOpportunities(data, n).map((r, i) => {
-        // The row the service writes: its search column too, the name as global search matches it
-        // (lower case; a bench name has nothing else to normalise), which the column's trigram index is kept of.
-        const values = [`floor_${process.pid}_${n}_${i}_${now}`, data.org, r.name.toLowerCase(), r.name, r.amount, r.stage, r.owner, r.account, now, now, 'u_bench', 'u_bench'];
-        const slots = values.map((v) => {
-          params.push(v);
-          return `$${params.length}`;
-        });
-        return `(${slots.join(', ')})`;
-      });
-      return {
-        insert: true,
-        sql: `INSERT INTO public.opportunity (id, org_id, search_field, name, amount, stage, owner, account, created_at, updated_at, created_by, updated_by) VALUES ${tuples.join(', ')}`,
-        params,
-      };
+      return { insert: true, ...floorInsert(data.org, newOpportunities(data, n), (i) => `floor_${process.pid}_${n}_${i}_${now}`, now) };
     },
   },
 ];
