@@ -10,16 +10,19 @@
 // pg Pool of the same size as the server's, or a PGlite instance holding a copy of the same data),
 // at the same concurrency and for the same time. Ratio = server / floor.
 //
-// Bounded: each measurement stops after OQL_BENCH_SECONDS (default 8) or OQL_BENCH_MAX_REQUESTS
-// (default 200,000, a guard: the time ends every run here), whichever comes first, after a warm-up
-// of OQL_BENCH_WARMUP_SECONDS (default 2).
-// On PostgreSQL it then runs the two reads of PEER_WORKLOADS (one record by id, a sorted page of
+// In turns: the sides of a workload (the floor, `oql serve`, the HTTP floor; PostGraphile, oql
+// and the floor for the peer) each warm up for OQL_BENCH_WARMUP_SECONDS (default 2), then run
+// OQL_BENCH_ROUNDS (default 3) rounds, one side after the other, so that whatever else the machine
+// does falls on all of them alike; ratios are the median of the rounds'. Bounded: a side's round
+// stops after OQL_BENCH_SECONDS (default 4) or OQL_BENCH_MAX_REQUESTS (default 200,000, a guard:
+// the time ends every run here), whichever comes first.
+// On PostgreSQL it first runs the two reads of PEER_WORKLOADS (one record by id, a sorted page of
 // 50) through PostGraphile v5 on the same tables and rows, through `oql serve` and as the floor,
-// one after the other with the same connections for the same time (bench/server/peer.mjs installs
+// in turns with the same connections for the same time (bench/server/peer.mjs installs
 // PostGraphile into a cache folder the first time; OQL_BENCH_PEER=0 leaves it out). And on
 // PostgreSQL each workload is served by the HTTP floor too (bench/server/http-floor.mjs: node:http,
-// the floor's statement, no framework), right after `oql serve`: what any HTTP server in Node
-// adds on this machine; OQL_BENCH_HTTP_FLOOR=0 leaves it out.
+// the floor's statement, no framework), in turns with the floor and `oql serve`: what any HTTP
+// server in Node adds on this machine; OQL_BENCH_HTTP_FLOOR=0 leaves it out.
 //
 // OQL_BENCH_SERVER_NODE_FLAGS passes Node flags to each `oql serve` and each HTTP floor (for a profile of both
 // under the bench: `--cpu-prof --cpu-prof-dir=/tmp/prof`).
@@ -53,7 +56,8 @@ if (!existsSync(CLI)) {
   process.stderr.write('dist/cli.js is missing: run `npm run build` first (`npm run bench:server` does)\n');
   process.exit(1);
 }
-const SECONDS = Number(process.env.OQL_BENCH_SECONDS ?? 8);
+const SECONDS = Number(process.env.OQL_BENCH_SECONDS ?? 4);
+const ROUNDS = Math.max(1, Number(process.env.OQL_BENCH_ROUNDS ?? 3));
 const WARMUP_SECONDS = Number(process.env.OQL_BENCH_WARMUP_SECONDS ?? 2);
 const MAX_REQUESTS = Number(process.env.OQL_BENCH_MAX_REQUESTS ?? 200_000);
 const CONNECTIONS = Number(process.env.OQL_BENCH_CONNECTIONS ?? 8);
@@ -169,16 +173,12 @@ const GRAPHQL = {
 /** How the HTTP floor is asked: oql's own request for the workload (it reads the body and runs the floor's statement). */
 const PLAIN = { headers: { 'content-type': 'application/json' }, request: (w, n) => w.request(data, n), refused: () => false };
 
-/** One autocannon run; null when the endpoint is not routed (or answers an error) on the first try. */
-async function measureServer({ url, pid }, workload, how = OQL) {
-  const probe = how.request(workload, 0);
-  const first = await fetch(url + probe.path, { method: probe.method, headers: how.headers, body: probe.body });
-  const text = await first.text();
-  if (how.refused(text)) throw new Error(`${workload.name}: the first answer holds errors: ${text.slice(0, 500)}`);
-  if (first.status !== 200) {
-    const code = /"error_code":"([A-Z_]+)"/.exec(text)?.[1] ?? String(first.status);
-    return { skipped: code === 'ROUTE_NOT_FOUND' ? 'not routed yet' : `answers ${first.status} ${code}` };
-  }
+/**
+ * A server as one side of a measurement: `warm()` checks its first answer (null, or why the
+ * workload is skipped: not routed, or an error) and runs the warm-up; `round()` is one measured
+ * run. Any answer that is not a 2xx (or a GraphQL answer with errors) fails the bench.
+ */
+function serverSide({ url, pid }, workload, how = OQL) {
   let n = 1;
   /** The first answer that was not a 2xx, to say why the run failed. */
   let firstRefusal;
@@ -205,43 +205,52 @@ async function measureServer({ url, pid }, workload, how = OQL) {
     }, (err, result) => (err ? reject(err) : resolve(result)));
     autocannon.track(instance, { renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false, outputStream: { write() {} } });
   });
-  const failed = (r) => r.errors + r.timeouts + r.non2xx;
-  const warm = await run(WARMUP_SECONDS);
-  const before = cpuNow(pid);
-  const clientBefore = process.cpuUsage();
-  // autocannon's own duration is in whole seconds, and it looks at its request budget once a
-  // second: a run the budget ends early idles to the next second, and reads 20,000 / 6 or / 7
-  // whatever was served. The budget is a guard only, and the run is timed here.
-  const started = performance.now();
-  const r = await run(SECONDS, MAX_REQUESTS);
-  const seconds = (performance.now() - started) / 1000;
-  const cpu = cpuPer(before, cpuNow(pid), r.requests.total);
-  // This process's CPU meanwhile: autocannon's, which the floor's runs do not have beside them.
-  const clientUsage = process.cpuUsage(clientBefore);
-  cpu.client = (clientUsage.user + clientUsage.system) / 1000 / r.requests.total;
-  // An answer that is not a 2xx (or a GraphQL answer with errors) is not throughput: the run fails instead of counting it.
-  if (refusedBodies > 0) throw new Error(`${workload.name}: ${refusedBodies} answers held errors; the first: ${firstRefusal}`);
-  if (failed(warm) + failed(r) > 0) {
-    const statuses = Object.entries({ ...warm.statusCodeStats, ...r.statusCodeStats }).filter(([code]) => !code.startsWith('2')).map(([code]) => code).join(', ');
-    throw new Error(`${workload.name}: ${failed(warm) + failed(r)} requests were not answered 2xx (${r.non2xx + warm.non2xx} non-2xx${statuses ? `: ${statuses}` : ''}, ${r.errors + warm.errors} errors, ${r.timeouts + warm.timeouts} timeouts)${firstRefusal === undefined ? '' : `; the first: ${firstRefusal}`}`);
-  }
-  const ok = r['2xx'];
+  /** An answer that is not a 2xx (or a GraphQL answer with errors) is not throughput: the run fails instead of counting it. */
+  const check = (r) => {
+    if (refusedBodies > 0) throw new Error(`${workload.name}: ${refusedBodies} answers held errors; the first: ${firstRefusal}`);
+    const failed = r.errors + r.timeouts + r.non2xx;
+    if (failed > 0) {
+      const statuses = Object.keys(r.statusCodeStats).filter((code) => !code.startsWith('2')).join(', ');
+      throw new Error(`${workload.name}: ${failed} requests were not answered 2xx (${r.non2xx} non-2xx${statuses ? `: ${statuses}` : ''}, ${r.errors} errors, ${r.timeouts} timeouts)${firstRefusal === undefined ? '' : `; the first: ${firstRefusal}`}`);
+    }
+  };
   return {
-    requests: r.requests.total,
-    seconds,
-    rps: ok / seconds,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    errors: r.errors + r.timeouts + r.non2xx,
-    cpu,
+    async warm() {
+      const probe = how.request(workload, 0);
+      const first = await fetch(url + probe.path, { method: probe.method, headers: how.headers, body: probe.body });
+      const text = await first.text();
+      if (how.refused(text)) throw new Error(`${workload.name}: the first answer holds errors: ${text.slice(0, 500)}`);
+      if (first.status !== 200) {
+        const code = /"error_code":"([A-Z_]+)"/.exec(text)?.[1] ?? String(first.status);
+        return code === 'ROUTE_NOT_FOUND' ? 'not routed yet' : `answers ${first.status} ${code}`;
+      }
+      check(await run(WARMUP_SECONDS));
+      return null;
+    },
+    async round() {
+      const before = cpuNow(pid);
+      const clientBefore = process.cpuUsage();
+      // autocannon's own duration is in whole seconds, and it looks at its request budget once a
+      // second: a run the budget ends early idles to the next second, and reads 20,000 / 6 or / 7
+      // whatever was served. The budget is a guard only, and the run is timed here.
+      const started = performance.now();
+      const r = await run(SECONDS, MAX_REQUESTS);
+      const seconds = (performance.now() - started) / 1000;
+      const cpu = cpuPer(before, cpuNow(pid), r.requests.total);
+      // This process's CPU meanwhile: autocannon's, which the floor's runs do not have beside them.
+      const clientUsage = process.cpuUsage(clientBefore);
+      cpu.client = (clientUsage.user + clientUsage.system) / 1000 / r.requests.total;
+      check(r);
+      return { requests: r.requests.total, seconds, rps: r['2xx'] / seconds, p50: r.latency.p50, p99: r.latency.p99, cpu };
+    },
   };
 }
 
-/** The floor at the same concurrency, for the same time (or request budget). */
-async function measureFloor(db, workload) {
+/** The floor as one side, at the same concurrency, for the same time (or request budget). */
+function floorSide(db, workload) {
   const exec = floorRunner(db, workload, data);
+  let i = 0;
   const loop = async (deadline, budget, latencies) => {
-    let i = 0;
     const worker = async () => {
       while (performance.now() < deadline && (budget === undefined || budget.left-- > 0)) {
         const started = performance.now();
@@ -251,17 +260,78 @@ async function measureFloor(db, workload) {
     };
     await Promise.all(Array.from({ length: workload.connections ?? CONNECTIONS }, worker));
   };
-  await loop(performance.now() + WARMUP_SECONDS * 1000);
-  const latencies = [];
-  const before = cpuNow(null);
-  const started = performance.now();
-  await loop(started + SECONDS * 1000, { left: MAX_REQUESTS }, latencies);
-  const seconds = (performance.now() - started) / 1000;
-  const cpu = cpuPer(before, cpuNow(null), latencies.length);
-  latencies.sort((a, b) => a - b);
-  const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
-  return { requests: latencies.length, seconds, rps: latencies.length / seconds, p50: pct(50), p99: pct(99), cpu };
+  return {
+    async warm() {
+      await loop(performance.now() + WARMUP_SECONDS * 1000);
+      return null;
+    },
+    async round() {
+      const latencies = [];
+      const before = cpuNow(null);
+      const started = performance.now();
+      await loop(started + SECONDS * 1000, { left: MAX_REQUESTS }, latencies);
+      const seconds = (performance.now() - started) / 1000;
+      const cpu = cpuPer(before, cpuNow(null), latencies.length);
+      latencies.sort((a, b) => a - b);
+      const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
+      return { requests: latencies.length, seconds, rps: latencies.length / seconds, p50: pct(50), p99: pct(99), cpu };
+    },
+  };
 }
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+/**
+ * The sides of one comparison, measured in turns: each warmed up once, then ROUNDS rounds in which
+ * every side runs once, the first side of a round moving one place each round. Whatever else the
+ * machine does, and the rows a write adds, fall on every side alike. Resolves with each side's
+ * rounds pooled (`combined`), or its reason to be skipped.
+ */
+async function inTurns(database, workload, sides) {
+  const skipped = new Map();
+  for (const [name, side] of Object.entries(sides)) {
+    log(`${database}: ${workload.name}: ${name}: warm-up`);
+    const reason = await side.warm();
+    if (reason !== null) skipped.set(name, reason);
+  }
+  const names = Object.keys(sides).filter((name) => !skipped.has(name));
+  const rounds = new Map(names.map((name) => [name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let j = 0; j < names.length; j++) {
+      const name = names[(round + j) % names.length];
+      rounds.get(name).push(await sides[name].round());
+    }
+    log(`${database}: ${workload.name}: round ${round + 1} of ${ROUNDS}: ${names.map((name) => `${name} ${fmt(rounds.get(name).at(-1).rps, 0)} req/s`).join(', ')}`);
+  }
+  return Object.fromEntries(Object.keys(sides).map((name) => [name, skipped.has(name) ? { skipped: skipped.get(name) } : combined(rounds.get(name))]));
+}
+
+/**
+ * A side's rounds as one: throughput and CPU per request over all of them, the median of the
+ * rounds' p50 and p99, and the rounds themselves for the ratios (`ratio`).
+ */
+function combined(rounds) {
+  const requests = rounds.reduce((a, r) => a + r.requests, 0);
+  const seconds = rounds.reduce((a, r) => a + r.seconds, 0);
+  const ok = rounds.reduce((a, r) => a + r.rps * r.seconds, 0);
+  const cpuOf = (key) => rounds.reduce((a, r) => a + (r.cpu[key] ?? 0) * r.requests, 0) / requests;
+  return { rounds, requests, seconds, rps: ok / seconds, p50: median(rounds.map((r) => r.p50)), p99: median(rounds.map((r) => r.p99)), cpu: { own: cpuOf('own'), db: cpuOf('db'), client: cpuOf('client') } };
+}
+
+/**
+ * The median over rounds of `of(a's round, b's round)`: two sides compared round by round, each
+ * round's pair measured back to back, so that a slower minute of the machine weighs on both.
+ */
+function ratio(a, b, of) {
+  return median(a.rounds.map((r, i) => of(r, b.rounds[i])));
+}
+const throughputRatio = (a, b) => ratio(a, b, (x, y) => x.rps / y.rps);
+
+/** "1.21 / 1.30 / 1.25": a ratio in each round, to show its spread. */
+const perRound = (a, b, of) => a.rounds.map((r, i) => fmt(of(r, b.rounds[i]))).join(' / ');
 
 // ---- The two databases
 
@@ -330,35 +400,30 @@ let peer;
 let readPath;
 
 /**
- * oql and PostGraphile on the same tables and rows, one after the other, each alone on the
- * machine with the same connections for the same time, and the floor beside them.
+ * oql and PostGraphile on the same tables and rows, in turns with the floor, each alone on the
+ * machine while it is measured, with the same connections for the same time.
  */
 async function benchPeer(databaseUrl, floorDb) {
   log('PostgreSQL 15: the reads beside PostGraphile');
   const postgraphile = await startPostGraphile(databaseUrl, POOL_SIZE, log);
-  const out = { version: postgraphile.version, nodeVersion: postgraphile.nodeVersion, rows: [] };
   try {
-    for (const workload of PEER_WORKLOADS) {
-      log(`peer: ${workload.name}: PostGraphile`);
-      const theirs = await measureServer(postgraphile, workload, GRAPHQL);
-      out.rows.push({ workload, theirs });
+    // oql on the same Node line as the peer, so the two servers differ only in what they are.
+    const server = await startServer(['--database', databaseUrl], peerNode());
+    try {
+      const out = { version: postgraphile.version, nodeVersion: postgraphile.nodeVersion, rows: [] };
+      for (const workload of PEER_WORKLOADS) {
+        const measured = await inTurns('peer', workload, { PostGraphile: serverSide(postgraphile, workload, GRAPHQL), oql: serverSide(server, workload), floor: floorSide(floorDb, workload) });
+        for (const [name, m] of Object.entries(measured)) if (m.skipped) throw new Error(`peer: ${workload.name}: ${name} ${m.skipped}`);
+        out.rows.push({ workload, theirs: measured.PostGraphile, ours: measured.oql, floor: measured.floor });
+        log(`peer: ${workload.name}: oql ${fmt(measured.oql.rps, 0)} req/s, PostGraphile ${fmt(measured.PostGraphile.rps, 0)} req/s, floor ${fmt(measured.floor.rps, 0)} req/s`);
+      }
+      return out;
+    } finally {
+      await server.stop();
     }
   } finally {
     await postgraphile.stop();
   }
-  // oql on the same Node line as the peer, so the two servers differ only in what they are.
-  const server = await startServer(['--database', databaseUrl], peerNode());
-  try {
-    for (const row of out.rows) {
-      log(`peer: ${row.workload.name}: floor, then oql`);
-      row.floor = await measureFloor(floorDb, row.workload);
-      row.ours = await measureServer(server, row.workload);
-      log(`peer: ${row.workload.name}: oql ${fmt(row.ours.rps, 0)} req/s, PostGraphile ${fmt(row.theirs.rps, 0)} req/s, floor ${fmt(row.floor.rps, 0)} req/s`);
-    }
-  } finally {
-    await server.stop();
-  }
-  return out;
 }
 
 /**
@@ -377,24 +442,19 @@ async function sameColumnsWritten(floorDb) {
 async function benchAll(database, server, floorDb, startHttpFloor) {
   const out = [];
   for (const workload of WORKLOADS.filter((w) => ONLY_WORKLOADS === undefined || ONLY_WORKLOADS.includes(w.name))) {
-    log(`${database}: ${workload.name}: floor`);
-    const floor = await measureFloor(floorDb, workload);
-    log(`${database}: ${workload.name}: server`);
-    const measured = await measureServer(server, workload);
-    let httpFloor;
-    if (startHttpFloor && !measured.skipped) {
-      log(`${database}: ${workload.name}: the HTTP floor`);
-      const plain = await startHttpFloor(workload);
-      try {
-        httpFloor = await measureServer(plain, workload, PLAIN);
-      } finally {
-        await plain.stop();
-      }
+    const sides = { floor: floorSide(floorDb, workload), server: serverSide(server, workload) };
+    const plain = startHttpFloor ? await startHttpFloor(workload) : undefined;
+    try {
+      if (plain) sides['HTTP floor'] = serverSide(plain, workload, PLAIN);
+      const measured = await inTurns(database, workload, sides);
+      if (measured.server.skipped) log(`${database}: ${workload.name}: server ${measured.server.skipped}`);
+      else if (floorDb.kind === 'postgres' && workload.floor(data, 0).insert) await sameColumnsWritten(floorDb);
+      const httpFloor = plain && !measured.server.skipped ? measured['HTTP floor'] : undefined;
+      out.push({ database, workload: workload.name, floorLabel: workload.floorLabel, server: measured.server, floor: measured.floor, httpFloor });
+      if (!measured.server.skipped) log(`${database}: ${workload.name}: ${fmt(measured.server.rps, 0)} req/s p50 ${fmt(measured.server.p50)} ms (floor ${fmt(measured.floor.p50)} ms), CPU per request ${cpuText(measured.server.cpu)} (floor ${cpuText(measured.floor.cpu)})`);
+    } finally {
+      await plain?.stop();
     }
-    if (!measured.skipped && floorDb.kind === 'postgres' && workload.floor(data, 0).insert) await sameColumnsWritten(floorDb);
-    out.push({ database, workload: workload.name, floorLabel: workload.floorLabel, server: measured, floor, httpFloor });
-    if (measured.skipped) log(`${database}: ${workload.name}: server ${measured.skipped}`);
-    else log(`${database}: ${workload.name}: ${fmt(measured.rps, 0)} req/s p50 ${fmt(measured.p50)} ms (floor ${fmt(floor.p50)} ms), CPU per request ${cpuText(measured.cpu)} (floor ${cpuText(floor.cpu)})`);
   }
   return out;
 }
@@ -415,10 +475,12 @@ function section(results, started) {
       : 'Nothing else ran on the machine: the bench, its servers and PostgreSQL share its cores between them.'));
   push();
   push(`\`oql serve\` runs as a child process from the built package (\`node dist/cli.js serve\`; request logs at warn, so not written), its one key's user allowed ${BUDGET} requests and ${BUDGET} reports at once (OQL_MAX_CONCURRENT_REQUESTS, OQL_MAX_CONCURRENT_REPORTS; twice the connections, as a slot is given back just after its answer is sent) so that all connections are served; any answer other than a 2xx fails the run. Autocannon drives it over loopback with ${CONNECTIONS} connections, ` +
-    `pipelining 1, ${WARMUP_SECONDS} s of warm-up, then ${SECONDS} s or ${MAX_REQUESTS.toLocaleString('en-US')} requests, whichever comes first. ` +
-    `The floor is the same rows read or written by a bare query from this process at the same concurrency for the same time: a pg Pool of ${POOL_SIZE} connections (the server's pool size) on PostgreSQL, ` +
+    `pipelining 1. The floor is the same rows read or written by a bare query from this process at the same concurrency for the same time: a pg Pool of ${POOL_SIZE} connections (the server's pool size) on PostgreSQL, ` +
     'a PGlite instance on a copy of the same data directory on PGlite. Data: the example CRM, ' +
     `${Object.entries(COUNTS).map(([k, v]) => `${v.toLocaleString('en-US')} ${k}`).join(', ')} rows over two organizations. Latencies in ms; ratio = server / floor.`);
+  push();
+  push(`In turns: the sides of a workload (the floor, \`oql serve\` and, on PostgreSQL, the HTTP floor) each warm up for ${WARMUP_SECONDS} s, then run ${ROUNDS} round${ROUNDS === 1 ? '' : 's'} of ${SECONDS} s (or ${MAX_REQUESTS.toLocaleString('en-US')} requests) a side, one side after the other, the first of a round moving one place each round: a slower minute of the machine, or the rows a write adds, weigh on every side alike. ` +
+    'Throughput and CPU are over all rounds; a p50 or p99 is the median of the rounds\'; a ratio is the median of the ratios of the rounds, each of a pair measured back to back, and the last column gives the mean latency ratio of every round.');
   push();
   if (readPath) push(`Reads on PostgreSQL: ${readPath} (the default deployment, \`oql serve --database <url>\` alone: no read role, no PgBouncer); named statements: ${process.env.OQL_PREPARED_STATEMENTS ? `OQL_PREPARED_STATEMENTS=${process.env.OQL_PREPARED_STATEMENTS}` : `the default, ${DEFAULT_PREPARED_STATEMENTS} a connection`}.`);
   if (readPath) push();
@@ -428,27 +490,27 @@ function section(results, started) {
   push();
   push('Mean latency ratio: the floor\'s throughput over the server\'s. Both sides keep the same number of requests in flight all the time, so each side\'s mean latency is that number over its throughput (Little\'s law), and the ratio of the means is exact at any speed. autocannon reports the server\'s percentiles in whole milliseconds (a p50 of 1 means under 1.5 ms), so where its p50 is under 5 ms the goals below are judged on the mean latency ratio instead of the p50 ratio.');
   push();
-  push('| database | workload | server req/s | server p50 | server p99 | floor req/s | floor p50 | floor p99 | p50 ratio | p99 ratio | mean latency ratio | CPU per request, server + database | CPU per request, floor + database | floor query |');
-  push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  push('| database | workload | server req/s | server p50 | server p99 | floor req/s | floor p50 | floor p99 | p50 ratio | p99 ratio | mean latency ratio | CPU per request, server + database | CPU per request, floor + database | floor query | mean latency ratio by round |');
+  push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const r of results) {
     const f = r.floor;
     if (r.server.skipped) {
-      push(`| ${r.database} | ${r.workload} | ${r.server.skipped} | | | ${fmt(f.rps, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | | | | | ${cpuText(f.cpu)} | ${r.floorLabel} |`);
+      push(`| ${r.database} | ${r.workload} | ${r.server.skipped} | | | ${fmt(f.rps, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | | | | | ${cpuText(f.cpu)} | ${r.floorLabel} | |`);
       continue;
     }
     const s = r.server;
     const errors = s.errors > 0 ? ` (${s.errors} errors)` : '';
-    push(`| ${r.database} | ${r.workload} | ${fmt(s.rps, 0)}${errors} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(f.rps, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(s.p50 / f.p50)} | ${fmt(s.p99 / f.p99)} | ${fmt(f.rps / s.rps)} | ${cpuText(s.cpu)} | ${cpuText(f.cpu)} | ${r.floorLabel} |`);
+    push(`| ${r.database} | ${r.workload} | ${fmt(s.rps, 0)}${errors} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(f.rps, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(ratio(s, f, (x, y) => x.p50 / y.p50))} | ${fmt(ratio(s, f, (x, y) => x.p99 / y.p99))} | ${fmt(throughputRatio(f, s))} | ${cpuText(s.cpu)} | ${cpuText(f.cpu)} | ${r.floorLabel} | ${perRound(f, s, (x, y) => x.rps / y.rps)} |`);
   }
   push();
   const plain = results.filter((r) => r.httpFloor);
   if (plain.length > 0) {
-    push('The HTTP floor (bench/server/http-floor.mjs): the least an HTTP server in Node adds to the floor\'s query. A child process on the same Node as `oql serve`, with node:http and a pg Pool of the same size and no framework, reads each request\'s body, runs the floor\'s own statement for it and answers its rows as JSON; no key, no validation, no limit. Measured right after `oql serve`, as it is, with the same connections for the same time. Ratios are of mean latency (throughputs inverted). The last column is the CPU per request of autocannon, in the bench\'s process, while each was measured: the floor has no HTTP client beside it, and on two cores what autocannon takes the servers and PostgreSQL do not have.');
+    push('The HTTP floor (bench/server/http-floor.mjs): the least an HTTP server in Node adds to the floor\'s query. A child process on the same Node as `oql serve`, with node:http and a pg Pool of the same size and no framework, reads each request\'s body, runs the floor\'s own statement for it and answers its rows as JSON; no key, no validation, no limit. Measured in turns with the floor and `oql serve`, as it is, with the same connections for the same time. Ratios are of mean latency (throughputs inverted). The last column is the CPU per request of autocannon, in the bench\'s process, while each was measured: the floor has no HTTP client beside it, and on two cores what autocannon takes the servers and PostgreSQL do not have.');
     push();
     push('| database | workload | floor req/s | HTTP floor req/s | oql req/s | HTTP floor / floor | oql / HTTP floor | oql / floor | CPU per request, HTTP floor + database | oql + database | autocannon, beside the HTTP floor / oql |');
     push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
     for (const r of plain) {
-      push(`| ${r.database} | ${r.workload} | ${fmt(r.floor.rps, 0)} | ${fmt(r.httpFloor.rps, 0)} | ${fmt(r.server.rps, 0)} | ${fmt(r.floor.rps / r.httpFloor.rps)} | ${fmt(r.httpFloor.rps / r.server.rps)} | ${fmt(r.floor.rps / r.server.rps)} | ${cpuText(r.httpFloor.cpu)} | ${cpuText(r.server.cpu)} | ${fmt(r.httpFloor.cpu.client)} / ${fmt(r.server.cpu.client)} |`);
+      push(`| ${r.database} | ${r.workload} | ${fmt(r.floor.rps, 0)} | ${fmt(r.httpFloor.rps, 0)} | ${fmt(r.server.rps, 0)} | ${fmt(throughputRatio(r.floor, r.httpFloor))} | ${fmt(throughputRatio(r.httpFloor, r.server))} | ${fmt(throughputRatio(r.floor, r.server))} | ${cpuText(r.httpFloor.cpu)} | ${cpuText(r.server.cpu)} | ${fmt(r.httpFloor.cpu.client)} / ${fmt(r.server.cpu.client)} |`);
     }
     push();
   }
@@ -459,8 +521,8 @@ function section(results, started) {
       if (r.server.skipped) return `${r.workload}: not measured (${r.server.skipped})`;
       // Under 5 ms, autocannon's whole milliseconds make the p50 ratio a rounding: the means are exact.
       const byMean = r.server.p50 < 5;
-      const ratio = byMean ? r.floor.rps / r.server.rps : r.server.p50 / r.floor.p50;
-      return `${r.workload} ${fmt(ratio)}× ${byMean ? '(mean latency) ' : ''}of ${GOALS[r.workload]}× (${ratio <= GOALS[r.workload] ? 'met' : 'not met'})`;
+      const measured = byMean ? throughputRatio(r.floor, r.server) : ratio(r.server, r.floor, (x, y) => x.p50 / y.p50);
+      return `${r.workload} ${fmt(measured)}× ${byMean ? '(mean latency) ' : ''}of ${GOALS[r.workload]}× (${measured <= GOALS[r.workload] ? 'met' : 'not met'})`;
     });
     push(`Goals at the median on PostgreSQL, ${CONNECTIONS} connection${CONNECTIONS === 1 ? '' : 's'}: get one and filter ≤ 1.25× the floor, report ≤ 1.3×, bulk_create of 100 ≤ 1.6× — ${verdicts.join('; ')}.`);
     push();
@@ -470,14 +532,14 @@ function section(results, started) {
     push(`### Beside PostGraphile ${peer.version}`);
     push();
     push(`PostGraphile ${peer.version} (the amber preset, with every column allowed as a condition and sort key; installed by the bench into a cache folder, not a dependency; Node ${peer.nodeVersion}, as PostGraphile 5 needs Node 22 or later) serves the same PostgreSQL tables and rows over GraphQL, with a pool of ${POOL_SIZE} connections like oql's. ` +
-      `Each server runs alone, both on Node ${peer.nodeVersion}: PostGraphile first, then \`oql serve\` and the floor, each with ${CONNECTIONS} connections for the same time. ` +
+      `Both servers run on Node ${peer.nodeVersion} and are measured in turns with the floor, as above (${ROUNDS} rounds of ${SECONDS} s a side, the ratio the median of the rounds', each round's in brackets), each alone on the machine while it is measured, with ${CONNECTIONS} connections. ` +
       'PostGraphile reads the tenant as a condition argument, with no row-level security, and checks no key: what oql does per request on top (the key, the policy point, the budget and ceilings, the compiled tenant predicate) is not asked of it. ' +
       'A GraphQL answer that holds `errors` fails the run as a non-2xx does.');
     push();
     push('| read | oql req/s | PostGraphile req/s | floor req/s | oql / PostGraphile | oql / floor | oql p50 / p99 | PostGraphile p50 / p99 | floor p50 / p99 | CPU per read, oql + PostgreSQL | PostGraphile + PostgreSQL | floor + PostgreSQL | floor query |');
     push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
     for (const r of peer.rows) {
-      push(`| ${r.workload.name} | ${fmt(r.ours.rps, 0)} | ${fmt(r.theirs.rps, 0)} | ${fmt(r.floor.rps, 0)} | ${fmt(r.ours.rps / r.theirs.rps)} | ${fmt(r.ours.rps / r.floor.rps)} | ${fmt(r.ours.p50)} / ${fmt(r.ours.p99)} | ${fmt(r.theirs.p50)} / ${fmt(r.theirs.p99)} | ${fmt(r.floor.p50)} / ${fmt(r.floor.p99)} | ${cpuText(r.ours.cpu)} | ${cpuText(r.theirs.cpu)} | ${cpuText(r.floor.cpu)} | ${r.workload.floorLabel} |`);
+      push(`| ${r.workload.name} | ${fmt(r.ours.rps, 0)} | ${fmt(r.theirs.rps, 0)} | ${fmt(r.floor.rps, 0)} | ${fmt(throughputRatio(r.ours, r.theirs))} (${perRound(r.ours, r.theirs, (x, y) => x.rps / y.rps)}) | ${fmt(throughputRatio(r.ours, r.floor))} | ${fmt(r.ours.p50)} / ${fmt(r.ours.p99)} | ${fmt(r.theirs.p50)} / ${fmt(r.theirs.p99)} | ${fmt(r.floor.p50)} / ${fmt(r.floor.p99)} | ${cpuText(r.ours.cpu)} | ${cpuText(r.theirs.cpu)} | ${cpuText(r.floor.cpu)} | ${r.workload.floorLabel} |`);
     }
   }
   return `${lines.join('\n')}\n`;
