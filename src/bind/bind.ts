@@ -1,4 +1,5 @@
 import type { Catalog, ObjectDef } from '../catalog/types.js';
+import { columnSqlType } from '../catalog/ddl.js';
 import { hintZone, isZone, parseDateText, repairDateString, type DateComparisonOp } from '../diagnostics/dates.js';
 import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
 import type { Span } from '../diagnostics/span.js';
@@ -545,11 +546,18 @@ class Binder {
     return { kind: 'Binary', op, left: l, right: r, type: 'boolean', span };
   }
 
-  /** Booleans may be written 0 and 1 (docs/query-language.md#rules): such a literal binds as a boolean. */
+  /**
+   * Booleans may be written 0 and 1 (docs/query-language.md#rules): such a literal binds as a
+   * boolean. A whole number compared with a column stored as numeric binds as numeric: sent as
+   * int8, PostgreSQL would compare through `$n::numeric`, a cast it makes again for every row a
+   * generic plan reads (a named statement's after its first runs), where the value is the same.
+   */
   private coerce(value: B.BExpr, other: B.BExpr): B.BExpr {
-    if (other.type === 'boolean' && value.kind === 'Value' && (value.value === 0 || value.value === 1) && value.pgType === 'int8') {
+    if (value.kind !== 'Value' || value.pgType !== 'int8') return value;
+    if (other.type === 'boolean' && (value.value === 0 || value.value === 1)) {
       return { kind: 'Value', value: value.value === 1, pgType: 'boolean', type: 'boolean', span: value.span };
     }
+    if (other.kind === 'Column' && columnSqlType(other.logical) === 'numeric') return { ...value, pgType: 'numeric' };
     return value;
   }
 

@@ -49,6 +49,27 @@ const GOLDEN: Golden[] = [
     keys: ['id', 'name'],
   },
   {
+    // Sent as int8, a whole number compared with a numeric column costs a cast per row in a generic plan.
+    name: 'a whole number compared with a numeric column binds as numeric, on either side, in BETWEEN and IN',
+    slug: 'opportunity',
+    query: 'SELECT id FROM opportunity WHERE amount >= 1000 AND 50 < probability AND amount BETWEEN 1 AND 2 AND amount IN (3, 4) AND close_date >= 1700000000000 LIMIT 10',
+    sql:
+      `SELECT "t0"."id" AS "c0" ${from('opportunity')} WHERE ${g('t0')} AND (("t0"."amount" >= $2::numeric) AND ($3::numeric < "t0"."probability") ` +
+      'AND ("t0"."amount" BETWEEN $4::numeric AND $5::numeric) AND ("t0"."amount" IN ($6::numeric, $7::numeric)) AND ("t0"."close_date" >= $8::int8)) LIMIT $9::int8',
+    params: [ORG, 1000, 50, 1, 2, 3, 4, 1700000000000, 10],
+    keys: ['id'],
+  },
+  {
+    name: 'an aggregate compared with a whole number keeps it int8; the same number as a numeric column\'s is a parameter of its own',
+    slug: 'opportunity',
+    query: 'SELECT stage, count(*) AS n FROM opportunity WHERE amount > 10 GROUP BY stage HAVING count(*) > 10 LIMIT 10',
+    sql:
+      `SELECT "t0"."stage" AS "c0", count(*) AS "c1" ${from('opportunity')} WHERE ${g('t0')} AND ("t0"."amount" > $2::numeric) ` +
+      'GROUP BY "t0"."stage" HAVING count(*) > $3::int8 LIMIT $3::int8',
+    params: [ORG, 10, 10],
+    keys: ['stage', 'n'],
+  },
+  {
     name: 'depth-3 to-one chain in SELECT and WHERE: one join per hop, shared',
     slug: 'opportunity',
     query: "SELECT id, primary_contact.account.owner.name AS n FROM opportunity WHERE primary_contact.account.owner.role = 'manager' LIMIT 100",

@@ -46,7 +46,7 @@ describe('count cut from the row query', () => {
   it('keeps a literal ORDER BY shares with an earlier clause', () => {
     const text = 'SELECT id FROM opportunity WHERE amount > 5 ORDER BY amount + 5 LIMIT 20';
     const count = compileCount(text, opts('opportunity'));
-    expect(count.sql).toBe(`SELECT count(*) AS "count" FROM (SELECT "t0"."id" AS "c0" FROM "public"."opportunity" AS "t0" WHERE ${g('t0')} AND ("t0"."amount" > $2::int8) LIMIT $3::int8) AS "q"`);
+    expect(count.sql).toBe(`SELECT count(*) AS "count" FROM (SELECT "t0"."id" AS "c0" FROM "public"."opportunity" AS "t0" WHERE ${g('t0')} AND ("t0"."amount" > $2::numeric) LIMIT $3::int8) AS "q"`);
     expect(count.kind === 'query' && count.params).toEqual([ORG, 5, 20]);
   });
 
@@ -78,7 +78,7 @@ describe('count cut from the row query', () => {
 describe('the cache', () => {
   it("forgets texts beyond the last 1,000 and still compiles them right afterwards", () => {
     const text = (n: number) => `SELECT id FROM lead WHERE score > ${n} LIMIT 10`;
-    const expectedSql = `SELECT "t0"."id" AS "c0" FROM "public"."lead" AS "t0" WHERE ${g('t0')} AND ("t0"."score" > $2::int8) LIMIT $3::int8`;
+    const expectedSql = `SELECT "t0"."id" AS "c0" FROM "public"."lead" AS "t0" WHERE ${g('t0')} AND ("t0"."score" > $2::numeric) LIMIT $3::int8`;
     // A hit hands back the cached entry's own columns; a recompiled text has new ones. A text
     // is cached the second time it is compiled.
     const once = compile(text(0), opts('lead')).columns;
