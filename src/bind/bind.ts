@@ -52,6 +52,31 @@ export function bind(select: A.Select, bag: DiagnosticBag, options: BindOptions)
   return binder.query(select, object, null);
 }
 
+/**
+ * A whole number beside a numeric value (compared with it, or in arithmetic with it: a number,
+ * integer or currency column, or arithmetic on one) binds as numeric, the other side's own type.
+ * Sent as int8, PostgreSQL would use `$n::numeric`, a cast it makes again for every row a generic
+ * plan reads (a named statement's after its first runs), where the value is the same either way.
+ */
+function asNumericBeside(value: B.BExpr, other: B.BExpr): B.BExpr {
+  if (value.kind === 'Value' && value.pgType === 'int8' && isNumericInPostgres(other)) return { ...value, pgType: 'numeric' };
+  return value;
+}
+
+/** A column stored as numeric, or arithmetic with one (numeric with anything numbers is numeric). */
+function isNumericInPostgres(e: B.BExpr): boolean {
+  switch (e.kind) {
+    case 'Column':
+      return columnSqlType(e.logical) === 'numeric';
+    case 'Binary':
+      return e.type === 'number' && (isNumericInPostgres(e.left) || isNumericInPostgres(e.right));
+    case 'Unary':
+      return e.op === '-' && isNumericInPostgres(e.operand);
+    default:
+      return false;
+  }
+}
+
 function hintSuffix(h: string | undefined): string {
   return h ? ` (${h})` : '';
 }
@@ -504,7 +529,7 @@ class Binder {
             );
           }
         }
-        return { kind: 'Binary', op: e.op, left, right, type: 'number', span: e.span };
+        return { kind: 'Binary', op: e.op, left: asNumericBeside(left, right), right: asNumericBeside(right, left), type: 'number', span: e.span };
       }
       case '&&': {
         const left = typeNull(bareLeft, 'text[]');
@@ -548,17 +573,13 @@ class Binder {
 
   /**
    * Booleans may be written 0 and 1 (docs/query-language.md#rules): such a literal binds as a
-   * boolean. A whole number compared with a column stored as numeric binds as numeric: sent as
-   * int8, PostgreSQL would compare through `$n::numeric`, a cast it makes again for every row a
-   * generic plan reads (a named statement's after its first runs), where the value is the same.
+   * boolean. A whole number compared with a numeric column binds as numeric (`asNumericBeside`).
    */
   private coerce(value: B.BExpr, other: B.BExpr): B.BExpr {
-    if (value.kind !== 'Value' || value.pgType !== 'int8') return value;
-    if (other.type === 'boolean' && (value.value === 0 || value.value === 1)) {
+    if (other.type === 'boolean' && value.kind === 'Value' && (value.value === 0 || value.value === 1) && value.pgType === 'int8') {
       return { kind: 'Value', value: value.value === 1, pgType: 'boolean', type: 'boolean', span: value.span };
     }
-    if (other.kind === 'Column' && columnSqlType(other.logical) === 'numeric') return { ...value, pgType: 'numeric' };
-    return value;
+    return asNumericBeside(value, other);
   }
 
   private comparable(a: B.BExpr, b: B.BExpr, span: Span, op: DateComparisonOp = 'in'): void {

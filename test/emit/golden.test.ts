@@ -60,6 +60,16 @@ const GOLDEN: Golden[] = [
     keys: ['id'],
   },
   {
+    name: 'a whole number in arithmetic with a numeric column, or compared with that arithmetic, binds as numeric; with an epoch column, int8',
+    slug: 'opportunity',
+    query: 'SELECT id FROM opportunity WHERE amount * 2 > 5 AND 100 - probability < 40 AND close_date + 86400000 > 1700000000000 LIMIT 10',
+    sql:
+      `SELECT "t0"."id" AS "c0" ${from('opportunity')} WHERE ${g('t0')} AND ((("t0"."amount" * $2::numeric) > $3::numeric) AND (($4::numeric - "t0"."probability") < $5::numeric) ` +
+      'AND (("t0"."close_date" + $6::int8) > $7::int8)) LIMIT $8::int8',
+    params: [ORG, 2, 5, 100, 40, 86400000, 1700000000000, 10],
+    keys: ['id'],
+  },
+  {
     name: 'an aggregate compared with a whole number keeps it int8; the same number as a numeric column\'s is a parameter of its own',
     slug: 'opportunity',
     query: 'SELECT stage, count(*) AS n FROM opportunity WHERE amount > 10 GROUP BY stage HAVING count(*) > 10 LIMIT 10',
