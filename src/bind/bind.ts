@@ -1,5 +1,4 @@
 import type { Catalog, ObjectDef } from '../catalog/types.js';
-import { columnSqlType } from '../catalog/ddl.js';
 import { hintZone, isZone, parseDateText, repairDateString, type DateComparisonOp } from '../diagnostics/dates.js';
 import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
 import type { Span } from '../diagnostics/span.js';
@@ -10,7 +9,7 @@ import type * as B from './bound.js';
 import { forEachBoundChild, isAggregate, sameExpr, shapeOf } from './exprs.js';
 import { NameResolver, existsForm, existsParts, nearName, nullAt, sourceOf, type Scope } from './names.js';
 import { bindCall } from './functions.js';
-import { commonType, compareTypes, describe, isNumeric } from './types.js';
+import { commonType, compareTypes, describe, isNumeric, unifyNumbers } from './types.js';
 import { numberLiteral } from '../validate/numbers.js';
 import { exampleCondition, examplesFor, type Examples } from '../syntax/examples.js';
 import { typeNull, typeOutput, unifyNulls } from './nulls.js';
@@ -50,31 +49,6 @@ export function bind(select: A.Select, bag: DiagnosticBag, options: BindOptions)
     return null;
   }
   return binder.query(select, object, null);
-}
-
-/**
- * A whole number beside a numeric value (compared with it, or in arithmetic with it: a number,
- * integer or currency column, or arithmetic on one) binds as numeric, the other side's own type.
- * Sent as int8, PostgreSQL would use `$n::numeric`, a cast it makes again for every row a generic
- * plan reads (a named statement's after its first runs), where the value is the same either way.
- */
-function asNumericBeside(value: B.BExpr, other: B.BExpr): B.BExpr {
-  if (value.kind === 'Value' && value.pgType === 'int8' && isNumericInPostgres(other)) return { ...value, pgType: 'numeric' };
-  return value;
-}
-
-/** A column stored as numeric, or arithmetic with one (numeric with anything numbers is numeric). */
-function isNumericInPostgres(e: B.BExpr): boolean {
-  switch (e.kind) {
-    case 'Column':
-      return columnSqlType(e.logical) === 'numeric';
-    case 'Binary':
-      return e.type === 'number' && (isNumericInPostgres(e.left) || isNumericInPostgres(e.right));
-    case 'Unary':
-      return e.op === '-' && isNumericInPostgres(e.operand);
-    default:
-      return false;
-  }
 }
 
 function hintSuffix(h: string | undefined): string {
@@ -391,7 +365,7 @@ class Binder {
         return { kind: 'IsNull', operand: this.expr(e.operand, ctx), negated: e.negated, type: 'boolean', span: e.span };
       case 'Between': {
         const bare = this.expr(e.operand, ctx);
-        const [operand, low, high] = unifyNulls([bare, this.coerce(this.expr(e.low, ctx), bare), this.coerce(this.expr(e.high, ctx), bare)]) as [B.BExpr, B.BExpr, B.BExpr];
+        const [operand, low, high] = unifyNumbers(unifyNulls([bare, this.coerce(this.expr(e.low, ctx), bare), this.coerce(this.expr(e.high, ctx), bare)])) as [B.BExpr, B.BExpr, B.BExpr];
         this.comparable(operand, low, e.span, 'between');
         this.comparable(operand, high, e.span, 'between');
         return { kind: 'Between', operand, low, high, negated: e.negated, type: 'boolean', span: e.span };
@@ -417,7 +391,7 @@ class Binder {
       }
       case 'InList': {
         const bare = this.expr(e.operand, ctx);
-        const [operand, ...items] = unifyNulls([bare, ...e.items.map((i) => this.coerce(this.expr(i, ctx), bare))]) as [B.BExpr, ...B.BExpr[]];
+        const [operand, ...items] = unifyNumbers(unifyNulls([bare, ...e.items.map((i) => this.coerce(this.expr(i, ctx), bare))])) as [B.BExpr, ...B.BExpr[]];
         for (const i of items) {
           this.comparable(operand, i, i.span, 'in');
           this.checkOption(operand, i);
@@ -529,7 +503,8 @@ class Binder {
             );
           }
         }
-        return { kind: 'Binary', op: e.op, left: asNumericBeside(left, right), right: asNumericBeside(right, left), type: 'number', span: e.span };
+        const [l, r] = unifyNumbers([left, right]) as [B.BExpr, B.BExpr];
+        return { kind: 'Binary', op: e.op, left: l, right: r, type: 'number', span: e.span };
       }
       case '&&': {
         const left = typeNull(bareLeft, 'text[]');
@@ -564,22 +539,19 @@ class Binder {
         return { kind: 'Binary', op, left, right, type: 'boolean', span };
       }
     }
-    const [l, r] = unifyNulls([this.coerce(left, right), this.coerce(right, left)]) as [B.BExpr, B.BExpr];
+    const [l, r] = unifyNumbers(unifyNulls([this.coerce(left, right), this.coerce(right, left)])) as [B.BExpr, B.BExpr];
     this.comparable(l, r, span, op);
     this.checkOption(l, r);
     this.checkOption(r, l);
     return { kind: 'Binary', op, left: l, right: r, type: 'boolean', span };
   }
 
-  /**
-   * Booleans may be written 0 and 1 (docs/query-language.md#rules): such a literal binds as a
-   * boolean. A whole number compared with a numeric column binds as numeric (`asNumericBeside`).
-   */
+  /** Booleans may be written 0 and 1 (docs/query-language.md#rules): such a literal binds as a boolean. */
   private coerce(value: B.BExpr, other: B.BExpr): B.BExpr {
     if (other.type === 'boolean' && value.kind === 'Value' && (value.value === 0 || value.value === 1) && value.pgType === 'int8') {
       return { kind: 'Value', value: value.value === 1, pgType: 'boolean', type: 'boolean', span: value.span };
     }
-    return asNumericBeside(value, other);
+    return value;
   }
 
   private comparable(a: B.BExpr, b: B.BExpr, span: Span, op: DateComparisonOp = 'in'): void {
@@ -678,18 +650,19 @@ class Binder {
     });
     if (operand) {
       // CASE x WHEN y compares x = y: an untyped side takes the other's type, as in a comparison.
-      const [o, ...ws] = unifyNulls([operand, ...whens.map((w) => w.when)]);
+      const [o, ...ws] = unifyNumbers(unifyNulls([operand, ...whens.map((w) => w.when)]));
       operand = o!;
       whens = whens.map((w, i) => ({ when: ws[i]!, then: w.then }));
     }
     const otherwise = e.else ? this.expr(e.else, ctx) : null;
     const results = [...whens.map((w) => w.then), ...(otherwise ? [otherwise] : [])];
     const type = commonType(results, this.bag, sourceOf.bind(null, this.bag));
+    const typed = unifyNumbers(results.map((r) => typeNull(r, type)));
     return {
       kind: 'Case',
       operand,
-      whens: whens.map((w) => ({ when: w.when, then: typeNull(w.then, type) })),
-      else: otherwise && typeNull(otherwise, type),
+      whens: whens.map((w, i) => ({ when: w.when, then: typed[i]! })),
+      else: otherwise && typed[whens.length]!,
       type,
       span: e.span,
     };

@@ -4,7 +4,7 @@ import { FUNCTIONS } from '../validate/functions.js';
 import type * as B from './bound.js';
 import { exampleCondition, type Examples } from '../syntax/examples.js';
 import { typeNull } from './nulls.js';
-import { commonType, describe, isNumeric } from './types.js';
+import { commonType, describe, isNumeric, unifyNumbers } from './types.js';
 
 /** round(numeric, int4): larger digits would fail in PostgreSQL, not here. */
 const INT4_MAX = 2_147_483_647;
@@ -135,7 +135,7 @@ class CallTyping {
       }
       case 'coalesce': {
         const type = commonType(this.args, this.bag, (x) => this.show(x));
-        return this.call(type, this.args.map((a) => typeNull(a, type)));
+        return this.call(type, unifyNumbers(this.args.map((a) => typeNull(a, type))));
       }
       case 'date_trunc': {
         fieldArg(this.args[0], DATE_TRUNC_FIELDS, 'date_trunc', this.bag);
@@ -165,7 +165,7 @@ class CallTyping {
           this.bag.error('TYPE_MISMATCH', cond.span, `the first argument of if() must be a condition, but '${this.show(cond)}' is a ${describe(cond.type)}`, `write if(${exampleCondition(ex)}, ${ex.number ?? '1'}, 0)`);
         }
         const type = commonType(this.args.slice(1), this.bag, (x) => this.show(x));
-        return this.call(type, [typeNull(cond, 'boolean'), typeNull(this.args[1]!, type), typeNull(this.args[2]!, type)]);
+        return this.call(type, [typeNull(cond, 'boolean'), ...unifyNumbers([typeNull(this.args[1]!, type), typeNull(this.args[2]!, type)])]);
       }
       case 'now':
         return { kind: 'Now', type: 'timestamptz', span: this.e.span };

@@ -1,3 +1,4 @@
+import { columnSqlType } from '../catalog/ddl.js';
 import type { LogicalType } from '../catalog/types.js';
 import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
 import type { BExpr, ValueType } from './bound.js';
@@ -24,6 +25,51 @@ export function columnValueType(t: LogicalType): ValueType {
 
 export function isNumeric(t: ValueType): boolean {
   return t === 'number' || t === 'epoch';
+}
+
+/**
+ * Values compared, combined in arithmetic or chosen among (CASE, coalesce, if): when one of them
+ * is numeric in PostgreSQL, a whole number among them binds as numeric too. Sent as int8, it
+ * would be compared or combined through `$n::numeric`, a cast PostgreSQL makes again for every
+ * row a generic plan reads (a named statement's, after its first runs), where the value is the
+ * same either way.
+ */
+export function unifyNumbers(exprs: readonly BExpr[]): BExpr[] {
+  if (!exprs.some(isNumericInPostgres)) return [...exprs];
+  return exprs.map((e) => (e.kind === 'Value' && e.pgType === 'int8' ? { ...e, pgType: 'numeric' } : e));
+}
+
+/**
+ * A column stored as numeric (number, integer, currency), arithmetic with one, round() (written
+ * over numeric), or a sum, abs, min, max, CASE, coalesce or if() of one.
+ */
+function isNumericInPostgres(e: BExpr): boolean {
+  switch (e.kind) {
+    case 'Column':
+      return columnSqlType(e.logical) === 'numeric';
+    case 'Binary':
+      return e.type === 'number' && (isNumericInPostgres(e.left) || isNumericInPostgres(e.right));
+    case 'Unary':
+      return e.op === '-' && isNumericInPostgres(e.operand);
+    case 'Case':
+      return e.whens.some((w) => isNumericInPostgres(w.then)) || (e.else !== null && isNumericInPostgres(e.else));
+    case 'Call':
+      switch (e.fn) {
+        case 'round':
+          return true;
+        case 'sum':
+        case 'abs':
+        case 'min':
+        case 'max':
+        case 'coalesce':
+        case 'if':
+          return e.args.some(isNumericInPostgres);
+        default:
+          return false;
+      }
+    default:
+      return false;
+  }
 }
 
 type Family = 'text' | 'number' | 'boolean' | 'time' | 'array' | 'json' | 'any';

@@ -70,6 +70,16 @@ const GOLDEN: Golden[] = [
     keys: ['id'],
   },
   {
+    name: 'a whole number chosen beside a numeric value (CASE, coalesce, if) binds as numeric; beside other whole numbers, int8',
+    slug: 'opportunity',
+    query: 'SELECT id, CASE WHEN stage = \'won\' THEN amount ELSE 0 END AS won, coalesce(probability, 0) AS p, if(amount > 5, 1, 0) AS big FROM opportunity LIMIT 10',
+    sql:
+      'SELECT "t0"."id" AS "c0", CASE WHEN "t0"."stage" = $2::text THEN "t0"."amount" ELSE $3::numeric END AS "c1", coalesce("t0"."probability", $3::numeric) AS "c2", ' +
+      `CASE WHEN "t0"."amount" > $4::numeric THEN $5::int8 ELSE $6::int8 END AS "c3" ${from('opportunity')} WHERE ${g('t0')} LIMIT $7::int8`,
+    params: [ORG, 'won', 0, 5, 1, 0, 10],
+    keys: ['id', 'won', 'p', 'big'],
+  },
+  {
     name: 'an aggregate compared with a whole number keeps it int8; the same number as a numeric column\'s is a parameter of its own',
     slug: 'opportunity',
     query: 'SELECT stage, count(*) AS n FROM opportunity WHERE amount > 10 GROUP BY stage HAVING count(*) > 10 LIMIT 10',
@@ -166,7 +176,7 @@ const GOLDEN: Golden[] = [
     slug: 'opportunity',
     query: "SELECT owner AS owner_id, sum(if(stage = 'won', amount, 0)) AS won FROM opportunity GROUP BY owner LIMIT 100",
     sql:
-      `SELECT "t0"."owner" AS "c0", sum(CASE WHEN "t0"."stage" = $2::text THEN "t0"."amount" ELSE $3::int8 END) AS "c1" ${from('opportunity')} ` +
+      `SELECT "t0"."owner" AS "c0", sum(CASE WHEN "t0"."stage" = $2::text THEN "t0"."amount" ELSE $3::numeric END) AS "c1" ${from('opportunity')} ` +
       `WHERE ${g('t0')} GROUP BY "t0"."owner" LIMIT $4::int8`,
     params: [ORG, 'won', 0, 100],
     keys: ['owner_id', 'won'],
@@ -182,7 +192,7 @@ const GOLDEN: Golden[] = [
     name: 'round(x, 2) casts x to numeric and the digits to int4',
     slug: 'opportunity',
     query: 'SELECT round(sum(amount)/10000000, 2) AS crore FROM opportunity LIMIT 1',
-    sql: `SELECT round((sum("t0"."amount") / $2::int8)::numeric, $3::int4) AS "c0" ${from('opportunity')} WHERE ${g('t0')} LIMIT $4::int8`,
+    sql: `SELECT round((sum("t0"."amount") / $2::numeric)::numeric, $3::int4) AS "c0" ${from('opportunity')} WHERE ${g('t0')} LIMIT $4::int8`,
     params: [ORG, 10000000, 2, 1],
   },
   {
