@@ -47,6 +47,23 @@ export function someBoundChild(e: B.BExpr, test: (c: B.BExpr) => boolean): boole
   }
 }
 
+/** Kinds an expression that reads no row may be made of (with non-aggregate calls). */
+const ROW_FREE = new Set<B.BExpr['kind']>(['Value', 'Null', 'Now', 'Call', 'Unary', 'Binary', 'Logical', 'IsNull', 'Case', 'Array', 'Cast', 'AtTimeZone']);
+
+/**
+ * True when `e` computes a value from no row: literals and NOW() through calls, arithmetic, CASE
+ * and time zones (the start of this month in a zone, say), and not a lone literal or NOW(), which
+ * cost nothing to read again.
+ */
+export function isRowFreeComputation(e: B.BExpr): boolean {
+  return e.kind !== 'Value' && e.kind !== 'Null' && e.kind !== 'Now' && readsNoRow(e);
+}
+
+function readsNoRow(e: B.BExpr): boolean {
+  if (!ROW_FREE.has(e.kind) || isAggregateCall(e)) return false;
+  return !someBoundChild(e, (c) => !readsNoRow(c));
+}
+
 /** Calls `visit` on each child expression of `e`; subqueries are not entered. */
 export function forEachBoundChild(e: B.BExpr, visit: (c: B.BExpr) => void): void {
   switch (e.kind) {

@@ -1,4 +1,5 @@
 import type * as B from '../bind/bound.js';
+import { isRowFreeComputation } from '../bind/exprs.js';
 import { quoteIdent } from '../catalog/quote.js';
 import { pathKey, type LogicalPlan, type ScopePlan, type TableRef } from '../plan/plan.js';
 import { outputName } from './output-names.js';
@@ -117,12 +118,16 @@ function quotedOutput(i: number): string {
   return i < QUOTED_OUTPUTS.length ? QUOTED_OUTPUTS[i]! : quoted(outputName(i));
 }
 
+const COMPARISONS = new Set<B.BBinary['op']>(['=', '<>', '<', '<=', '>', '>=']);
+
 class SqlWriter {
   private out = '';
   private readonly params: unknown[];
   /** Parameter number of each value written so far, by SQL type, then by the value itself. */
   private readonly seen = new Map<string, Map<unknown, number>>();
   private nowIndex = -1;
+  /** Inside a WHERE or HAVING (`compared`). */
+  private filtering = 0;
   /** Set by the top-level query(): see OrderCut. */
   orderCut: OrderCut | null = null;
   /** What follows a table's alias in its guards: `."tenant" = $1`, and ` AND ` ... `."deleted" = false` when soft-deleting. */
@@ -199,7 +204,9 @@ class SqlWriter {
     this.guards(scope.from, '');
     if (q.where) {
       this.raw(' AND ');
+      this.filtering++;
       this.expr(q.where, true);
+      this.filtering--;
     }
     if (q.groupBy.length) {
       this.raw(' GROUP BY ');
@@ -207,7 +214,9 @@ class SqlWriter {
     }
     if (q.having) {
       this.raw(' HAVING ');
+      this.filtering++;
       this.expr(q.having, false);
+      this.filtering--;
     }
     const orderStart = this.out.length;
     const paramsBefore = this.params.length;
@@ -257,6 +266,20 @@ class SqlWriter {
     throw new Error(`plan invariant: no join for path ${key}`);
   }
 
+  /**
+   * An operand of a comparison (`comparison`: false for arithmetic). In a WHERE or HAVING, a
+   * comparison's side that reads no row (`created_at >= date_part('epoch', date_trunc('month', now()
+   * AT TIME ZONE 'z') AT TIME ZONE 'z') * 1000`) is written as a scalar subquery: PostgreSQL runs
+   * that once for the statement (an InitPlan), where as a filter's operand it would compute it
+   * again for every row it reads.
+   */
+  private compared(e: B.BExpr, comparison: boolean): void {
+    if (!comparison || this.filtering === 0 || !isRowFreeComputation(e)) return this.expr(e, true);
+    this.raw('(SELECT ');
+    this.expr(e, false);
+    this.raw(')');
+  }
+
   /** `wrap`: parenthesise compound expressions, as an operand inside a larger one. */
   private expr(e: B.BExpr, wrap: boolean): void {
     switch (e.kind) {
@@ -292,9 +315,9 @@ class SqlWriter {
         return;
       case 'Binary':
         if (wrap) this.raw('(');
-        this.expr(e.left, true);
+        this.compared(e.left, COMPARISONS.has(e.op));
         this.raw(` ${e.op} `);
-        this.expr(e.right, true);
+        this.compared(e.right, COMPARISONS.has(e.op));
         if (wrap) this.raw(')');
         return;
       case 'Logical': {
@@ -323,11 +346,11 @@ class SqlWriter {
         return;
       case 'Between':
         if (wrap) this.raw('(');
-        this.expr(e.operand, true);
+        this.compared(e.operand, true);
         this.raw(e.negated ? ' NOT BETWEEN ' : ' BETWEEN ');
-        this.expr(e.low, true);
+        this.compared(e.low, true);
         this.raw(' AND ');
-        this.expr(e.high, true);
+        this.compared(e.high, true);
         if (wrap) this.raw(')');
         return;
       case 'Like':

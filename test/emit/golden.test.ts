@@ -231,7 +231,7 @@ const GOLDEN: Golden[] = [
     query: "SELECT id FROM lead WHERE created_at >= date_part('epoch', date_trunc('day', NOW() AT TIME ZONE 'Asia/Kolkata') AT TIME ZONE 'Asia/Kolkata')*1000 LIMIT 100",
     sql:
       `SELECT "t0"."id" AS "c0" ${from('lead')} WHERE ${g('t0')} AND ("t0"."created_at" >= ` +
-      '(date_part($2::text, date_trunc($3::text, $4::timestamptz AT TIME ZONE $5::text) AT TIME ZONE $5::text) * $6::int8)) LIMIT $7::int8',
+      '(SELECT date_part($2::text, date_trunc($3::text, $4::timestamptz AT TIME ZONE $5::text) AT TIME ZONE $5::text) * $6::int8)) LIMIT $7::int8',
     params: [ORG, 'epoch', 'day', NOW_ISO, 'Asia/Kolkata', 1000, 100],
     now: true,
   },
@@ -241,7 +241,7 @@ const GOLDEN: Golden[] = [
     query: "SELECT id FROM lead WHERE created_at >= date_part('epoch', date_trunc('day', NOW() AT TIME ZONE 'Asia/Kolkata') AT TIME ZONE 'Asia/Kolkata')*1000 LIMIT 100",
     sql:
       `SELECT "t0"."id" AS "c0" ${from('lead')} WHERE ${g('t0')} AND ("t0"."created_at" >= ` +
-      '(date_part($2::text, date_trunc($3::text, now() AT TIME ZONE $4::text) AT TIME ZONE $4::text) * $5::int8)) LIMIT $6::int8',
+      '(SELECT date_part($2::text, date_trunc($3::text, now() AT TIME ZONE $4::text) AT TIME ZONE $4::text) * $5::int8)) LIMIT $6::int8',
     params: [ORG, 'epoch', 'day', 'Asia/Kolkata', 1000, 100],
   },
   {
@@ -252,10 +252,23 @@ const GOLDEN: Golden[] = [
       "AND created_at < date_part('epoch', date_trunc('day', NOW() AT TIME ZONE 'Asia/Kolkata') AT TIME ZONE 'Asia/Kolkata')*1000 LIMIT 100",
     sql:
       `SELECT "t0"."id" AS "c0" ${from('lead')} WHERE ${g('t0')} AND (` +
-      '("t0"."created_at" >= (date_part($2::text, date_trunc($3::text, $4::timestamptz AT TIME ZONE $5::text) AT TIME ZONE $5::text) * $6::int8)) AND ' +
-      '("t0"."created_at" < (date_part($2::text, date_trunc($7::text, $4::timestamptz AT TIME ZONE $5::text) AT TIME ZONE $5::text) * $6::int8))) LIMIT $8::int8',
+      '("t0"."created_at" >= (SELECT date_part($2::text, date_trunc($3::text, $4::timestamptz AT TIME ZONE $5::text) AT TIME ZONE $5::text) * $6::int8)) AND ' +
+      '("t0"."created_at" < (SELECT date_part($2::text, date_trunc($7::text, $4::timestamptz AT TIME ZONE $5::text) AT TIME ZONE $5::text) * $6::int8))) LIMIT $8::int8',
     params: [ORG, 'epoch', 'year', NOW_ISO, 'Asia/Kolkata', 1000, 'day', 100],
     now: true,
+  },
+  {
+    name: 'a date boundary is computed once where it filters (WHERE, HAVING), and written plainly where it is shown',
+    slug: 'lead',
+    query:
+      "SELECT id, created_at >= date_part('epoch', NOW())*1000 AS fresh FROM lead WHERE created_at BETWEEN date_part('epoch', NOW())*1000 - 86400000 AND date_part('epoch', NOW())*1000 " +
+      'GROUP BY id, created_at HAVING max(created_at) > date_part(\'epoch\', NOW())*1000 - 3600000 LIMIT 100',
+    sql:
+      'SELECT "t0"."id" AS "c0", "t0"."created_at" >= (date_part($2::text, now()) * $3::int8) AS "c1" ' +
+      `${from('lead')} WHERE ${g('t0')} AND ("t0"."created_at" BETWEEN (SELECT (date_part($2::text, now()) * $3::int8) - $4::int8) AND (SELECT date_part($2::text, now()) * $3::int8)) ` +
+      'GROUP BY "t0"."id", "t0"."created_at" HAVING max("t0"."created_at") > (SELECT (date_part($2::text, now()) * $3::int8) - $5::int8) LIMIT $6::int8',
+    params: [ORG, 'epoch', 1000, 86400000, 3600000, 100],
+    keys: ['id', 'fresh'],
   },
   {
     name: 'date display: ::date on to_timestamp; an equal literal reuses its parameter (1000)',

@@ -137,6 +137,28 @@ async function fuzzOne(text: string, target: Target, slug: string, bound = HANG_
 
 // ---------------------------------------------------------------- inputs
 
+// ---------------------------------------------------------------- the structure check itself
+
+describe('the structure check', () => {
+  const catalog = loadFixtureCatalog('crm');
+  const guarded = (tail: string) => `SELECT "t0"."id" AS "c0" FROM "public"."opportunity" AS "t0" WHERE "t0"."org_id" = $1 AND "t0"."is_deleted" = false AND ("t0"."created_at" >= ${tail})`;
+
+  it('takes a comparison side computed once, as the compiler writes a date boundary', async () => {
+    await loadSqlParser();
+    const c = compile("SELECT id FROM opportunity WHERE created_at >= date_part('epoch', date_trunc('month', NOW() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC') * 1000 LIMIT 10", { catalog, slug: 'opportunity', orgId: 'org_acme' });
+    expect(c.sql).toContain('>= (SELECT date_part(');
+    expect(checkSqlStructure(c.sql, c.params, catalog).problems).toEqual([]);
+  });
+
+  it('refuses a subquery without FROM that holds more than its one expression, and one that reads a table unguarded', async () => {
+    await loadSqlParser();
+    expect(checkSqlStructure(guarded('(SELECT $2::int8 WHERE true)'), ['org_acme', 1], catalog).problems).toEqual(['a subquery without FROM holds 1 expressions and whereClause']);
+    expect(checkSqlStructure(guarded('(SELECT $2::int8, $2::int8)'), ['org_acme', 1], catalog).problems).toEqual(['a subquery without FROM holds 2 expressions and no clause']);
+    expect(checkSqlStructure(guarded('(SELECT max("t1"."created_at") FROM "public"."opportunity" AS "t1")'), ['org_acme'], catalog).problems)
+      .toEqual(['t1 (opportunity) has no t1.org_id = $1 in the WHERE of its SELECT', 't1 (opportunity) has no t1.is_deleted = false in the WHERE of its SELECT']);
+  });
+});
+
 // ---------------------------------------------------------------- properties
 
 describe('fuzz: compile', () => {

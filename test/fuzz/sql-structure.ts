@@ -147,7 +147,16 @@ export function checkSqlStructure(sql: string, params: readonly unknown[], catal
   };
 
   let countWrapper = options.count === true;
+  // `(SELECT <expression>)`: a comparison's side computed once (a date boundary from now()); it
+  // reads no table, so it needs no guard, and it may hold nothing but its one expression.
+  const scalars = new WeakSet<Node>();
   const select = (s: Node): void => {
+    if (scalars.has(s)) {
+      const targets = (s['targetList'] as Node[] | undefined) ?? [];
+      const clauses = Object.keys(s).filter((k) => k !== 'targetList' && k !== 'limitOption' && k !== 'op');
+      if (targets.length !== 1 || clauses.length > 0) problems.push(`a subquery without FROM holds ${targets.length} expressions and ${clauses.join(', ') || 'no clause'}`);
+      return;
+    }
     if (countWrapper) {
       countWrapper = false;
       const from = (s['fromClause'] as Node[] | undefined) ?? [];
@@ -175,6 +184,11 @@ export function checkSqlStructure(sql: string, params: readonly unknown[], catal
     for (const [k, child] of Object.entries(v)) {
       if (!isNode(child) && !Array.isArray(child)) continue;
       switch (k) {
+        case 'SubLink': {
+          const sub = ((child as Node)['subselect'] as Node | undefined)?.['SelectStmt'] as Node | undefined;
+          if ((child as Node)['subLinkType'] === 'EXPR_SUBLINK' && sub && !sub['fromClause']) scalars.add(sub);
+          break;
+        }
         case 'SelectStmt':
           select(child as Node);
           break;
