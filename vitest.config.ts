@@ -46,6 +46,7 @@ const THREAD_FILES = [
   'test/docs/links.test.ts',
   'test/emit/golden.test.ts',
   'test/emit/single-shard.test.ts',
+  'test/exec/date-boundaries.test.ts',
   'test/exec/crm.test.ts',
   'test/exec/helpdesk.test.ts',
   'test/exec/literals.test.ts',
