@@ -241,7 +241,7 @@ function serverSide({ url, pid }, workload, how = OQL) {
       const clientUsage = process.cpuUsage(clientBefore);
       cpu.client = (clientUsage.user + clientUsage.system) / 1000 / r.requests.total;
       check(r);
-      return { requests: r.requests.total, seconds, rps: r['2xx'] / seconds, p50: r.latency.p50, p99: r.latency.p99, cpu };
+      return { requests: r.requests.total, ok: r['2xx'], seconds, rps: r['2xx'] / seconds, p50: r.latency.p50, p99: r.latency.p99, cpu };
     },
   };
 }
@@ -274,7 +274,7 @@ function floorSide(db, workload) {
       const cpu = cpuPer(before, cpuNow(null), latencies.length);
       latencies.sort((a, b) => a - b);
       const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
-      return { requests: latencies.length, seconds, rps: latencies.length / seconds, p50: pct(50), p99: pct(99), cpu };
+      return { requests: latencies.length, ok: latencies.length, seconds, rps: latencies.length / seconds, p50: pct(50), p99: pct(99), cpu };
     },
   };
 }
@@ -316,7 +316,7 @@ async function inTurns(database, workload, sides) {
 function combined(rounds) {
   const requests = rounds.reduce((a, r) => a + r.requests, 0);
   const seconds = rounds.reduce((a, r) => a + r.seconds, 0);
-  const ok = rounds.reduce((a, r) => a + r.rps * r.seconds, 0);
+  const ok = rounds.reduce((a, r) => a + r.ok, 0);
   const cpuOf = (key) => rounds.reduce((a, r) => a + (r.cpu[key] ?? 0) * r.requests, 0) / requests;
   return { rounds, requests, seconds, rps: ok / seconds, p50: median(rounds.map((r) => r.p50)), p99: median(rounds.map((r) => r.p99)), cpu: { own: cpuOf('own'), db: cpuOf('db'), client: cpuOf('client') } };
 }
@@ -326,12 +326,15 @@ function combined(rounds) {
  * round's pair measured back to back, so that a slower minute of the machine weighs on both.
  */
 function ratio(a, b, of) {
-  return median(a.rounds.map((r, i) => of(r, b.rounds[i])));
+  return median(roundRatios(a, b, of));
 }
 const throughputRatio = (a, b) => ratio(a, b, (x, y) => x.rps / y.rps);
 
+/** `of(a's round, b's round)` for each round. */
+const roundRatios = (a, b, of) => a.rounds.map((r, i) => of(r, b.rounds[i]));
+
 /** "1.21 / 1.30 / 1.25": a ratio in each round, to show its spread. */
-const perRound = (a, b, of) => a.rounds.map((r, i) => fmt(of(r, b.rounds[i]))).join(' / ');
+const perRound = (a, b, of) => roundRatios(a, b, of).map((x) => fmt(x)).join(' / ');
 
 // ---- The two databases
 
@@ -499,8 +502,7 @@ function section(results, started) {
       continue;
     }
     const s = r.server;
-    const errors = s.errors > 0 ? ` (${s.errors} errors)` : '';
-    push(`| ${r.database} | ${r.workload} | ${fmt(s.rps, 0)}${errors} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(f.rps, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(ratio(s, f, (x, y) => x.p50 / y.p50))} | ${fmt(ratio(s, f, (x, y) => x.p99 / y.p99))} | ${fmt(throughputRatio(f, s))} | ${cpuText(s.cpu)} | ${cpuText(f.cpu)} | ${r.floorLabel} | ${perRound(f, s, (x, y) => x.rps / y.rps)} |`);
+    push(`| ${r.database} | ${r.workload} | ${fmt(s.rps, 0)} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(f.rps, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(ratio(s, f, (x, y) => x.p50 / y.p50))} | ${fmt(ratio(s, f, (x, y) => x.p99 / y.p99))} | ${fmt(throughputRatio(f, s))} | ${cpuText(s.cpu)} | ${cpuText(f.cpu)} | ${r.floorLabel} | ${perRound(f, s, (x, y) => x.rps / y.rps)} |`);
   }
   push();
   const plain = results.filter((r) => r.httpFloor);
