@@ -186,6 +186,53 @@ describe.each<DbKind>(['pglite', 'postgres'])('webhooks on %s', (kind) => {
     await h.call('DELETE', `/api/v1/webhooks/${hook.id}`, { key: KEYS.acmeAdmin });
   }, 120_000);
 
+  it('keeps the claim a replay led to when the delivery that was out is answered before that claim looks at the endpoint', async () => {
+    const r = await receiver();
+    let hang = true;
+    r.answer = () => (hang ? 'hang' : 200);
+    const hook = await create(KEYS.acmeAdmin, { url: r.url, objects: ['account'] });
+    const before = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
+    await bulk(KEYS.acmeAdmin, 'account', ['Reclaimed Acme']);
+    await r.untilHung(1);
+    // The order this test makes: the replay; the endpoint claimed again (by this same instance,
+    // whose other slots are free); the delivery that was out answered, and its claim let go; only
+    // then the new claim's first look at the endpoint. The service's own statements, held on the
+    // service's database until the release has run, make it.
+    const db = h.db as unknown as { query: (sql: string, params?: readonly unknown[]) => Promise<unknown> };
+    const query = db.query;
+    let held = false;
+    let released!: () => void;
+    const release = new Promise<void>((resolve) => (released = resolve));
+    let reclaimed!: () => void;
+    const claimLooks = new Promise<void>((resolve) => (reclaimed = resolve));
+    db.query = async function (this: unknown, sql: string, params?: readonly unknown[]) {
+      const look = sql.startsWith('SELECT id, org_id, url') && params?.[0] === hook.id;
+      if (look && !held) {
+        held = true;
+        reclaimed();
+        await release;
+      }
+      const rows = await query.call(this, sql, params);
+      if (held && sql.includes('SET claimed_by = NULL') && params?.[0] === hook.id) released();
+      return rows;
+    };
+    try {
+      hang = false;
+      const replay = await h.call('POST', `/api/v1/webhooks/${hook.id}/replay`, { key: KEYS.acmeAdmin, body: { after: before } });
+      expect(replay.status, replay.text).toBe(200);
+      await claimLooks;
+      r.release();
+      await r.until(1, 60_000);
+    } finally {
+      db.query = query;
+      released();
+    }
+    const again = events(r);
+    expect(again.map((e) => e.id)).toEqual([r.hungRequests[0]!.headers['webhook-id']]);
+    expect(again[0]!.body.data.record.name).toBe('Reclaimed Acme');
+    await h.call('DELETE', `/api/v1/webhooks/${hook.id}`, { key: KEYS.acmeAdmin });
+  }, 120_000);
+
   it('signs with the old and the new secret during a rotation, and with the new alone after it', async () => {
     const r = await receiver();
     const hook = await create(KEYS.acmeAdmin, { url: r.url, objects: ['contact'] });

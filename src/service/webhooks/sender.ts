@@ -57,6 +57,8 @@ export interface DeliveryResult {
  */
 export class WebhookSender {
   private readonly instance = `i_${randomUUID()}`;
+  /** Claims this instance has made: each claim has its own name, so a claim the endpoint lost (to a replay) never acts for a later one. */
+  private claims = 0;
   private readonly inFlight = new Map<string, number>();
   private total = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -139,6 +141,7 @@ export class WebhookSender {
     if (free <= 0) return 0;
     const busy = [...this.inFlight].filter(([, n]) => n >= this.options.slotsPerOrg).map(([org]) => org);
     const now = Date.now();
+    const claim = `${this.instance}.${++this.claims}`;
     // Due endpoints with a change after their position, not of an organization whose slots are all in use here.
     const { rows } = await this.db.query<EndpointRow>(
       `UPDATE ${S}.webhook_endpoints e SET claimed_by = $1, claimed_until = $2::bigint + ${CLAIM_MS}
@@ -149,15 +152,15 @@ export class WebhookSender {
              AND EXISTS (SELECT 1 FROM ${S}.changes c WHERE c.org_id = w.org_id AND c.position > w.position)
            ORDER BY w.next_attempt_at, random() LIMIT $4 FOR UPDATE SKIP LOCKED)
         RETURNING e.id, e.org_id, e.url, e.objects, e.operations, e.secret, e.previous_secret, e.previous_secret_until::text, e.position::text, e.attempt, e.first_failed_at::text, e.dead_in_a_row`,
-      [this.instance, now, busy, free]);
+      [claim, now, busy, free]);
     for (const row of rows) {
       if ((this.inFlight.get(row.org_id) ?? 0) >= this.options.slotsPerOrg || this.total >= slots) {
-        await this.release(row.id);
+        await this.release(row.id, claim);
         continue;
       }
       this.inFlight.set(row.org_id, (this.inFlight.get(row.org_id) ?? 0) + 1);
       this.total++;
-      const work = this.work(row).catch(() => {}).finally(() => {
+      const work = this.work(row, claim).catch(() => {}).finally(() => {
         this.total--;
         const n = (this.inFlight.get(row.org_id) ?? 1) - 1;
         if (n <= 0) this.inFlight.delete(row.org_id);
@@ -170,12 +173,12 @@ export class WebhookSender {
     return rows.length;
   }
 
-  private async release(id: string): Promise<void> {
-    await this.db.query(`UPDATE ${S}.webhook_endpoints SET claimed_by = NULL, claimed_until = NULL WHERE id = $1 AND claimed_by = $2`, [id, this.instance]);
+  private async release(id: string, claim: string): Promise<void> {
+    await this.db.query(`UPDATE ${S}.webhook_endpoints SET claimed_by = NULL, claimed_until = NULL WHERE id = $1 AND claimed_by = $2`, [id, claim]);
   }
 
   /** Delivers the endpoint's next changes in order until one fails, none is left, or the claim has done its share. */
-  private async work(endpoint: EndpointRow): Promise<void> {
+  private async work(endpoint: EndpointRow, claim: string): Promise<void> {
     let position = BigInt(endpoint.position);
     let attempt = endpoint.attempt;
     let firstFailed = endpoint.first_failed_at === null ? null : Number(endpoint.first_failed_at);
@@ -191,12 +194,12 @@ export class WebhookSender {
         // claim goes on from the replay's cursor.
         const { rows: [current] } = await this.db.query<EndpointRow>(
           `SELECT id, org_id, url, objects, operations, status, secret, previous_secret, previous_secret_until::text FROM ${S}.webhook_endpoints WHERE id = $1 AND claimed_by = $2`,
-          [endpoint.id, this.instance]);
+          [endpoint.id, claim]);
         if (current === undefined || current.status !== 'active') return;
         endpoint = { ...endpoint, ...current };
         const selects = JSON.stringify([endpoint.objects, endpoint.operations]);
         if (ahead.length === 0 || selects !== aheadFor) {
-          ahead = await this.next(endpoint, position, PER_CLAIM - n);
+          ahead = await this.next(endpoint, claim, position, PER_CLAIM - n);
           aheadFor = selects;
         }
         const change = ahead.shift();
@@ -213,13 +216,13 @@ export class WebhookSender {
           attempt = 0;
           firstFailed = null;
           deadInARow = 0;
-          await this.advance(endpoint.id, from, position, 0, null, 0, 0);
+          await this.advance(endpoint.id, claim, from, position, 0, null, 0, 0);
           continue;
         }
         if (result.http_status === 410) {
           await this.record(endpoint, change, 'failed', result, null);
           await this.db.query(`UPDATE ${S}.webhook_endpoints SET status = 'disabled', disabled_reason = $3, updated_at = $4 WHERE id = $1 AND claimed_by = $2`,
-            [endpoint.id, this.instance, 'the receiver answered 410 Gone: it asked for no more deliveries', now]);
+            [endpoint.id, claim, 'the receiver answered 410 Gone: it asked for no more deliveries', now]);
           return;
         }
         firstFailed ??= now;
@@ -231,23 +234,23 @@ export class WebhookSender {
           firstFailed = null;
           deadInARow++;
           if (deadInARow >= DISABLE_AFTER_DEAD) {
-            await this.advance(endpoint.id, from, position, 0, null, 0, deadInARow);
+            await this.advance(endpoint.id, claim, from, position, 0, null, 0, deadInARow);
             await this.db.query(`UPDATE ${S}.webhook_endpoints SET status = 'disabled', disabled_reason = $3, updated_at = $4 WHERE id = $1 AND claimed_by = $2`,
-              [endpoint.id, this.instance, `${deadInARow} changes in a row were dead-lettered; the last: ${result.error ?? `HTTP ${result.http_status}`}`, now]);
+              [endpoint.id, claim, `${deadInARow} changes in a row were dead-lettered; the last: ${result.error ?? `HTTP ${result.http_status}`}`, now]);
             return;
           }
-          await this.advance(endpoint.id, from, position, 0, null, 0, deadInARow);
+          await this.advance(endpoint.id, claim, from, position, 0, null, 0, deadInARow);
           continue;
         }
         attempt++;
         const wait = this.backoff(attempt, result.retryAfterSeconds);
         await this.record(endpoint, change, 'failed', result, now + wait);
-        await this.advance(endpoint.id, from, position, attempt, firstFailed, now + wait, deadInARow);
+        await this.advance(endpoint.id, claim, from, position, attempt, firstFailed, now + wait, deadInARow);
         this.nextRetryAt = Math.min(this.nextRetryAt, now + wait);
         return;
       }
     } finally {
-      await this.release(endpoint.id).catch(() => {});
+      await this.release(endpoint.id, claim).catch(() => {});
     }
   }
 
@@ -262,15 +265,16 @@ export class WebhookSender {
   /**
    * Records a step that started at `from`: the endpoint's new position and retry state. Only while
    * this claim holds it and it still stands at `from`: a replay made while the step's delivery was
-   * out (it sets the position back and takes the claim), or an instance that claimed the endpoint
-   * after this claim ran out and moved it on, is kept.
+   * out (it sets the position back and takes the claim, which a later claim of this same instance
+   * does not give back), or an instance that claimed the endpoint after this claim ran out and moved
+   * it on, is kept.
    */
-  private async advance(id: string, from: bigint, position: bigint, attempt: number, firstFailed: number | null, nextAt: number, deadInARow: number): Promise<void> {
+  private async advance(id: string, claim: string, from: bigint, position: bigint, attempt: number, firstFailed: number | null, nextAt: number, deadInARow: number): Promise<void> {
     await this.db.query(
       `UPDATE ${S}.webhook_endpoints SET position = $3::bigint, attempt = $4, first_failed_at = $5::bigint, next_attempt_at = $6::bigint, dead_in_a_row = $7,
               claimed_until = $8::bigint
         WHERE id = $1 AND claimed_by = $2 AND position = $9::bigint`,
-      [id, this.instance, position.toString(), attempt, firstFailed, nextAt, deadInARow, Date.now() + CLAIM_MS, from.toString()]);
+      [id, claim, position.toString(), attempt, firstFailed, nextAt, deadInARow, Date.now() + CLAIM_MS, from.toString()]);
   }
 
   private async record(endpoint: EndpointRow, change: Change, outcome: 'succeeded' | 'failed' | 'dead_lettered', result: DeliveryResult, nextAt: number | null): Promise<string> {
@@ -282,13 +286,13 @@ export class WebhookSender {
   }
 
   /** The endpoint's next changes after `position` that its objects and operations select, at most `limit`; with none, the position moves past the others. */
-  private async next(endpoint: EndpointRow, position: bigint, limit: number): Promise<Change[]> {
+  private async next(endpoint: EndpointRow, claim: string, position: bigint, limit: number): Promise<Change[]> {
     const { changes, head } = await this.log.upcoming(endpoint.org_id, position, endpoint.objects, endpoint.operations, limit);
     if (changes.length === 0 && head > position) {
       // None selected up to the head of the same snapshot: the position moves there, past the changes this endpoint does not want.
       await this.db.query(
         `UPDATE ${S}.webhook_endpoints SET position = greatest(position, $3::bigint) WHERE id = $1 AND claimed_by = $2 AND attempt = 0`,
-        [endpoint.id, this.instance, head.toString()]);
+        [endpoint.id, claim, head.toString()]);
     }
     return changes;
   }
