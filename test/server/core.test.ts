@@ -1,6 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordToolCall, type ServiceDb } from '../../src/server/index.js';
+import { cli } from '../cli/helpers.js';
 import { API_KEYS_ENV, KEYS, crmServiceOnPglite, expectEnvelope, listen, liveRows, type CrmService, type Running } from './support.js';
 
 /**
@@ -33,6 +34,16 @@ describe('authentication', () => {
       expect(a.text).not.toContain(KEYS.acmeAdmin);
     }
     expect((await api.call('POST', '/api/v1/reports/count', { body, key: KEYS.acmeAdmin })).status).toBe(200);
+  });
+
+  it('tells the sender of an unknown key a command that runs as written and says how to make one', async () => {
+    const a = await api.call('POST', '/api/v1/reports/count', { body: { query: 'SELECT id FROM account LIMIT 1', slug: 'account' }, key: `${KEYS.acmeAdmin}x` });
+    expectEnvelope(a, 401, 'UNAUTHENTICATED');
+    const command = /oql (keys --help)/.exec(a.json.data.hint);
+    expect(command, a.json.data.hint).not.toBeNull();
+    const help = await cli(command![1]!.split(' '));
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: oql keys create --org <org> --role <role>/);
   });
 
   it('leaves /health and /openapi.json open', async () => {

@@ -34,7 +34,7 @@ export async function keysCommand(argv: readonly string[], io: CliIo): Promise<n
   const { values, positionals } = parseCommand('keys', argv, KEYS_OPTIONS);
   const [action, ...rest] = positionals;
   if (action !== 'create' && action !== 'list' && action !== 'revoke') {
-    throw new UsageError(action === undefined ? `missing action: ${ACTIONS} (oql keys create --org ORG --role ROLE)` : `unknown action '${action}' (${ACTIONS})`, 'keys');
+    throw new UsageError(action === undefined ? `missing action: ${ACTIONS} (oql keys create --org <org> --role <role>)` : `unknown action '${action}' (${ACTIONS})`, 'keys');
   }
   const wanted = action === 'revoke' ? 1 : 0;
   if (rest.length > wanted) throw new UsageError(`unexpected argument '${rest[wanted]}'`, 'keys');

@@ -43,7 +43,7 @@ export async function workspacesCommand(argv: readonly string[], io: CliIo): Pro
   }
   const [action, ...extra] = positionals;
   if (action !== 'create' && action !== 'list') {
-    throw new UsageError(action === undefined ? 'missing action: oql workspaces create --subdomain NAME --org ORG' : `unknown action '${action}' (create or list)`, 'workspaces');
+    throw new UsageError(action === undefined ? 'missing action: oql workspaces create --subdomain <name> --org <org>' : `unknown action '${action}' (create or list)`, 'workspaces');
   }
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`, 'workspaces');
   if (values.database !== undefined && values['data-dir'] !== undefined) throw new UsageError('--database and --data-dir exclude each other', 'workspaces');

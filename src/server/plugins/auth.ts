@@ -43,6 +43,6 @@ export function installAuth(app: FastifyInstance, resolvers: readonly AuthResolv
       request.principal = principal;
       return;
     }
-    return sendError(reply, OqlError.plain('UNAUTHENTICATED', 'the bearer token is not a valid API key', 'create one with oql keys create --org ORG --role ROLE'));
+    return sendError(reply, OqlError.plain('UNAUTHENTICATED', 'the bearer token is not a valid API key', 'send a key of your organization, as made with oql keys create on the server (oql keys --help says how) or on the console\'s API access page'));
   });
 }
