@@ -12,10 +12,12 @@
 // next request when the previous answer has arrived, latencies timed with performance.now()
 // (sub-millisecond, unlike autocannon's whole milliseconds). With two instances the connections
 // alternate between them. One instance also runs without --read-database, to show what the
-// BEGIN/SET/ROLLBACK round trips cost.
+// BEGIN/SET/ROLLBACK round trips cost. Any answer that is not a 200 fails the run.
 //
-// Bounded: each measurement runs OQL_BENCH_SECONDS (default 5) after OQL_BENCH_WARMUP_SECONDS
-// (default 1) of warm-up, at most OQL_BENCH_MAX_REQUESTS (default 20,000) requests.
+// In turns (bench/turns.mjs): floor and oql each warm up for OQL_BENCH_WARMUP_SECONDS (default 1),
+// then run OQL_BENCH_ROUNDS (default 3) rounds of OQL_BENCH_SECONDS (default 3) or
+// OQL_BENCH_MAX_REQUESTS (default 20,000) requests a side, one after the other, the first of a
+// round alternating; a ratio is the median of the rounds'.
 // Each workload runs on one connection, then on OQL_BENCH_CONNECTIONS (default 8) spread over four
 // users of one organization, on one instance and on two.
 // The figures replace the "fleet" section of bench/RESULTS.md and are printed to stdout.
@@ -36,10 +38,12 @@ import { pgServerAvailable } from '../test/support/pg-server.ts';
 import { pgBouncerAvailable } from '../test/support/pgbouncer.ts';
 import { BENCH_COUNTS as COUNTS, BENCH_ORG as ORG, WORKLOADS, benchRows, newOpportunities } from './server/workloads.mjs';
 import { writeSection } from './results-file.mjs';
+import { fmt, inTurns, perRound, ratio } from './turns.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH);
-const SECONDS = Number(process.env.OQL_BENCH_SECONDS ?? 5);
+const SECONDS = Number(process.env.OQL_BENCH_SECONDS ?? 3);
+const ROUNDS = Math.max(1, Number(process.env.OQL_BENCH_ROUNDS ?? 3));
 const WARMUP_SECONDS = Number(process.env.OQL_BENCH_WARMUP_SECONDS ?? 1);
 const MAX_REQUESTS = Number(process.env.OQL_BENCH_MAX_REQUESTS ?? 20_000);
 const CONNECTIONS = Number(process.env.OQL_BENCH_CONNECTIONS ?? 8);
@@ -49,7 +53,6 @@ const POOL_SIZE = 10;
 const KEYS = [1, 2, 3, 4].map((i) => `bench-key-org-bench-superadmin-000${i}`);
 
 const log = (m) => process.stderr.write(`[bench:fleet] ${m}\n`);
-const fmt = (n, digits = 2) => (n === undefined || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }));
 
 if (!pgServerAvailable() || !pgBouncerAvailable()) {
   log('PostgreSQL 15 server binaries or pgbouncer missing (scripts/ensure-postgres.sh installs both)');
@@ -136,12 +139,16 @@ function startOql(flags) {
 
 // ---- The closed-loop client
 
-/** C connections for `seconds` (or `budget` requests), each sending its next request when the previous answered. */
-async function load(targets, make, connections, seconds, budget) {
+/**
+ * C connections for `seconds` (or `budget` requests), each sending its next request when the
+ * previous answered; the n-th request is `make(next.n++)`, counted on across runs. An answer other
+ * than 200 is not throughput: the run fails, saying the first.
+ */
+async function load(targets, make, connections, seconds, next, budget) {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const latencies = [];
   let errors = 0;
-  let n = 0;
+  let firstError;
   let left = budget ?? Infinity;
   const deadline = performance.now() + seconds * 1000;
   const one = (target, key, r) => new Promise((resolve) => {
@@ -152,39 +159,51 @@ async function load(targets, make, connections, seconds, budget) {
       headers['content-length'] = Buffer.byteLength(r.body);
     }
     const req = httpRequest({ agent, host: url.hostname, port: url.port, path: url.pathname, method: r.method, headers }, (res) => {
-      res.on('data', () => {});
-      res.on('end', () => resolve(res.statusCode));
+      let text = '';
+      res.on('data', (c) => { if (res.statusCode !== 200 && text.length < 300) text += c; });
+      res.on('end', () => resolve({ status: res.statusCode, text }));
     });
-    req.on('error', () => resolve(0));
+    req.on('error', (e) => resolve({ status: 0, text: String(e.message) }));
     req.end(r.body);
   });
   const worker = async (w) => {
     const target = targets[w % targets.length];
     const key = KEYS[w % KEYS.length];
     while (performance.now() < deadline && left-- > 0) {
-      const r = make(n++);
+      const r = make(next.n++);
       const started = performance.now();
-      const status = await one(target, key, r);
+      const { status, text } = await one(target, key, r);
       const took = performance.now() - started;
       if (status === 200) latencies.push(took);
-      else errors++;
+      else if (errors++ === 0) firstError = `${r.method} ${r.path}: ${status} ${text.slice(0, 300)}`;
     }
   };
   const started = performance.now();
   await Promise.all(Array.from({ length: connections }, (_, w) => worker(w)));
   const elapsed = (performance.now() - started) / 1000;
   agent.destroy();
+  if (errors > 0) throw new Error(`${errors} requests were not answered 200; the first: ${firstError}`);
   latencies.sort((a, b) => a - b);
   const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
-  return { requests: latencies.length, errors, rps: latencies.length / elapsed, p50: pct(50), p99: pct(99) };
+  return { requests: latencies.length, ok: latencies.length, seconds: elapsed, rps: latencies.length / elapsed, p50: pct(50), p99: pct(99) };
 }
 
-async function measure(targets, make, connections) {
-  await load(targets, make, connections, WARMUP_SECONDS);
-  return load(targets, make, connections, SECONDS, MAX_REQUESTS);
+/** Servers at `targets` as one side of a comparison in turns (bench/turns.mjs). */
+function side(targets, make, connections) {
+  const next = { n: 0 };
+  return {
+    async warm() {
+      await load(targets, make, connections, WARMUP_SECONDS, next);
+      return null;
+    },
+    round: () => load(targets, make, connections, SECONDS, next, MAX_REQUESTS),
+  };
 }
 
 // ---- Run
+
+const p50Of = (x, y) => x.p50 / y.p50;
+const p99Of = (x, y) => x.p99 / y.p99;
 
 const started = new Date();
 const dir = mkdtempSync(join(tmpdir(), 'oql-bench-fleet-'));
@@ -216,25 +235,22 @@ try {
 
   // One connection: each request's own latency, with nothing queued before it (the service's cost
   // per request). Then CONNECTIONS at once, on one instance and on two (the service under load).
-  const ROUNDS = [
+  const SHAPES = [
     { connections: 1, instances: 1 },
     { connections: CONNECTIONS, instances: 1 },
     { connections: CONNECTIONS, instances: 2 },
   ];
+  const turns = { rounds: ROUNDS, log };
   for (const w of PLAN) {
-    for (const { connections: c, instances } of ROUNDS) {
+    for (const { connections: c, instances } of SHAPES) {
       const label = `${w.name}, ${c} connection${c > 1 ? 's' : ''}, ${instances} instance${instances > 1 ? 's' : ''}`;
-      log(`${label}: floor`);
-      const floor = await measure(floorUrls.slice(0, instances), w.floor, c);
-      log(`${label}: oql`);
-      const oql = await measure(oqlUrls.slice(0, instances), w.oql, c);
-      log(`  p50 ${fmt(oql.p50)} ms vs floor ${fmt(floor.p50)} ms: ${fmt(oql.p50 / floor.p50)}x`);
+      const { floor, oql } = await inTurns(label, { floor: side(floorUrls.slice(0, instances), w.floor, c), oql: side(oqlUrls.slice(0, instances), w.oql, c) }, turns);
+      log(`  p50 ${fmt(oql.p50)} ms vs floor ${fmt(floor.p50)} ms: ${fmt(ratio(oql, floor, p50Of))}x`);
       results.push({ workload: w.name, instances, variant: 'read role', connections: c, floor, oql });
     }
     if (w.name === 'filter page' || w.name === 'report') {
-      log(`${w.name}, 1 connection, 1 instance without --read-database`);
-      const floor = await measure(floorUrls.slice(0, 1), w.floor, 1);
-      const oql = await measure([plainUrl], w.oql, 1);
+      const label = `${w.name}, 1 connection, 1 instance without --read-database`;
+      const { floor, oql } = await inTurns(label, { floor: side(floorUrls.slice(0, 1), w.floor, 1), oql: side([plainUrl], w.oql, 1) }, turns);
       results.push({ workload: w.name, instances: 1, variant: 'no read role (BEGIN/SET/ROLLBACK)', connections: 1, floor, oql });
     }
   }
@@ -269,19 +285,20 @@ function section() {
   push();
   push(`The client is a closed loop in the bench process: one keep-alive connection (each request's own latency, nothing queued before it), then ${CONNECTIONS}, each sending its next request when the previous answered, as ${KEYS.length} users of one organization ` +
     '(a user may run two reports or filter pages at once, on whichever instances: the leases in PostgreSQL that every oql request takes and gives back are part of what is measured); ' +
-    `latencies in ms from performance.now(); ${WARMUP_SECONDS} s of warm-up, then ${SECONDS} s or ${MAX_REQUESTS.toLocaleString('en-US')} requests. Floor and oql of one row ran back to back. With two instances the connections alternate between them.`);
+    `latencies in ms from performance.now(). With two instances the connections alternate between them. Any answer other than a 200 fails the run. ` +
+    `In turns: floor and oql of a row each warm up for ${WARMUP_SECONDS} s, then run ${ROUNDS} round${ROUNDS === 1 ? '' : 's'} of ${SECONDS} s (or ${MAX_REQUESTS.toLocaleString('en-US')} requests) a side, one after the other, the first of a round alternating; ` +
+    'throughput is over all rounds, a p50 or p99 the median of the rounds\', a ratio the median of the rounds\' ratios (each round\'s pair measured back to back), and the last column gives the p50 ratio of every round.');
   push();
-  push('| workload | instances | reads | conns | oql req/s | oql p50 | oql p99 | floor req/s | floor p50 | floor p99 | p50 ratio | p99 ratio |');
-  push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  push('| workload | instances | reads | conns | oql req/s | oql p50 | oql p99 | floor req/s | floor p50 | floor p99 | p50 ratio | p99 ratio | p50 ratio by round |');
+  push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const r of results) {
-    const errors = r.oql.errors > 0 ? ` (${r.oql.errors} errors)` : '';
-    push(`| ${r.workload} | ${r.instances} | ${r.variant} | ${r.connections} | ${fmt(r.oql.rps, 0)}${errors} | ${fmt(r.oql.p50)} | ${fmt(r.oql.p99)} | ${fmt(r.floor.rps, 0)} | ${fmt(r.floor.p50)} | ${fmt(r.floor.p99)} | ${fmt(r.oql.p50 / r.floor.p50)} | ${fmt(r.oql.p99 / r.floor.p99)} |`);
+    push(`| ${r.workload} | ${r.instances} | ${r.variant} | ${r.connections} | ${fmt(r.oql.rps, 0)} | ${fmt(r.oql.p50)} | ${fmt(r.oql.p99)} | ${fmt(r.floor.rps, 0)} | ${fmt(r.floor.p50)} | ${fmt(r.floor.p99)} | ${fmt(ratio(r.oql, r.floor, p50Of))} | ${fmt(ratio(r.oql, r.floor, p99Of))} | ${perRound(r.oql, r.floor, p50Of)} |`);
   }
   push();
   const goal = results.filter((r) => r.variant === 'read role' && (r.workload === 'get one' || r.workload === 'filter page'));
   if (goal.length > 0) {
     const name = (r) => `${r.workload}, ${r.connections} conn${r.connections > 1 ? 's' : ''}, ${r.instances} inst`;
-    push(`Target: oql p50 ≤ 1.3× the floor for get one and a filter page — ${goal.map((r) => `${name(r)}: ${fmt(r.oql.p50 / r.floor.p50)}× (${r.oql.p50 / r.floor.p50 <= 1.3 ? 'met' : 'not met'})`).join('; ')}.`);
+    push(`Target: oql p50 ≤ 1.3× the floor for get one and a filter page — ${goal.map((r) => { const x = ratio(r.oql, r.floor, p50Of); return `${name(r)}: ${fmt(x)}× (${x <= 1.3 ? 'met' : 'not met'})`; }).join('; ')}.`);
   }
   return `${lines.join('\n')}\n`;
 }

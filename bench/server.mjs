@@ -47,6 +47,7 @@ import { listening, peerNode, startPostGraphile } from './server/peer.mjs';
 import { DEFAULT_PREPARED_STATEMENTS } from '../src/run/drivers/pool.ts';
 import { childrenCpuMs, parentOf, postgresCpuMs, processCpuMs } from './server/cpu.mjs';
 import { writeSection } from './results-file.mjs';
+import { fmt, inTurns as measureInTurns, perRound, ratio, throughputRatio } from './turns.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH);
@@ -102,7 +103,6 @@ function cpuPer(before, after, requests) {
 /** "0.31 + 0.12": CPU ms per request of the process, then of its database. */
 const cpuText = (cpu) => `${fmt(cpu.own)} + ${fmt(cpu.db)}`;
 
-const fmt = (n, digits = 2) => (n === undefined || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }));
 
 // ---- Data
 
@@ -279,62 +279,8 @@ function floorSide(db, workload) {
   };
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-
-/**
- * The sides of one comparison, measured in turns: each warmed up once, then ROUNDS rounds in which
- * every side runs once, the first side of a round moving one place each round. Whatever else the
- * machine does, and the rows a write adds, fall on every side alike. Resolves with each side's
- * rounds pooled (`combined`), or its reason to be skipped.
- */
-async function inTurns(database, workload, sides) {
-  const skipped = new Map();
-  for (const [name, side] of Object.entries(sides)) {
-    log(`${database}: ${workload.name}: ${name}: warm-up`);
-    const reason = await side.warm();
-    if (reason !== null) skipped.set(name, reason);
-  }
-  const names = Object.keys(sides).filter((name) => !skipped.has(name));
-  const rounds = new Map(names.map((name) => [name, []]));
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let j = 0; j < names.length; j++) {
-      const name = names[(round + j) % names.length];
-      rounds.get(name).push(await sides[name].round());
-    }
-    log(`${database}: ${workload.name}: round ${round + 1} of ${ROUNDS}: ${names.map((name) => `${name} ${fmt(rounds.get(name).at(-1).rps, 0)} req/s`).join(', ')}`);
-  }
-  return Object.fromEntries(Object.keys(sides).map((name) => [name, skipped.has(name) ? { skipped: skipped.get(name) } : combined(rounds.get(name))]));
-}
-
-/**
- * A side's rounds as one: throughput and CPU per request over all of them, the median of the
- * rounds' p50 and p99, and the rounds themselves for the ratios (`ratio`).
- */
-function combined(rounds) {
-  const requests = rounds.reduce((a, r) => a + r.requests, 0);
-  const seconds = rounds.reduce((a, r) => a + r.seconds, 0);
-  const ok = rounds.reduce((a, r) => a + r.ok, 0);
-  const cpuOf = (key) => rounds.reduce((a, r) => a + (r.cpu[key] ?? 0) * r.requests, 0) / requests;
-  return { rounds, requests, seconds, rps: ok / seconds, p50: median(rounds.map((r) => r.p50)), p99: median(rounds.map((r) => r.p99)), cpu: { own: cpuOf('own'), db: cpuOf('db'), client: cpuOf('client') } };
-}
-
-/**
- * The median over rounds of `of(a's round, b's round)`: two sides compared round by round, each
- * round's pair measured back to back, so that a slower minute of the machine weighs on both.
- */
-function ratio(a, b, of) {
-  return median(roundRatios(a, b, of));
-}
-const throughputRatio = (a, b) => ratio(a, b, (x, y) => x.rps / y.rps);
-
-/** `of(a's round, b's round)` for each round. */
-const roundRatios = (a, b, of) => a.rounds.map((r, i) => of(r, b.rounds[i]));
-
-/** "1.21 / 1.30 / 1.25": a ratio in each round, to show its spread. */
-const perRound = (a, b, of) => roundRatios(a, b, of).map((x) => fmt(x)).join(' / ');
+/** The sides of one comparison in turns (bench/turns.mjs), with this bench's rounds and log. */
+const inTurns = (database, workload, sides) => measureInTurns(`${database}: ${workload.name}`, sides, { rounds: ROUNDS, log });
 
 // ---- The two databases
 
