@@ -163,17 +163,27 @@ describe.each<DbKind>(['pglite', 'postgres'])('webhooks on %s', (kind) => {
     await h.call('DELETE', `/api/v1/webhooks/${hook.id}`, { key: KEYS.acmeAdmin });
   }, 120_000);
 
-  it('keeps a replay made while a delivery waits for its answer: the change is sent again after it', async () => {
+  /**
+   * An endpoint of Acme's accounts whose receiver holds the delivery of a new account `name`
+   * unanswered; `before` is a cursor from before it. The receiver answers 200 what comes after
+   * `answerFromNowOn()`; `r.release()` answers the held one.
+   */
+  const heldDelivery = async (name: string) => {
     const r = await receiver();
     let hang = true;
     r.answer = () => (hang ? 'hang' : 200);
     const hook = await create(KEYS.acmeAdmin, { url: r.url, objects: ['account'] });
     const before = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
-    await bulk(KEYS.acmeAdmin, 'account', ['In Flight Acme']);
+    await bulk(KEYS.acmeAdmin, 'account', [name]);
     await r.untilHung(1);
+    return { r, hook, before, answerFromNowOn: () => { hang = false; } };
+  };
+
+  it('keeps a replay made while a delivery waits for its answer: the change is sent again after it', async () => {
+    const { r, hook, before, answerFromNowOn } = await heldDelivery('In Flight Acme');
     // Replayed from before the change while its delivery is out (what comes from now on is
     // answered); then the receiver answers the one that was out.
-    hang = false;
+    answerFromNowOn();
     const replay = await h.call('POST', `/api/v1/webhooks/${hook.id}/replay`, { key: KEYS.acmeAdmin, body: { after: before } });
     expect(replay.status, replay.text).toBe(200);
     r.release();
@@ -187,13 +197,7 @@ describe.each<DbKind>(['pglite', 'postgres'])('webhooks on %s', (kind) => {
   }, 120_000);
 
   it('keeps the claim a replay led to when the delivery that was out is answered before that claim looks at the endpoint', async () => {
-    const r = await receiver();
-    let hang = true;
-    r.answer = () => (hang ? 'hang' : 200);
-    const hook = await create(KEYS.acmeAdmin, { url: r.url, objects: ['account'] });
-    const before = (await h.call('GET', '/api/v1/changes/head', { key: KEYS.acmeAdmin })).json.data.cursor as string;
-    await bulk(KEYS.acmeAdmin, 'account', ['Reclaimed Acme']);
-    await r.untilHung(1);
+    const { r, hook, before, answerFromNowOn } = await heldDelivery('Reclaimed Acme');
     // The order this test makes: the replay; the endpoint claimed again (by this same instance,
     // whose other slots are free); the delivery that was out answered, and its claim let go; only
     // then the new claim's first look at the endpoint. The service's own statements, held on the
@@ -217,7 +221,7 @@ describe.each<DbKind>(['pglite', 'postgres'])('webhooks on %s', (kind) => {
       return rows;
     };
     try {
-      hang = false;
+      answerFromNowOn();
       const replay = await h.call('POST', `/api/v1/webhooks/${hook.id}/replay`, { key: KEYS.acmeAdmin, body: { after: before } });
       expect(replay.status, replay.text).toBe(200);
       await claimLooks;
