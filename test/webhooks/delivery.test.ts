@@ -178,6 +178,13 @@ describe.each<DbKind>(['pglite', 'postgres'])('webhooks on %s', (kind) => {
     await r.untilHung(1);
     return { r, hook, before, answerFromNowOn: () => { hang = false; } };
   };
+  /** The held delivery of `name` came again, once, under its webhook-id; the endpoint then goes. */
+  const expectSentAgain = async (r: Receiver, hook: { id: string }, name: string) => {
+    const again = events(r);
+    expect(again.map((e) => e.id)).toEqual([r.hungRequests[0]!.headers['webhook-id']]);
+    expect(again[0]!.body.data.record.name).toBe(name);
+    await h.call('DELETE', `/api/v1/webhooks/${hook.id}`, { key: KEYS.acmeAdmin });
+  };
 
   it('keeps a replay made while a delivery waits for its answer: the change is sent again after it', async () => {
     const { r, hook, before, answerFromNowOn } = await heldDelivery('In Flight Acme');
@@ -190,10 +197,7 @@ describe.each<DbKind>(['pglite', 'postgres'])('webhooks on %s', (kind) => {
     // The answer of the delivery that was out does not move the endpoint past the replay: the
     // change comes again.
     await r.until(1, 30_000);
-    const again = events(r);
-    expect(again.map((e) => e.id)).toEqual([r.hungRequests[0]!.headers['webhook-id']]);
-    expect(again[0]!.body.data.record.name).toBe('In Flight Acme');
-    await h.call('DELETE', `/api/v1/webhooks/${hook.id}`, { key: KEYS.acmeAdmin });
+    await expectSentAgain(r, hook, 'In Flight Acme');
   }, 120_000);
 
   it('keeps the claim a replay led to when the delivery that was out is answered before that claim looks at the endpoint', async () => {
@@ -231,11 +235,18 @@ describe.each<DbKind>(['pglite', 'postgres'])('webhooks on %s', (kind) => {
       db.query = query;
       released();
     }
-    const again = events(r);
-    expect(again.map((e) => e.id)).toEqual([r.hungRequests[0]!.headers['webhook-id']]);
-    expect(again[0]!.body.data.record.name).toBe('Reclaimed Acme');
-    await h.call('DELETE', `/api/v1/webhooks/${hook.id}`, { key: KEYS.acmeAdmin });
+    await expectSentAgain(r, hook, 'Reclaimed Acme');
   }, 120_000);
+
+  it('holds an endpoint it is delivering to for longer than the delivery may take, so no other claim sends the same delivery beside it', async () => {
+    const { r, hook } = await heldDelivery('Long Held Acme');
+    const { rows: [row] } = await h.db.query<{ until: string }>(`SELECT claimed_until::text AS until FROM ${SERVICE_SCHEMA}.webhook_endpoints WHERE id = $1`, [hook.id]);
+    // This service's delivery timeout is 30 s (beforeAll): the claim, made moments ago, runs out
+    // later than that from now.
+    expect(Number(row!.until) - Date.now()).toBeGreaterThan(30_000);
+    r.release();
+    await h.call('DELETE', `/api/v1/webhooks/${hook.id}`, { key: KEYS.acmeAdmin });
+  });
 
   it('signs with the old and the new secret during a rotation, and with the new alone after it', async () => {
     const r = await receiver();

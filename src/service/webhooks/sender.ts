@@ -19,8 +19,10 @@ const RETRY_FOR_MS = 24 * 3_600_000;
 const DISABLE_AFTER_DEAD = 3;
 /** How much of a receiver's answer is read. */
 const MAX_ANSWER_BYTES = 64 * 1024;
-/** How long an instance holds an endpoint it is delivering to; a killed instance's claim runs out after it. */
+/** How long an instance holds an endpoint it is delivering to, at least; a killed instance's claim runs out after it. */
 const CLAIM_MS = 30_000;
+/** How long a claim outlasts the delivery timeout, to record the answer: a claim never runs out while its delivery may still be out. */
+const CLAIM_BEYOND_TIMEOUT_MS = 10_000;
 /** The longest an idle instance waits before looking for work that another instance committed. */
 const MAX_IDLE_MS = 30_000;
 /** Changes delivered to one endpoint in one claim before it goes back to the pool. */
@@ -59,6 +61,8 @@ export class WebhookSender {
   private readonly instance = `i_${randomUUID()}`;
   /** Claims this instance has made: each claim has its own name, so a claim the endpoint lost (to a replay) never acts for a later one. */
   private claims = 0;
+  /** How long a claim lasts from its last step: CLAIM_MS, or past a longer delivery timeout. */
+  private readonly claimMs: number;
   private readonly inFlight = new Map<string, number>();
   private total = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -76,6 +80,7 @@ export class WebhookSender {
 
   constructor(private readonly db: Database, private readonly log: ChangeLog, private readonly options: SenderOptions) {
     this.allow = options.allowPrivate ? { privateNetworks: true } : {};
+    this.claimMs = Math.max(CLAIM_MS, options.timeoutMs + CLAIM_BEYOND_TIMEOUT_MS);
   }
 
   start(): void {
@@ -144,7 +149,7 @@ export class WebhookSender {
     const claim = `${this.instance}.${++this.claims}`;
     // Due endpoints with a change after their position, not of an organization whose slots are all in use here.
     const { rows } = await this.db.query<EndpointRow>(
-      `UPDATE ${S}.webhook_endpoints e SET claimed_by = $1, claimed_until = $2::bigint + ${CLAIM_MS}
+      `UPDATE ${S}.webhook_endpoints e SET claimed_by = $1, claimed_until = $2::bigint + $5::bigint
         WHERE e.id IN (
           SELECT w.id FROM ${S}.webhook_endpoints w
            WHERE w.status = 'active' AND w.next_attempt_at <= $2::bigint AND (w.claimed_until IS NULL OR w.claimed_until < $2::bigint)
@@ -152,7 +157,7 @@ export class WebhookSender {
              AND EXISTS (SELECT 1 FROM ${S}.changes c WHERE c.org_id = w.org_id AND c.position > w.position)
            ORDER BY w.next_attempt_at, random() LIMIT $4 FOR UPDATE SKIP LOCKED)
         RETURNING e.id, e.org_id, e.url, e.objects, e.operations, e.secret, e.previous_secret, e.previous_secret_until::text, e.position::text, e.attempt, e.first_failed_at::text, e.dead_in_a_row`,
-      [claim, now, busy, free]);
+      [claim, now, busy, free, this.claimMs]);
     for (const row of rows) {
       if ((this.inFlight.get(row.org_id) ?? 0) >= this.options.slotsPerOrg || this.total >= slots) {
         await this.release(row.id, claim);
@@ -274,7 +279,7 @@ export class WebhookSender {
       `UPDATE ${S}.webhook_endpoints SET position = $3::bigint, attempt = $4, first_failed_at = $5::bigint, next_attempt_at = $6::bigint, dead_in_a_row = $7,
               claimed_until = $8::bigint
         WHERE id = $1 AND claimed_by = $2 AND position = $9::bigint`,
-      [id, claim, position.toString(), attempt, firstFailed, nextAt, deadInARow, Date.now() + CLAIM_MS, from.toString()]);
+      [id, claim, position.toString(), attempt, firstFailed, nextAt, deadInARow, Date.now() + this.claimMs, from.toString()]);
   }
 
   private async record(endpoint: EndpointRow, change: Change, outcome: 'succeeded' | 'failed' | 'dead_lettered', result: DeliveryResult, nextAt: number | null): Promise<string> {
