@@ -38,7 +38,7 @@ import { pgServerAvailable } from '../test/support/pg-server.ts';
 import { pgBouncerAvailable } from '../test/support/pgbouncer.ts';
 import { BENCH_COUNTS as COUNTS, BENCH_ORG as ORG, WORKLOADS, benchRows, newOpportunities } from './server/workloads.mjs';
 import { writeSection } from './results-file.mjs';
-import { fmt, inTurns, perRound, ratio } from './turns.mjs';
+import { fmt, inTurns, p50Of, p99Of, perRound, ratio, roundOf } from './turns.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH);
@@ -183,9 +183,7 @@ async function load(targets, make, connections, seconds, next, budget) {
   const elapsed = (performance.now() - started) / 1000;
   agent.destroy();
   if (errors > 0) throw new Error(`${errors} requests were not answered 200; the first: ${firstError}`);
-  latencies.sort((a, b) => a - b);
-  const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
-  return { requests: latencies.length, ok: latencies.length, seconds: elapsed, rps: latencies.length / elapsed, p50: pct(50), p99: pct(99) };
+  return roundOf(latencies, elapsed);
 }
 
 /** Servers at `targets` as one side of a comparison in turns (bench/turns.mjs). */
@@ -201,9 +199,6 @@ function side(targets, make, connections) {
 }
 
 // ---- Run
-
-const p50Of = (x, y) => x.p50 / y.p50;
-const p99Of = (x, y) => x.p99 / y.p99;
 
 const started = new Date();
 const dir = mkdtempSync(join(tmpdir(), 'oql-bench-fleet-'));

@@ -47,7 +47,7 @@ import { listening, peerNode, startPostGraphile } from './server/peer.mjs';
 import { DEFAULT_PREPARED_STATEMENTS } from '../src/run/drivers/pool.ts';
 import { childrenCpuMs, parentOf, postgresCpuMs, processCpuMs } from './server/cpu.mjs';
 import { writeSection } from './results-file.mjs';
-import { fmt, inTurns as measureInTurns, perRound, ratio, throughputRatio } from './turns.mjs';
+import { fmt, inTurns as measureInTurns, p50Of, p99Of, perRound, ratio, roundOf, rpsOf, throughputRatio } from './turns.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH);
@@ -102,7 +102,6 @@ function cpuPer(before, after, requests) {
 
 /** "0.31 + 0.12": CPU ms per request of the process, then of its database. */
 const cpuText = (cpu) => `${fmt(cpu.own)} + ${fmt(cpu.db)}`;
-
 
 // ---- Data
 
@@ -271,10 +270,7 @@ function floorSide(db, workload) {
       const started = performance.now();
       await loop(started + SECONDS * 1000, { left: MAX_REQUESTS }, latencies);
       const seconds = (performance.now() - started) / 1000;
-      const cpu = cpuPer(before, cpuNow(null), latencies.length);
-      latencies.sort((a, b) => a - b);
-      const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
-      return { requests: latencies.length, ok: latencies.length, seconds, rps: latencies.length / seconds, p50: pct(50), p99: pct(99), cpu };
+      return roundOf(latencies, seconds, cpuPer(before, cpuNow(null), latencies.length));
     },
   };
 }
@@ -448,7 +444,7 @@ function section(results, started) {
       continue;
     }
     const s = r.server;
-    push(`| ${r.database} | ${r.workload} | ${fmt(s.rps, 0)} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(f.rps, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(ratio(s, f, (x, y) => x.p50 / y.p50))} | ${fmt(ratio(s, f, (x, y) => x.p99 / y.p99))} | ${fmt(throughputRatio(f, s))} | ${cpuText(s.cpu)} | ${cpuText(f.cpu)} | ${r.floorLabel} | ${perRound(f, s, (x, y) => x.rps / y.rps)} |`);
+    push(`| ${r.database} | ${r.workload} | ${fmt(s.rps, 0)} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(f.rps, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(ratio(s, f, p50Of))} | ${fmt(ratio(s, f, p99Of))} | ${fmt(throughputRatio(f, s))} | ${cpuText(s.cpu)} | ${cpuText(f.cpu)} | ${r.floorLabel} | ${perRound(f, s, rpsOf)} |`);
   }
   push();
   const plain = results.filter((r) => r.httpFloor);
@@ -469,7 +465,7 @@ function section(results, started) {
       if (r.server.skipped) return `${r.workload}: not measured (${r.server.skipped})`;
       // Under 5 ms, autocannon's whole milliseconds make the p50 ratio a rounding: the means are exact.
       const byMean = r.server.p50 < 5;
-      const measured = byMean ? throughputRatio(r.floor, r.server) : ratio(r.server, r.floor, (x, y) => x.p50 / y.p50);
+      const measured = byMean ? throughputRatio(r.floor, r.server) : ratio(r.server, r.floor, p50Of);
       return `${r.workload} ${fmt(measured)}× ${byMean ? '(mean latency) ' : ''}of ${GOALS[r.workload]}× (${measured <= GOALS[r.workload] ? 'met' : 'not met'})`;
     });
     push(`Goals at the median on PostgreSQL, ${CONNECTIONS} connection${CONNECTIONS === 1 ? '' : 's'}: get one and filter ≤ 1.25× the floor, report ≤ 1.3×, bulk_create of 100 ≤ 1.6× — ${verdicts.join('; ')}.`);
@@ -487,7 +483,7 @@ function section(results, started) {
     push('| read | oql req/s | PostGraphile req/s | floor req/s | oql / PostGraphile | oql / floor | oql p50 / p99 | PostGraphile p50 / p99 | floor p50 / p99 | CPU per read, oql + PostgreSQL | PostGraphile + PostgreSQL | floor + PostgreSQL | floor query |');
     push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
     for (const r of peer.rows) {
-      push(`| ${r.workload.name} | ${fmt(r.ours.rps, 0)} | ${fmt(r.theirs.rps, 0)} | ${fmt(r.floor.rps, 0)} | ${fmt(throughputRatio(r.ours, r.theirs))} (${perRound(r.ours, r.theirs, (x, y) => x.rps / y.rps)}) | ${fmt(throughputRatio(r.ours, r.floor))} | ${fmt(r.ours.p50)} / ${fmt(r.ours.p99)} | ${fmt(r.theirs.p50)} / ${fmt(r.theirs.p99)} | ${fmt(r.floor.p50)} / ${fmt(r.floor.p99)} | ${cpuText(r.ours.cpu)} | ${cpuText(r.theirs.cpu)} | ${cpuText(r.floor.cpu)} | ${r.workload.floorLabel} |`);
+      push(`| ${r.workload.name} | ${fmt(r.ours.rps, 0)} | ${fmt(r.theirs.rps, 0)} | ${fmt(r.floor.rps, 0)} | ${fmt(throughputRatio(r.ours, r.theirs))} (${perRound(r.ours, r.theirs, rpsOf)}) | ${fmt(throughputRatio(r.ours, r.floor))} | ${fmt(r.ours.p50)} / ${fmt(r.ours.p99)} | ${fmt(r.theirs.p50)} / ${fmt(r.theirs.p99)} | ${fmt(r.floor.p50)} / ${fmt(r.floor.p99)} | ${cpuText(r.ours.cpu)} | ${cpuText(r.theirs.cpu)} | ${cpuText(r.floor.cpu)} | ${r.workload.floorLabel} |`);
     }
   }
   return `${lines.join('\n')}\n`;

@@ -52,13 +52,28 @@ export function combined(rounds) {
   return { ...side, cpu: { own: cpuOf('own'), db: cpuOf('db'), client: cpuOf('client') } };
 }
 
+/**
+ * A round from the latencies of its answers (ms, every one a success) over `seconds`: the
+ * requests, their rate, and the p50 and p99.
+ */
+export function roundOf(latencies, seconds, cpu) {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const pct = (p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  return { requests: sorted.length, ok: sorted.length, seconds, rps: sorted.length / seconds, p50: pct(50), p99: pct(99), ...(cpu === undefined ? {} : { cpu }) };
+}
+
+/** The ratios of two rounds that the tables give: of p50, of p99, of throughput. */
+export const p50Of = (x, y) => x.p50 / y.p50;
+export const p99Of = (x, y) => x.p99 / y.p99;
+export const rpsOf = (x, y) => x.rps / y.rps;
+
 /** `of(a's round, b's round)` for each round. */
 export const roundRatios = (a, b, of) => a.rounds.map((r, i) => of(r, b.rounds[i]));
 
 /** The median over rounds of `of(a's round, b's round)`. */
 export const ratio = (a, b, of) => median(roundRatios(a, b, of));
 
-export const throughputRatio = (a, b) => ratio(a, b, (x, y) => x.rps / y.rps);
+export const throughputRatio = (a, b) => ratio(a, b, rpsOf);
 
 /** "1.21 / 1.30 / 1.25": a ratio in each round, to show its spread. */
 export const perRound = (a, b, of) => roundRatios(a, b, of).map((x) => fmt(x)).join(' / ');
