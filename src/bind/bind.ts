@@ -9,10 +9,10 @@ import type * as B from './bound.js';
 import { forEachBoundChild, isAggregate, sameExpr, shapeOf } from './exprs.js';
 import { NameResolver, existsForm, existsParts, nearName, nullAt, sourceOf, type Scope } from './names.js';
 import { bindCall } from './functions.js';
-import { commonType, compareTypes, describe, isNumeric, unifyNumbers } from './types.js';
+import { commonType, compareTypes, describe, isNumeric, unifyCompared, unifyNumbers } from './types.js';
 import { numberLiteral } from '../validate/numbers.js';
 import { exampleCondition, examplesFor, type Examples } from '../syntax/examples.js';
-import { typeNull, typeOutput, unifyNulls } from './nulls.js';
+import { typeNull, typeOutput } from './nulls.js';
 
 export interface BindOptions {
   readonly catalog: Catalog;
@@ -365,7 +365,7 @@ class Binder {
         return { kind: 'IsNull', operand: this.expr(e.operand, ctx), negated: e.negated, type: 'boolean', span: e.span };
       case 'Between': {
         const bare = this.expr(e.operand, ctx);
-        const [operand, low, high] = unifyNumbers(unifyNulls([bare, this.coerce(this.expr(e.low, ctx), bare), this.coerce(this.expr(e.high, ctx), bare)])) as [B.BExpr, B.BExpr, B.BExpr];
+        const [operand, low, high] = unifyCompared([bare, this.coerce(this.expr(e.low, ctx), bare), this.coerce(this.expr(e.high, ctx), bare)]) as [B.BExpr, B.BExpr, B.BExpr];
         this.comparable(operand, low, e.span, 'between');
         this.comparable(operand, high, e.span, 'between');
         return { kind: 'Between', operand, low, high, negated: e.negated, type: 'boolean', span: e.span };
@@ -391,7 +391,7 @@ class Binder {
       }
       case 'InList': {
         const bare = this.expr(e.operand, ctx);
-        const [operand, ...items] = unifyNumbers(unifyNulls([bare, ...e.items.map((i) => this.coerce(this.expr(i, ctx), bare))])) as [B.BExpr, ...B.BExpr[]];
+        const [operand, ...items] = unifyCompared([bare, ...e.items.map((i) => this.coerce(this.expr(i, ctx), bare))]) as [B.BExpr, ...B.BExpr[]];
         for (const i of items) {
           this.comparable(operand, i, i.span, 'in');
           this.checkOption(operand, i);
@@ -539,7 +539,7 @@ class Binder {
         return { kind: 'Binary', op, left, right, type: 'boolean', span };
       }
     }
-    const [l, r] = unifyNumbers(unifyNulls([this.coerce(left, right), this.coerce(right, left)])) as [B.BExpr, B.BExpr];
+    const [l, r] = unifyCompared([this.coerce(left, right), this.coerce(right, left)]) as [B.BExpr, B.BExpr];
     this.comparable(l, r, span, op);
     this.checkOption(l, r);
     this.checkOption(r, l);
@@ -650,7 +650,7 @@ class Binder {
     });
     if (operand) {
       // CASE x WHEN y compares x = y: an untyped side takes the other's type, as in a comparison.
-      const [o, ...ws] = unifyNumbers(unifyNulls([operand, ...whens.map((w) => w.when)]));
+      const [o, ...ws] = unifyCompared([operand, ...whens.map((w) => w.when)]);
       operand = o!;
       whens = whens.map((w, i) => ({ when: ws[i]!, then: w.then }));
     }

@@ -2,6 +2,7 @@ import { columnSqlType } from '../catalog/ddl.js';
 import type { LogicalType } from '../catalog/types.js';
 import type { DiagnosticBag } from '../diagnostics/diagnostic.js';
 import type { BExpr, ValueType } from './bound.js';
+import { unifyNulls } from './nulls.js';
 
 export function columnValueType(t: LogicalType): ValueType {
   switch (t) {
@@ -37,6 +38,14 @@ export function isNumeric(t: ValueType): boolean {
 export function unifyNumbers(exprs: readonly BExpr[]): BExpr[] {
   if (!exprs.some(isNumericInPostgres)) return [...exprs];
   return exprs.map((e) => (e.kind === 'Value' && e.pgType === 'int8' ? { ...e, pgType: 'numeric' } : e));
+}
+
+/**
+ * Values compared with each other (a comparison, BETWEEN, IN, CASE x WHEN): an untyped NULL takes
+ * the others' type (`unifyNulls`), then a whole number beside a numeric value binds as numeric.
+ */
+export function unifyCompared(exprs: readonly BExpr[]): BExpr[] {
+  return unifyNumbers(unifyNulls(exprs));
 }
 
 /**

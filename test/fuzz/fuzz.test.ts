@@ -135,8 +135,6 @@ async function fuzzOne(text: string, target: Target, slug: string, bound = HANG_
   return compiled;
 }
 
-// ---------------------------------------------------------------- inputs
-
 // ---------------------------------------------------------------- the structure check itself
 
 describe('the structure check', () => {

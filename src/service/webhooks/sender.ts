@@ -226,8 +226,7 @@ export class WebhookSender {
         }
         if (result.http_status === 410) {
           await this.record(endpoint, change, 'failed', result, null);
-          await this.db.query(`UPDATE ${S}.webhook_endpoints SET status = 'disabled', disabled_reason = $3, updated_at = $4 WHERE id = $1 AND claimed_by = $2`,
-            [endpoint.id, claim, 'the receiver answered 410 Gone: it asked for no more deliveries', now]);
+          await this.disable(endpoint.id, claim, 'the receiver answered 410 Gone: it asked for no more deliveries', now);
           return;
         }
         firstFailed ??= now;
@@ -240,8 +239,7 @@ export class WebhookSender {
           deadInARow++;
           if (deadInARow >= DISABLE_AFTER_DEAD) {
             await this.advance(endpoint.id, claim, from, position, 0, null, 0, deadInARow);
-            await this.db.query(`UPDATE ${S}.webhook_endpoints SET status = 'disabled', disabled_reason = $3, updated_at = $4 WHERE id = $1 AND claimed_by = $2`,
-              [endpoint.id, claim, `${deadInARow} changes in a row were dead-lettered; the last: ${result.error ?? `HTTP ${result.http_status}`}`, now]);
+            await this.disable(endpoint.id, claim, `${deadInARow} changes in a row were dead-lettered; the last: ${result.error ?? `HTTP ${result.http_status}`}`, now);
             return;
           }
           await this.advance(endpoint.id, claim, from, position, 0, null, 0, deadInARow);
@@ -280,6 +278,11 @@ export class WebhookSender {
               claimed_until = $8::bigint
         WHERE id = $1 AND claimed_by = $2 AND position = $9::bigint`,
       [id, claim, position.toString(), attempt, firstFailed, nextAt, deadInARow, Date.now() + this.claimMs, from.toString()]);
+  }
+
+  /** Stops deliveries to the endpoint, saying why, while this claim holds it. */
+  private async disable(id: string, claim: string, reason: string, now: number): Promise<void> {
+    await this.db.query(`UPDATE ${S}.webhook_endpoints SET status = 'disabled', disabled_reason = $3, updated_at = $4 WHERE id = $1 AND claimed_by = $2`, [id, claim, reason, now]);
   }
 
   private async record(endpoint: EndpointRow, change: Change, outcome: 'succeeded' | 'failed' | 'dead_lettered', result: DeliveryResult, nextAt: number | null): Promise<string> {
