@@ -234,6 +234,11 @@ describe.each<DbKind>(['pglite', 'postgres'])('connector tombstones on %s', (kin
         take(records);
         from = cursorOf(records, from);
       }
+      // A last sync with no writes during it. A write between the pages of a sync is delivered by
+      // that sync only when no write transaction of the database (the service's own, a lease
+      // released just after an answer, autovacuum's) was open at its first page; otherwise it
+      // waits for the next sync, as the connector promises (docs/connector.md).
+      take(await sync('org_acme', from, true, sizes[0]!));
       const live = new Map([...(await truth('org_acme')).values()].filter((r) => !r.is_deleted).map((r) => [r.id, r.name]));
       expect(new Map([...mirror].sort())).toEqual(new Map([...live].sort()));
     }), runs(4, 60));

@@ -47,7 +47,12 @@ export const PROPERTY_TIMEOUT = DEEP ? 3_600_000 : 600_000;
  */
 export async function assertSized<Ts>(property: fc.IRawProperty<Ts>, numRuns: number): Promise<void> {
   const details = await fc.check(property, { numRuns });
-  if (details.failed) throw new Error(fc.defaultReportMessage(details) ?? 'property failed');
+  if (details.failed) {
+    // The report names the counterexample; the error the case threw says what went wrong in it.
+    const cause = details.errorInstance;
+    const why = cause instanceof Error ? (cause.stack ?? cause.message) : String(cause);
+    throw new Error(`${fc.defaultReportMessage(details) ?? 'property failed'}\nThe case threw: ${why}`, { cause });
+  }
   if (details.numRuns !== numRuns) throw new Error(`${details.numRuns} of ${numRuns} cases ran`);
 }
 
